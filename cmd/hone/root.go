@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// App holds what every command shares: its streams and where it runs. Tests
+// build one with buffers; main uses the process's own.
+type App struct {
+	In       io.Reader
+	Out, Err io.Writer
+	Dir      string // directory hone runs from; "" means the current one
+}
+
+// commands is filled by each command file's init, so adding a command never
+// means editing this file.
+var commands []func(*App) *cobra.Command
+
+func register(f func(*App) *cobra.Command) { commands = append(commands, f) }
+
+func newRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hone",
+		Short: "The trust layer for performance optimization",
+		Long: `hone profiles a target, keeps a git-native ledger of every optimization attempt,
+serves optimization playbooks, shows the target's source at its pinned commit,
+applies patches only inside the target's allowlist, and runs gates and an
+interleaved benchmark with confidence intervals to reach a verdict.
+
+All state lives in the git repository: ledger entries on the hone/ledger branch,
+verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + exitCodes(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.SetIn(app.In)
+	root.SetOut(app.Out)
+	root.SetErr(app.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return errs.Usagef("%v; see `%s --help`", err, c.CommandPath())
+	})
+	for _, f := range commands {
+		root.AddCommand(f(app))
+	}
+	return root
+}
+
+// Main runs hone with args and returns the exit status. Errors are printed
+// here and nowhere else: as one line on stderr, or with --json as
+// {"error": {"code": ..., "message": ...}}.
+func Main(args []string) int {
+	app := &App{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	return app.Run(args)
+}
+
+// Run executes one hone invocation on the App's streams.
+func (app *App) Run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot(app)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
+	}
+	var he *errs.Error
+	if !errors.As(err, &he) {
+		// cobra's own errors (unknown command, bad arguments) arrive untyped and
+		// before any RunE ran; anything untyped from a RunE is hone's failure.
+		if cmd == nil || !cmdRan(cmd) {
+			err = errs.Usagef("%v; see `hone --help`", err)
+		} else {
+			err = errs.Wrap(errs.Failure, err, "hone")
+		}
+	}
+	code := errs.CodeOf(err)
+	if cmd != nil && jsonFlag(cmd) {
+		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": err.Error()}}
+		b, _ := json.Marshal(obj)
+		fmt.Fprintln(app.Err, string(b))
+	} else if code != errs.NotAccepted {
+		fmt.Fprintln(app.Err, "hone: "+oneLine(err.Error()))
+	}
+	return int(code)
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+
+func jsonFlag(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
+
+const ranAnnotation = "hone-ran"
+
+func cmdRan(cmd *cobra.Command) bool { return cmd.Annotations[ranAnnotation] == "1" }
+
+// run adapts a command's work function: it marks the command as having started
+// (so untyped errors are not mistaken for usage errors) and passes the context.
+func run(f func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if cmd.Annotations == nil {
+			cmd.Annotations = map[string]string{}
+		}
+		cmd.Annotations[ranAnnotation] = "1"
+		return f(cmd.Context(), cmd, args)
+	}
+}
+
+// Argument validators that fail with exit code 2.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return errs.Usagef("%s takes %d argument(s), got %d; see `%s --help`", cmd.CommandPath(), n, len(args), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+func rangeArgs(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			return errs.Usagef("%s takes %d to %d arguments, got %d; see `%s --help`", cmd.CommandPath(), min, max, len(args), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// exitCodes renders the EXIT STATUS section of a command's long help: success
+// and failure always, then the codes the command can also return.
+func exitCodes(extra ...errs.Code) string {
+	desc := map[errs.Code]string{
+		errs.Failure:     "hone or its environment failed (git, perf, disk)",
+		errs.Usage:       "usage error: unknown flag, missing or extra argument",
+		errs.Policy:      "refused by policy (allowlist, protected path, duplicate attempt, worktree rule)",
+		errs.NotFound:    "not found (target, patch, entry, playbook class, path at the pin)",
+		errs.Invalid:     "invalid input (malformed diff, hone.toml error, corrupt ledger entry)",
+		errs.Busy:        "busy: a lock is held by another live process",
+		errs.NotAccepted: "with --exit-code: the verdict is not accepted",
+	}
+	var b strings.Builder
+	b.WriteString("\n\nEXIT STATUS\n  0   success\n")
+	for _, c := range append([]errs.Code{errs.Failure, errs.Usage}, extra...) {
+		fmt.Fprintf(&b, "  %-3d %s\n", int(c), desc[c])
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// workspace opens the workspace around the App's directory.
+func (app *App) workspace() (*workspace.Workspace, error) { return workspace.Open(app.Dir) }
+
+// printJSON writes v as indented JSON with a trailing newline.
+func (app *App) printJSON(v any) error {
+	enc := json.NewEncoder(app.Out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// progress writes a transient status line to stderr, only when stderr is a
+// terminal, so pipes and agents see clean output.
+func (app *App) progress(format string, args ...any) {
+	if f, ok := app.Err.(*os.File); ok && isTerminal(f) {
+		fmt.Fprintf(f, "\r\x1b[K"+format, args...)
+	}
+}
+
+// endProgress clears the status line.
+func (app *App) endProgress() {
+	if f, ok := app.Err.(*os.File); ok && isTerminal(f) {
+		fmt.Fprint(f, "\r\x1b[K")
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// colorEnabled honours NO_COLOR and only colours terminals.
+func colorEnabled(f io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	file, ok := f.(*os.File)
+	return ok && isTerminal(file)
+}

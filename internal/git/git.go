@@ -1,0 +1,83 @@
+// Package git is the one place hone runs the git binary. Callers get stdout as
+// bytes and, on failure, an *Error holding git's own stderr, so messages can show
+// what git said instead of a bare exit status.
+package git
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Error is a failed git invocation.
+type Error struct {
+	Args     []string
+	ExitCode int
+	Stderr   string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 && i < len(msg)-1 {
+		// Keep the first line plus git's last line, which usually names the cause.
+		msg = msg[:i] + " ... " + msg[strings.LastIndexByte(msg, '\n')+1:]
+	}
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Cmd describes one git invocation.
+type Cmd struct {
+	Dir   string    // working directory; "" means the current one
+	Args  []string  // arguments after "git"
+	Env   []string  // extra KEY=VALUE pairs, appended to the inherited environment
+	Stdin io.Reader // nil means no input
+	// Isolated ignores the user's and the system's git configuration, so hooks,
+	// aliases and attributes set there cannot change what hone writes.
+	Isolated bool
+}
+
+// Run executes c and returns its stdout.
+func Run(ctx context.Context, c Cmd) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if c.Isolated {
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent")
+	}
+	cmd.Env = append(cmd.Env, c.Env...)
+	cmd.Stdin = c.Stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		ge := &Error{Args: c.Args, Stderr: stderr.String(), Err: err, ExitCode: -1}
+		if ee, ok := err.(*exec.ExitError); ok {
+			ge.ExitCode = ee.ExitCode()
+		}
+		return stdout.Bytes(), ge
+	}
+	return stdout.Bytes(), nil
+}
+
+// Output runs git in dir and returns stdout with the trailing newline removed.
+func Output(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := Run(ctx, Cmd{Dir: dir, Args: args})
+	return strings.TrimRight(string(out), "\n"), err
+}
+
+// ExitCode returns git's exit status for err, or -1 when err is not a git exit.
+func ExitCode(err error) int {
+	if ge, ok := err.(*Error); ok {
+		return ge.ExitCode
+	}
+	return -1
+}

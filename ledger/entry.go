@@ -1,0 +1,116 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Kind names what an entry records.
+type Kind string
+
+const (
+	KindProposal    Kind = "proposal"
+	KindVerdict     Kind = "verdict"
+	KindProfile     Kind = "profile"
+	KindCalibration Kind = "calibration"
+)
+
+// Kinds lists every kind in a stable order.
+var Kinds = []Kind{KindProposal, KindVerdict, KindProfile, KindCalibration}
+
+// SchemaVersion is written into every new entry. Readers accept any version up
+// to this one; fields are only ever added.
+const SchemaVersion = 1
+
+// Verdict words, the only values Common.Verdict may hold.
+const (
+	VerdictAccepted         = "accepted"
+	VerdictNeedsHumanReview = "needs-human-review"
+	VerdictRejectedGate     = "rejected-gate"
+	VerdictRejectedBench    = "rejected-bench"
+	VerdictError            = "error"
+)
+
+// PatchRefPrefix is where patch commits live: PatchRefPrefix + patch id.
+const PatchRefPrefix = "refs/hone/patches/"
+
+// PatchRef returns the ref that holds the commit of patch id.
+func PatchRef(id string) string { return PatchRefPrefix + id }
+
+// Common is the part of every entry the ledger itself reads: identity, and the
+// attempt fields it indexes. Kind-specific packages embed it in their own entry
+// structs (proposal, verdict, profile, calibration) and add their fields beside
+// it; the ledger stores the whole struct as one TOML file.
+type Common struct {
+	Schema  int       `toml:"schema" json:"schema"`
+	ID      string    `toml:"id" json:"id"`
+	Kind    Kind      `toml:"kind" json:"kind"`
+	Target  string    `toml:"target" json:"target"`
+	Created time.Time `toml:"created" json:"created"`
+
+	// Attempt fields. A proposal sets all of them; a verdict repeats them so
+	// either entry alone says what was tried.
+	PatchID    string `toml:"patch_id,omitempty" json:"patch_id,omitempty"`
+	Commit     string `toml:"commit,omitempty" json:"commit,omitempty"` // the patch commit
+	Pin        string `toml:"pin,omitempty" json:"pin,omitempty"`       // resolved 40-hex pin
+	AttemptKey string `toml:"attempt_key,omitempty" json:"attempt_key,omitempty"`
+	Hotspot    string `toml:"hotspot,omitempty" json:"hotspot,omitempty"`
+	Class      int    `toml:"class,omitempty" json:"class,omitempty"`
+	Hypothesis string `toml:"hypothesis,omitempty" json:"hypothesis,omitempty"`
+	DiffSHA256 string `toml:"diff_sha256,omitempty" json:"diff_sha256,omitempty"` // proposals: sha256 of the canonical diff pin..commit
+
+	// Verdict entries: one of the Verdict* words and a one-line summary that
+	// also goes into the git note on the patch commit.
+	Verdict string `toml:"verdict,omitempty" json:"verdict,omitempty"`
+	Summary string `toml:"summary,omitempty" json:"summary,omitempty"`
+}
+
+// Meta gives the ledger access to the common part of any entry struct that
+// embeds Common.
+func (c *Common) Meta() *Common { return c }
+
+// Record is any entry struct: one that embeds Common.
+type Record interface{ Meta() *Common }
+
+// Attachment is a blob stored beside an entry as "<id>.<Name>" (for example the
+// gzipped pprof of a profile entry). Name is a plain file suffix such as "pb.gz".
+type Attachment struct {
+	Name string
+	Data []byte
+}
+
+// NormalizeHypothesis is the form of a hypothesis used in attempt keys:
+// case-folded, punctuation dropped, whitespace collapsed to single spaces.
+func NormalizeHypothesis(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		case unicode.IsSpace(r):
+			space = true
+		default:
+			// Punctuation and symbols separate words as whitespace would, so
+			// "a,b" and "a b" are the same idea but "ab" is not.
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// AttemptKey identifies an idea: (target, hotspot, playbook class, normalized
+// hypothesis). Two proposals with the same key are the same attempt.
+func AttemptKey(target, hotspot string, class int, hypothesis string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s", target, strings.TrimSpace(hotspot), class, NormalizeHypothesis(hypothesis))
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}

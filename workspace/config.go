@@ -1,0 +1,120 @@
+package workspace
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is the parsed hone.toml. Field names mirror the file's keys; see
+// DESIGN.md "The workspace file" for the meaning of each.
+type Config struct {
+	Ledger   LedgerConfig       `toml:"ledger"`
+	Bench    BenchConfig        `toml:"bench"`
+	Sandbox  SandboxConfig      `toml:"sandbox"`
+	Patch    PatchConfig        `toml:"patch"`
+	Guard    GuardConfig        `toml:"guard"`
+	Worktree WorktreeConfig     `toml:"worktree"`
+	Targets  map[string]*Target `toml:"targets"`
+}
+
+type LedgerConfig struct {
+	Branch   string `toml:"branch"`    // default "hone/ledger"
+	NotesRef string `toml:"notes_ref"` // default "refs/notes/hone"
+}
+
+// BenchConfig is the benchmark protocol. The workspace [bench] table gives the
+// defaults; a target's [targets.X.bench] table overrides any key it sets.
+type BenchConfig struct {
+	Run        string  `toml:"run"`        // the workload; per target only
+	Metric     string  `toml:"metric"`     // instructions | cpu-time | wall
+	Pairs      int     `toml:"pairs"`      // pairs per batch
+	MaxPairs   int     `toml:"max_pairs"`  // stop adding batches after this many pairs
+	Warmup     int     `toml:"warmup"`     // warm-up pairs, discarded
+	Threshold  float64 `toml:"threshold"`  // accept only if CI lower bound >= 1+threshold
+	Confidence float64 `toml:"confidence"` // CI level
+	Seed       int64   `toml:"seed"`       // bootstrap and pair-order seed
+	Timeout    Duration `toml:"timeout"`   // per benchmark run
+}
+
+// SandboxConfig controls isolation of build, gate, bench and profile commands.
+type SandboxConfig struct {
+	Network          string `toml:"network"`           // "deny" (default) or "allow"
+	RequireIsolation bool   `toml:"require_isolation"` // verdict is "error" when isolation is unavailable
+}
+
+type PatchConfig struct {
+	MaxDiffBytes int64 `toml:"max_diff_bytes"` // default 4 MiB
+}
+
+type GuardConfig struct {
+	// Refs are patterns such as "refs/heads/agent/<target>/*"; the target is
+	// taken from the ref name where <target> stands.
+	Refs []string `toml:"refs"`
+}
+
+type WorktreeConfig struct {
+	Base string `toml:"base"` // "head" or "fresh" (default)
+}
+
+// Target is one optimizable directory of the workspace.
+type Target struct {
+	Name    string        `toml:"-"`
+	Path    string        `toml:"path"`    // allowlist root, relative to the repository top level
+	Pin     string        `toml:"pin"`     // ref or commit, as written
+	Protect []string      `toml:"protect"` // patterns relative to Path that may never be patched
+	Build   string        `toml:"build"`   // runs in <checkout>/<Path>
+	Gates   []Gate        `toml:"gates"`
+	Bench   BenchConfig   `toml:"bench"`   // after Load: the effective protocol (defaults merged)
+	Profile ProfileConfig `toml:"profile"`
+}
+
+type Gate struct {
+	Name        string   `toml:"name"`
+	Run         string   `toml:"run"`
+	Timeout     Duration `toml:"timeout"`     // default 10m
+	Equivalence bool     `toml:"equivalence"` // stdout and exit status must equal the baseline's
+}
+
+type ProfileConfig struct {
+	Run       string `toml:"run"`       // default: the bench command
+	Format    string `toml:"format"`    // "perf" (default) or "pprof"
+	Output    string `toml:"output"`    // with format = "pprof": the file the command writes
+	Frequency int    `toml:"frequency"` // sampling frequency in Hz
+}
+
+// Duration is a time.Duration written as a Go duration string ("90s", "10m").
+type Duration struct{ time.Duration }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("not a duration (want e.g. \"90s\" or \"10m\"): %q", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("duration must not be negative: %q", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// DefaultBench is the protocol used when hone.toml says nothing.
+var DefaultBench = BenchConfig{
+	Metric:     "cpu-time",
+	Pairs:      10,
+	MaxPairs:   30,
+	Warmup:     1,
+	Threshold:  0.02,
+	Confidence: 0.95,
+	Seed:       1,
+	Timeout:    Duration{10 * time.Minute},
+}
+
+const (
+	DefaultLedgerBranch = "hone/ledger"
+	DefaultNotesRef     = "refs/notes/hone"
+	DefaultMaxDiffBytes = 4 << 20
+	DefaultGateTimeout  = 10 * time.Minute
+	FileName            = "hone.toml"
+)

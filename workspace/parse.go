@@ -1,0 +1,288 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+var targetNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Parse decodes and validates hone.toml. file is used only in messages. Every
+// problem is an Invalid error naming the key and, where known, its line.
+func Parse(file string, data []byte) (*Config, error) {
+	var cfg Config
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, errs.Invalidf("%s:%d: %s", file, pe.Position.Line, pe.Message)
+		}
+		return nil, errs.Invalidf("%s: %v", file, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		return nil, errs.Invalidf("%s:%d: unknown key %q; see the hone.toml schema in the README", file, keyLine(data, k), k.String())
+	}
+	p := parser{file: file, data: data, md: md}
+	if err := p.validate(&cfg); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+type parser struct {
+	file string
+	data []byte
+	md   toml.MetaData
+}
+
+func (p *parser) errf(key toml.Key, format string, args ...any) error {
+	return errs.Invalidf("%s:%d: %s: %s", p.file, keyLine(p.data, key), key.String(), fmt.Sprintf(format, args...))
+}
+
+func (p *parser) validate(c *Config) error {
+	if c.Ledger.Branch == "" {
+		c.Ledger.Branch = DefaultLedgerBranch
+	}
+	if c.Ledger.NotesRef == "" {
+		c.Ledger.NotesRef = DefaultNotesRef
+	}
+	if !strings.HasPrefix(c.Ledger.NotesRef, "refs/notes/") {
+		return p.errf(toml.Key{"ledger", "notes_ref"}, "must start with refs/notes/")
+	}
+	base := DefaultBench
+	if err := p.mergeBench(&base, c.Bench, toml.Key{"bench"}); err != nil {
+		return err
+	}
+	if p.md.IsDefined("bench", "run") {
+		return p.errf(toml.Key{"bench", "run"}, "the workload is per target; move it to [targets.NAME.bench]")
+	}
+	switch c.Sandbox.Network {
+	case "":
+		c.Sandbox.Network = "deny"
+	case "deny", "allow":
+	default:
+		return p.errf(toml.Key{"sandbox", "network"}, "must be \"deny\" or \"allow\", not %q", c.Sandbox.Network)
+	}
+	if c.Patch.MaxDiffBytes == 0 {
+		c.Patch.MaxDiffBytes = DefaultMaxDiffBytes
+	} else if c.Patch.MaxDiffBytes < 0 {
+		return p.errf(toml.Key{"patch", "max_diff_bytes"}, "must be positive")
+	}
+	switch c.Worktree.Base {
+	case "":
+		c.Worktree.Base = "fresh"
+	case "head", "fresh":
+	default:
+		return p.errf(toml.Key{"worktree", "base"}, "must be \"head\" or \"fresh\", not %q", c.Worktree.Base)
+	}
+	for _, pat := range c.Guard.Refs {
+		if !strings.HasPrefix(pat, "refs/") || !strings.Contains(pat, "<target>") {
+			return p.errf(toml.Key{"guard", "refs"}, "pattern %q must start with refs/ and contain <target>", pat)
+		}
+	}
+	if c.Targets == nil {
+		c.Targets = map[string]*Target{}
+	}
+	for _, name := range sortedKeys(c.Targets) {
+		if err := p.validateTarget(name, c.Targets[name], base); err != nil {
+			return err
+		}
+	}
+	c.Bench = base
+	return nil
+}
+
+func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) error {
+	key := func(k ...string) toml.Key { return append(toml.Key{"targets", name}, k...) }
+	if !targetNameRE.MatchString(name) {
+		return p.errf(key(), "target name %q may only use letters, digits, '_' and '-'", name)
+	}
+	t.Name = name
+	if t.Path == "" {
+		t.Path = "targets/" + name
+	}
+	if err := checkRelPath(t.Path); err != nil {
+		return p.errf(key("path"), "%v", err)
+	}
+	t.Path = path.Clean(t.Path)
+	if t.Pin == "" {
+		t.Pin = "HEAD"
+	}
+	for i, pat := range t.Protect {
+		if pat == "" || strings.HasPrefix(pat, "/") || hasDotDot(pat) {
+			return p.errf(key("protect"), "pattern %d (%q) must be relative to the target path, without '..'", i+1, pat)
+		}
+		if _, err := path.Match(strings.ReplaceAll(pat, "**", "*"), ""); err != nil {
+			return p.errf(key("protect"), "pattern %q is not a valid glob: %v", pat, err)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range t.Gates {
+		g := &t.Gates[i]
+		if g.Name == "" {
+			return p.errf(key("gates"), "gate %d has no name", i+1)
+		}
+		if seen[g.Name] {
+			return p.errf(key("gates"), "gate name %q is used twice", g.Name)
+		}
+		seen[g.Name] = true
+		if strings.TrimSpace(g.Run) == "" {
+			return p.errf(key("gates"), "gate %q has no run command", g.Name)
+		}
+		if g.Timeout.Duration == 0 {
+			g.Timeout.Duration = DefaultGateTimeout
+		}
+	}
+	own := t.Bench
+	t.Bench = defaults
+	t.Bench.Run = own.Run
+	if err := p.mergeBench(&t.Bench, own, key("bench")); err != nil {
+		return err
+	}
+	switch t.Profile.Format {
+	case "":
+		t.Profile.Format = "perf"
+	case "perf":
+	case "pprof":
+		if t.Profile.Output == "" {
+			return p.errf(key("profile", "output"), "format = \"pprof\" needs output = \"<file the command writes>\"")
+		}
+	default:
+		return p.errf(key("profile", "format"), "must be \"perf\" or \"pprof\", not %q", t.Profile.Format)
+	}
+	if t.Profile.Frequency < 0 {
+		return p.errf(key("profile", "frequency"), "must be positive")
+	}
+	return nil
+}
+
+// mergeBench copies into dst every key of src that the file defines under at.
+func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) error {
+	def := func(k string) bool { return p.md.IsDefined(append(append(toml.Key{}, at...), k)...) }
+	k := func(name string) toml.Key { return append(append(toml.Key{}, at...), name) }
+	if def("metric") {
+		switch src.Metric {
+		case "instructions", "cpu-time", "wall":
+			dst.Metric = src.Metric
+		default:
+			return p.errf(k("metric"), "must be instructions, cpu-time or wall, not %q", src.Metric)
+		}
+	}
+	if def("pairs") {
+		if src.Pairs < 1 {
+			return p.errf(k("pairs"), "must be at least 1")
+		}
+		dst.Pairs = src.Pairs
+	}
+	if def("max_pairs") {
+		dst.MaxPairs = src.MaxPairs
+	}
+	if def("warmup") {
+		if src.Warmup < 0 {
+			return p.errf(k("warmup"), "must not be negative")
+		}
+		dst.Warmup = src.Warmup
+	}
+	if def("threshold") {
+		if src.Threshold < 0 || src.Threshold >= 1 {
+			return p.errf(k("threshold"), "must be in [0, 1), e.g. 0.02 for 2%%")
+		}
+		dst.Threshold = src.Threshold
+	}
+	if def("confidence") {
+		if src.Confidence <= 0.5 || src.Confidence >= 1 {
+			return p.errf(k("confidence"), "must be in (0.5, 1), e.g. 0.95")
+		}
+		dst.Confidence = src.Confidence
+	}
+	if def("seed") {
+		dst.Seed = src.Seed
+	}
+	if def("timeout") {
+		dst.Timeout = src.Timeout
+	}
+	if dst.MaxPairs < dst.Pairs {
+		return p.errf(k("max_pairs"), "must be at least pairs (%d)", dst.Pairs)
+	}
+	return nil
+}
+
+func checkRelPath(p string) error {
+	switch {
+	case strings.HasPrefix(p, "/"):
+		return fmt.Errorf("must be relative to the repository top level, not absolute (%q)", p)
+	case hasDotDot(p):
+		return fmt.Errorf("must not contain '..' (%q): a target cannot leave the repository", p)
+	case path.Clean(p) == ".":
+		return fmt.Errorf("must name a subdirectory, not the repository top level")
+	}
+	for _, seg := range strings.Split(path.Clean(p), "/") {
+		if strings.EqualFold(seg, ".git") {
+			return fmt.Errorf("must not point into .git (%q)", p)
+		}
+	}
+	return nil
+}
+
+func hasDotDot(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TargetNames lists the targets in name order.
+func (w *Workspace) TargetNames() []string { return sortedKeys(w.Config.Targets) }
+
+// keyLine finds the line where key is set, for messages: the line of its last
+// component inside the table that holds it, else the table header, else 0.
+func keyLine(data []byte, key toml.Key) int {
+	if len(key) == 0 {
+		return 0
+	}
+	table := strings.Join(key[:len(key)-1], ".")
+	last := key[len(key)-1]
+	cur, headerLine, lineNo := "", 0, 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		lineNo++
+		l := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(l, "[") {
+			h := strings.Trim(l, "[] ")
+			if i := strings.Index(h, "]"); i >= 0 {
+				h = h[:i]
+			}
+			cur = strings.ReplaceAll(h, " ", "")
+			if cur == strings.Join(key, ".") {
+				headerLine = lineNo
+			}
+			continue
+		}
+		if k, _, ok := strings.Cut(l, "="); ok && strings.Trim(strings.TrimSpace(k), `"'`) == last && cur == table {
+			return lineNo
+		}
+	}
+	return headerLine
+}
