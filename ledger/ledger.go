@@ -5,7 +5,13 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
@@ -19,66 +25,225 @@ type Stored struct {
 	Raw  []byte `json:"-"`    // the file exactly as stored
 }
 
-// Decode fills into (a struct embedding Common) from the stored TOML.
-func (s *Stored) Decode(into Record) error {
-	return errs.Failuref("ledger: Decode not implemented")
-}
-
 // Filter selects entries; zero fields match everything.
 type Filter struct {
-	Target string
-	Kind   Kind
+	Target     string
+	Kind       Kind
+	PatchID    string
+	AttemptKey string
+}
+
+func (f Filter) match(r *row) bool {
+	return (f.Target == "" || r.Target == f.Target) && (f.Kind == "" || r.Kind == string(f.Kind)) &&
+		(f.PatchID == "" || r.PatchID == f.PatchID) && (f.AttemptKey == "" || r.AttemptKey == f.AttemptKey)
+}
+
+// prefilter is a cheap test on an index line that every match passes, so
+// most lines are never parsed.
+func (f Filter) prefilter() func([]byte) bool {
+	var needle []byte
+	switch {
+	case f.AttemptKey != "":
+		needle = []byte(f.AttemptKey)
+	case f.PatchID != "":
+		needle = []byte(esc(f.PatchID))
+	case f.Target != "":
+		needle = []byte("\t" + f.Target + "\t")
+	default:
+		return nil
+	}
+	return func(line []byte) bool { return bytes.Contains(line, needle) }
 }
 
 // Ledger reads and appends entries of one workspace.
 type Ledger struct {
-	ws  *workspace.Workspace
-	now func() time.Time
+	ws   *workspace.Workspace
+	now  func() time.Time
+	refs *refStore
+	obj  objects
 }
 
 // Open returns the ledger of ws. It does not touch git; a ledger whose branch
 // does not exist yet is empty.
-func Open(ws *workspace.Workspace) *Ledger { return &Ledger{ws: ws, now: time.Now} }
-
-// Init creates the ledger branch with a first commit holding a README, unless
-// it exists. It reports whether it created the branch.
-func (l *Ledger) Init(ctx context.Context) (bool, error) {
-	return false, errs.Failuref("ledger: Init not implemented")
+func Open(ws *workspace.Workspace) *Ledger {
+	return &Ledger{
+		ws:   ws,
+		now:  time.Now,
+		refs: &refStore{commonDir: ws.CommonDir, honeDir: filepath.Join(ws.CommonDir, "hone")},
+		obj:  objects{ws.Git.Storer},
+	}
 }
 
-// Append writes rec (and its attachments) as one new entry in one commit and
-// returns it as stored. It sets Schema, ID and Created when they are empty. A
-// verdict entry also gets its one-line note on the patch commit.
-func (l *Ledger) Append(ctx context.Context, rec Record, att ...Attachment) (*Stored, error) {
-	return nil, errs.Failuref("ledger: Append not implemented")
+func (l *Ledger) honeDir() string { return l.refs.honeDir }
+
+// query returns the index rows matching f in time order.
+func (l *Ledger) query(f Filter) ([]row, error) {
+	var out []row
+	err := l.scan(f.prefilter(), func() { out = nil }, func(r *row) bool {
+		if f.match(r) {
+			out = append(out, *r)
+		}
+		return true
+	})
+	return out, err
+}
+
+// scan calls fn with the index rows whose line passes keep, in time order,
+// after bringing the cache up to date. A cache that turns out corrupt while
+// being read is dropped and rebuilt once, and the rows are seen again from
+// the start: begin runs before each pass so callers can reset what they
+// collected.
+func (l *Ledger) scan(keep func([]byte) bool, begin func(), fn func(*row) bool) error {
+	if err := os.MkdirAll(l.honeDir(), 0o755); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot create %s", l.honeDir())
+	}
+	for attempt := 0; ; attempt++ {
+		ix, err := l.index()
+		if err != nil {
+			return err
+		}
+		begin()
+		err = ix.each(keep, fn)
+		if errors.Is(err, errCorruptIndex) && attempt == 0 {
+			os.Remove(l.indexPath())
+			continue
+		}
+		if err != nil {
+			return errs.Wrap(errs.Failure, err, "ledger: cannot read %s", l.indexPath())
+		}
+		return nil
+	}
+}
+
+// load reads the entries behind rows from the object store.
+func (l *Ledger) load(rows []row) ([]*Stored, error) {
+	out := make([]*Stored, 0, len(rows))
+	for _, r := range rows {
+		raw, err := l.obj.readBlob(r.Blob)
+		if err != nil {
+			return nil, err
+		}
+		s, err := parseStored(r.Path, raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // List returns matching entries in time order (oldest first).
 func (l *Ledger) List(ctx context.Context, f Filter) ([]*Stored, error) {
-	return nil, errs.Failuref("ledger: List not implemented")
+	rows, err := l.query(f)
+	if err != nil {
+		return nil, err
+	}
+	return l.load(rows)
 }
 
 // Get returns the entry with the given id, or a NotFound error.
 func (l *Ledger) Get(ctx context.Context, id string) (*Stored, error) {
-	return nil, errs.Failuref("ledger: Get not implemented")
+	if !validID(id) {
+		return nil, errs.NotFoundf("no ledger entry %q: ids are 32 lowercase hex digits; see `hone ledger list`", id)
+	}
+	prefix := []byte(id + "\t")
+	var rows []row
+	err := l.scan(func(line []byte) bool { return bytes.HasPrefix(line, prefix) }, func() {}, func(r *row) bool {
+		rows = append(rows[:0], *r)
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, errs.NotFoundf("no ledger entry %s; see `hone ledger list`", id)
+	}
+	s, err := l.load(rows[:1])
+	if err != nil {
+		return nil, err
+	}
+	return s[0], nil
 }
 
 // ByPatch returns every entry recorded for a patch id, oldest first.
 func (l *Ledger) ByPatch(ctx context.Context, patchID string) ([]*Stored, error) {
-	return nil, errs.Failuref("ledger: ByPatch not implemented")
+	if patchID == "" {
+		return nil, nil
+	}
+	return l.List(ctx, Filter{PatchID: patchID})
 }
 
 // ByAttemptKey returns every entry with the given attempt key, oldest first.
 func (l *Ledger) ByAttemptKey(ctx context.Context, key string) ([]*Stored, error) {
-	return nil, errs.Failuref("ledger: ByAttemptKey not implemented")
+	if key == "" {
+		return nil, nil
+	}
+	return l.List(ctx, Filter{AttemptKey: key})
 }
 
 // Latest returns the newest entry of a kind for a target, or NotFound.
 func (l *Ledger) Latest(ctx context.Context, target string, kind Kind) (*Stored, error) {
-	return nil, errs.Failuref("ledger: Latest not implemented")
+	rows, err := l.query(Filter{Target: target, Kind: kind})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, errs.NotFoundf("the ledger has no %s entry for target %q", kind, target)
+	}
+	s, err := l.load(rows[len(rows)-1:])
+	if err != nil {
+		return nil, err
+	}
+	return s[0], nil
 }
 
 // Attachment returns the named attachment of a stored entry, or NotFound.
 func (l *Ledger) Attachment(ctx context.Context, s *Stored, name string) ([]byte, error) {
-	return nil, errs.Failuref("ledger: Attachment not implemented")
+	tip, ok, err := l.refs.read(l.branchRef())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errs.NotFoundf("no attachment %q of entry %s: the ledger is empty", name, s.ID)
+	}
+	tree, err := l.obj.commitTree(tip)
+	if err != nil {
+		return nil, err
+	}
+	p := path.Join(path.Dir(s.Path), s.ID+"."+name)
+	h, found, err := l.obj.lookup(tree, p)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, errs.NotFoundf("entry %s has no attachment %q (no %s on %s)", s.ID, name, p, l.ws.Config.Ledger.Branch)
+	}
+	return l.obj.readBlob(h)
+}
+
+// Attachments lists the names of the attachments stored beside an entry.
+func (l *Ledger) Attachments(ctx context.Context, s *Stored) ([]string, error) {
+	tip, ok, err := l.refs.read(l.branchRef())
+	if err != nil || !ok {
+		return nil, err
+	}
+	tree, err := l.obj.commitTree(tip)
+	if err != nil {
+		return nil, err
+	}
+	dir, found, err := l.obj.lookup(tree, path.Dir(s.Path))
+	if err != nil || !found {
+		return nil, err
+	}
+	entries, err := l.obj.tree(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutPrefix(e.Name, s.ID+"."); ok && name != "toml" {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }

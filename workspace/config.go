@@ -3,6 +3,8 @@ package workspace
 import (
 	"fmt"
 	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 // Config is the parsed hone.toml. Field names mirror the file's keys; see
@@ -15,6 +17,20 @@ type Config struct {
 	Guard    GuardConfig        `toml:"guard"`
 	Worktree WorktreeConfig     `toml:"worktree"`
 	Targets  map[string]*Target `toml:"targets"`
+
+	file string // where the config was read from, for messages
+	src  []byte // its text, to find the line of a key
+}
+
+// Line returns the line of hone.toml where key is set (or its table begins),
+// or 0 when it is not written in the file.
+func (c *Config) Line(key ...string) int { return keyLine(c.src, toml.Key(key)) }
+
+// Errorf returns an Invalid error naming hone.toml, the key and its line, for
+// problems found after parsing (a pin that does not resolve, a path that leaves
+// the repository through a symlink).
+func (c *Config) Errorf(key []string, format string, args ...any) error {
+	return keyError(c.file, c.src, toml.Key(key), fmt.Sprintf(format, args...))
 }
 
 type LedgerConfig struct {
@@ -25,15 +41,15 @@ type LedgerConfig struct {
 // BenchConfig is the benchmark protocol. The workspace [bench] table gives the
 // defaults; a target's [targets.X.bench] table overrides any key it sets.
 type BenchConfig struct {
-	Run        string  `toml:"run"`        // the workload; per target only
-	Metric     string  `toml:"metric"`     // instructions | cpu-time | wall
-	Pairs      int     `toml:"pairs"`      // pairs per batch
-	MaxPairs   int     `toml:"max_pairs"`  // stop adding batches after this many pairs
-	Warmup     int     `toml:"warmup"`     // warm-up pairs, discarded
-	Threshold  float64 `toml:"threshold"`  // accept only if CI lower bound >= 1+threshold
-	Confidence float64 `toml:"confidence"` // CI level
-	Seed       int64   `toml:"seed"`       // bootstrap and pair-order seed
-	Timeout    Duration `toml:"timeout"`   // per benchmark run
+	Run        string   `toml:"run"`        // the workload; per target only
+	Metric     string   `toml:"metric"`     // instructions | cpu-time | wall
+	Pairs      int      `toml:"pairs"`      // pairs per batch
+	MaxPairs   int      `toml:"max_pairs"`  // stop adding batches after this many pairs
+	Warmup     int      `toml:"warmup"`     // warm-up pairs, discarded
+	Threshold  float64  `toml:"threshold"`  // accept only if CI lower bound >= 1+threshold
+	Confidence float64  `toml:"confidence"` // CI level
+	Seed       int64    `toml:"seed"`       // bootstrap and pair-order seed
+	Timeout    Duration `toml:"timeout"`    // per benchmark run
 }
 
 // SandboxConfig controls isolation of build, gate, bench and profile commands.
@@ -64,7 +80,7 @@ type Target struct {
 	Protect []string      `toml:"protect"` // patterns relative to Path that may never be patched
 	Build   string        `toml:"build"`   // runs in <checkout>/<Path>
 	Gates   []Gate        `toml:"gates"`
-	Bench   BenchConfig   `toml:"bench"`   // after Load: the effective protocol (defaults merged)
+	Bench   BenchConfig   `toml:"bench"` // after Load: the effective protocol (defaults merged)
 	Profile ProfileConfig `toml:"profile"`
 }
 

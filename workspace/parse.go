@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -20,24 +19,95 @@ var targetNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // Parse decodes and validates hone.toml. file is used only in messages. Every
 // problem is an Invalid error naming the key and, where known, its line.
 func Parse(file string, data []byte) (*Config, error) {
+	// A first pass reads only the shape, so a known table written as a value
+	// is reported as such instead of as a decoder type error.
+	shape, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&struct{}{})
+	if err != nil {
+		return nil, decodeError(file, err)
+	}
+	p := parser{file: file, data: data, md: shape}
+	if err := p.checkTables(); err != nil {
+		return nil, err
+	}
 	var cfg Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, errs.Invalidf("%s:%d: %s", file, pe.Position.Line, pe.Message)
-		}
-		return nil, errs.Invalidf("%s: %v", file, err)
+		return nil, decodeError(file, err)
 	}
+	p.md = md
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
 		return nil, errs.Invalidf("%s:%d: unknown key %q; see the hone.toml schema in the README", file, keyLine(data, k), k.String())
 	}
-	p := parser{file: file, data: data, md: md}
 	if err := p.validate(&cfg); err != nil {
 		return nil, err
 	}
+	cfg.file, cfg.src = file, data
 	return &cfg, nil
+}
+
+var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+
+// decodeError turns the TOML decoder's errors into "file:line: key: problem".
+func decodeError(file string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		if pe.LastKey != "" {
+			return errs.Invalidf("%s:%d: %s: %s", file, pe.Position.Line, pe.LastKey, pe.Message)
+		}
+		return errs.Invalidf("%s:%d: %s", file, pe.Position.Line, pe.Message)
+	}
+	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		return errs.Invalidf("%s:%s: %s: wrong type: want %s, got %s", file, m[1], m[2], typeName(m[4]), typeName(m[3]))
+	}
+	return errs.Invalidf("%s: %v", file, err)
+}
+
+func typeName(t string) string {
+	switch t {
+	case "int64", "int", "integer", "Integer":
+		return "an integer"
+	case "float64", "float", "Float":
+		return "a number"
+	case "string", "String":
+		return "a string"
+	case "bool", "Bool":
+		return "true or false"
+	case "slice", "array", "[]interface {}", "Array":
+		return "an array"
+	case "map[string]interface {}", "struct", "map", "Hash":
+		return "a table"
+	}
+	return t
+}
+
+var topTables = map[string]bool{"ledger": true, "bench": true, "sandbox": true, "patch": true, "guard": true, "worktree": true, "targets": true}
+
+// checkTables rejects a known table written as a plain value (`targets = 5`),
+// which the decoder would otherwise skip without a word.
+func (p *parser) checkTables() error {
+	for _, k := range p.md.Keys() {
+		want := ""
+		switch {
+		case len(k) == 1 && topTables[k[0]]:
+			want = "Hash"
+		case len(k) == 2 && k[0] == "targets":
+			want = "Hash"
+		case len(k) == 3 && k[0] == "targets" && (k[2] == "bench" || k[2] == "profile"):
+			want = "Hash"
+		case len(k) == 3 && k[0] == "targets" && k[2] == "gates":
+			want = "ArrayHash"
+		}
+		got := p.md.Type(k...)
+		if want == "" || got == want || (want == "ArrayHash" && got == "Array") {
+			continue
+		}
+		if want == "Hash" {
+			return p.errf(k, "must be a table ([%s]), not %s", k.String(), typeName(got))
+		}
+		return p.errf(k, "must be an array of tables ([[%s]]), not %s", k.String(), typeName(got))
+	}
+	return nil
 }
 
 type parser struct {
@@ -47,7 +117,16 @@ type parser struct {
 }
 
 func (p *parser) errf(key toml.Key, format string, args ...any) error {
-	return errs.Invalidf("%s:%d: %s: %s", p.file, keyLine(p.data, key), key.String(), fmt.Sprintf(format, args...))
+	return keyError(p.file, p.data, key, fmt.Sprintf(format, args...))
+}
+
+// keyError formats "file:line: key: msg", leaving out the line when the key
+// and all its parents are absent from the file (a default that failed).
+func keyError(file string, data []byte, key toml.Key, msg string) error {
+	if line := keyLine(data, key); line > 0 {
+		return errs.Invalidf("%s:%d: %s: %s", file, line, key.String(), msg)
+	}
+	return errs.Invalidf("%s: %s: %s", file, key.String(), msg)
 }
 
 func (p *parser) validate(c *Config) error {
@@ -256,33 +335,19 @@ func sortedKeys[V any](m map[string]V) []string {
 // TargetNames lists the targets in name order.
 func (w *Workspace) TargetNames() []string { return sortedKeys(w.Config.Targets) }
 
-// keyLine finds the line where key is set, for messages: the line of its last
-// component inside the table that holds it, else the table header, else 0.
-func keyLine(data []byte, key toml.Key) int {
-	if len(key) == 0 {
-		return 0
+// CheckTargetName returns an Invalid error when name cannot be a target name.
+func CheckTargetName(name string) error {
+	if !targetNameRE.MatchString(name) {
+		return errs.Invalidf("target name %q may only use letters, digits, '_' and '-'", name)
 	}
-	table := strings.Join(key[:len(key)-1], ".")
-	last := key[len(key)-1]
-	cur, headerLine, lineNo := "", 0, 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		lineNo++
-		l := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(l, "[") {
-			h := strings.Trim(l, "[] ")
-			if i := strings.Index(h, "]"); i >= 0 {
-				h = h[:i]
-			}
-			cur = strings.ReplaceAll(h, " ", "")
-			if cur == strings.Join(key, ".") {
-				headerLine = lineNo
-			}
-			continue
-		}
-		if k, _, ok := strings.Cut(l, "="); ok && strings.Trim(strings.TrimSpace(k), `"'`) == last && cur == table {
-			return lineNo
-		}
+	return nil
+}
+
+// CheckTargetPath returns an Invalid error when p cannot be a target's path
+// (absolute, with '..', the top level itself, or inside .git).
+func CheckTargetPath(p string) error {
+	if err := checkRelPath(p); err != nil {
+		return errs.Invalidf("target path %v", err)
 	}
-	return headerLine
+	return nil
 }

@@ -123,7 +123,11 @@ func Open(dir string) (*Workspace, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Workspace{Repo: repo, ConfigPath: p, Config: cfg}, nil
+		ws := &Workspace{Repo: repo, ConfigPath: p, Config: cfg}
+		if err := ws.checkSymlinks(); err != nil {
+			return nil, err
+		}
+		return ws, nil
 	}
 	return nil, errs.NotFoundf("no %s at %s; run `hone init` to create one", FileName, repo.Root)
 }
@@ -141,22 +145,52 @@ func (w *Workspace) Target(name string) (*Target, error) {
 }
 
 // ResolvePin returns the 40-hex commit the target's pin names. A pin that does
-// not resolve is a hone.toml error (exit 5).
+// not resolve is a hone.toml error (exit 5) naming the key and its line.
 func (w *Workspace) ResolvePin(t *Target) (string, error) {
-	h, err := w.Git.ResolveRevision(plumbing.Revision(t.Pin))
-	if err != nil {
-		// go-git does not know every revision syntax git does; ask git before failing.
-		out, gerr := git.Output(context.Background(), w.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", t.Pin+"^{commit}")
-		if gerr != nil || len(out) != 40 {
-			return "", errs.Invalidf("%s: targets.%s.pin = %q does not name a commit; set it to a branch, tag or commit that exists", FileName, t.Name, t.Pin)
+	if h, err := w.Git.ResolveRevision(plumbing.Revision(t.Pin)); err == nil {
+		if c, err := w.Git.CommitObject(*h); err == nil {
+			return c.Hash.String(), nil
 		}
-		return out, nil
 	}
-	c, err := w.Git.CommitObject(*h)
+	// go-git does not know every revision syntax git does (and does not peel
+	// annotated tags here); ask git before failing.
+	out, err := git.Output(context.Background(), w.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", t.Pin+"^{commit}")
+	if err != nil || len(out) != 40 {
+		return "", w.Config.Errorf([]string{"targets", t.Name, "pin"}, "%q does not name a commit; set it to a branch, tag or commit that exists", t.Pin)
+	}
+	return out, nil
+}
+
+// checkSymlinks refuses a target path that leaves the repository through a
+// symlinked directory in the working tree (targets -> /elsewhere): commands
+// run in <checkout>/<path>, so such a target would run outside the checkout.
+func (w *Workspace) checkSymlinks() error {
+	root, err := filepath.EvalSymlinks(w.Root)
 	if err != nil {
-		return "", errs.Invalidf("%s: targets.%s.pin = %q does not name a commit (%v)", FileName, t.Name, t.Pin, err)
+		return errs.Wrap(errs.Failure, err, "cannot resolve %s", w.Root)
 	}
-	return c.Hash.String(), nil
+	for _, name := range w.TargetNames() {
+		t := w.Config.Targets[name]
+		dir := w.Root
+		for _, seg := range strings.Split(t.Path, "/") {
+			dir = filepath.Join(dir, seg)
+			fi, err := os.Lstat(dir)
+			if err != nil {
+				break
+			}
+			if fi.Mode()&os.ModeSymlink == 0 {
+				continue
+			}
+			real, err := filepath.EvalSymlinks(dir)
+			if err != nil {
+				return w.Config.Errorf([]string{"targets", name, "path"}, "%s is a broken symlink; make it a directory inside the repository", dir)
+			}
+			if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				return w.Config.Errorf([]string{"targets", name, "path"}, "%q leaves the repository through the symlink %s -> %s; point it at a real directory inside the repository", t.Path, dir, real)
+			}
+		}
+	}
+	return nil
 }
 
 // HoneDir is hone's private state directory inside the common git directory

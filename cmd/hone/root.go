@@ -59,7 +59,47 @@ verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + ex
 	for _, f := range commands {
 		root.AddCommand(f(app))
 	}
+	documentBuiltins(root)
 	return root
+}
+
+// documentBuiltins adds the EXIT STATUS section to the commands cobra makes
+// itself (help, completion and its shells) and to command groups that only
+// hold subcommands, so every command documents it. Commands that run
+// something declare their own codes.
+func documentBuiltins(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch {
+		case c.Name() == "help":
+			addExitCodes(c)
+		case c.Name() == "completion":
+			for _, sub := range append([]*cobra.Command{c}, c.Commands()...) {
+				addExitCodes(sub)
+			}
+			// Without this, cobra answers an unknown shell with help and status 0.
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				return errs.Usagef("unknown shell %q; `hone completion` supports bash, zsh, fish and powershell", args[0])
+			}
+		case !c.Runnable() && c.HasSubCommands():
+			addExitCodes(c)
+		}
+	}
+}
+
+func addExitCodes(c *cobra.Command) {
+	if strings.Contains(c.Long, "\nEXIT STATUS\n") {
+		return
+	}
+	if c.Long == "" {
+		c.Long = c.Short
+	}
+	c.Long = strings.TrimRight(c.Long, "\n") + exitCodes()
 }
 
 // Main runs hone with args and returns the exit status. Errors are printed
@@ -91,7 +131,7 @@ func (app *App) Run(args []string) int {
 		}
 	}
 	code := errs.CodeOf(err)
-	if cmd != nil && jsonFlag(cmd) {
+	if cmd != nil && jsonFlag(cmd) || wantsJSON(args) {
 		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": err.Error()}}
 		b, _ := json.Marshal(obj)
 		fmt.Fprintln(app.Err, string(b))
@@ -106,6 +146,20 @@ func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), 
 func jsonFlag(cmd *cobra.Command) bool {
 	f := cmd.Flags().Lookup("json")
 	return f != nil && f.Value.String() == "true"
+}
+
+// wantsJSON finds --json among the arguments when parsing stopped before the
+// flag was read (an unknown flag or command), so the error is still JSON.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 const ranAnnotation = "hone-ran"

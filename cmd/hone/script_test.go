@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -20,6 +23,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("GIT_AUTHOR_NAME", "hone test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@hone.invalid")
@@ -36,4 +40,28 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(env.WorkDir+"/.home", 0o755)
 		},
 	})
+}
+
+// cmdExitCode is the script command `exitcode N prog args...`: it runs prog
+// like exec and fails unless prog exits with status N. stdout and stderr are
+// then checked as after exec.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N prog [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
 }

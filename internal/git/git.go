@@ -6,6 +6,8 @@ package git
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -80,4 +82,23 @@ func ExitCode(err error) int {
 		return ge.ExitCode
 	}
 	return -1
+}
+
+// CanonicalDiffArgs are the arguments of the diff whose SHA-256 a proposal
+// records as diff_sha256: full blob ids, binary patches, no rename detection,
+// and the settings that plumbing diffs still read pinned, so every clone
+// computes the same bytes. Run them with Cmd.Isolated.
+func CanonicalDiffArgs(from, to string) []string {
+	return []string{"-c", "core.quotePath=true", "-c", "diff.suppressBlankEmpty=false", "diff-tree", "-p", "--full-index", "--binary", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", from, to}
+}
+
+// CanonicalDiffSHA256 returns the hex SHA-256 of the canonical diff from one
+// commit to another (see CanonicalDiffArgs).
+func CanonicalDiffSHA256(ctx context.Context, dir, from, to string) (string, error) {
+	out, err := Run(ctx, Cmd{Dir: dir, Args: CanonicalDiffArgs(from, to), Isolated: true})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(out)
+	return hex.EncodeToString(sum[:]), nil
 }

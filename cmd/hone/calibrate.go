@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/verdict"
+)
+
+func init() { register(newCalibrateCmd) }
+
+func newCalibrateCmd(app *App) *cobra.Command {
+	var opts verdict.CalibrationOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "calibrate TARGET [--sessions N] [--inject 0.05] [--metric M] [--json]",
+		Short: "Prove the verdict protocol on this machine with A/A and injected-slowdown sessions",
+		Long: `Build the target at its pin and run full bench sessions of it against itself
+(A/A: any accept is a false accept) and against itself with an injected
+slowdown (a shell busy loop sized to the given fraction of the workload's
+median, run on the candidate side only: a "slower" decision is a detection).
+Sessions of each kind alternate so machine load hits them alike.
+
+Reports, per kind: accepts, detections, sessions whose CI excluded 1 or whose
+p was below alpha ("significant"), mean pairs and seconds per session, and
+records a calibration entry in the ledger. hone verdict warns when this host
+has no calibration of the target newer than 7 days.
+
+--inject may be repeated (--inject 0.05 --inject 0.02). Each session is a
+full bench, so this takes sessions x (1 + injections) benches.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
+		Args: exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			if opts.Sessions < 0 || opts.MaxPairs < 0 {
+				return errs.Usagef("--sessions and --max-pairs must be positive")
+			}
+			switch opts.Metric {
+			case "", verdict.MetricInstructions, verdict.MetricCPUTime, verdict.MetricWall:
+			default:
+				return errs.Usagef("unknown metric %q; use instructions, cpu-time or wall", opts.Metric)
+			}
+			opts.Progress = func(p verdict.Progress) { app.progress("calibrate %s: %s", args[0], progressText(p)) }
+			c, err := verdict.Calibrate(ctx, ws, args[0], opts)
+			app.endProgress()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(c)
+			}
+			return verdict.WriteCalibrationText(app.Out, c)
+		}),
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.Sessions, "sessions", 20, "sessions of each kind")
+	f.Float64SliceVar(&opts.Inject, "inject", []float64{0.05}, "injected slowdown as a `fraction` (repeatable)")
+	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
+	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop each session after `N` pairs (default [bench] max_pairs)")
+	f.BoolVar(&asJSON, "json", false, "print the calibration entry as JSON")
+	return cmd
+}

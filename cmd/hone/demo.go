@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/demo"
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+)
+
+func init() { register(newDemoCmd) }
+
+func newDemoCmd(app *App) *cobra.Command {
+	var keep string
+	cmd := &cobra.Command{
+		Use:   "demo [--keep DIR]",
+		Short: "Run a complete optimization session on a built-in example",
+		Long: `Create a workspace from an example built into hone (a small C program with a
+real hotspot, its unit test, a golden corpus and a hone.toml) and narrate one
+full session with real commands and real measurements: init, profile run,
+playbook, a patch that fixes the hotspot and its verdict, a patch refused by the
+allowlist, an idea refused as a duplicate, a slower patch and its verdict, the
+ledger, ledger verify and the HTML report.
+
+Each step prints the hone command it runs; run it by hand in the workspace to
+see the same thing. The session takes about a minute; it needs git, a C
+compiler (cc) and perf. It exits non-zero if any step does not produce the
+expected outcome.
+
+Without --keep the workspace lives in a temporary directory removed at the end
+(it is left in place, and named, when a step fails). With --keep DIR it is
+created in DIR, which must be new or empty, and kept.` + exitCodes(errs.Policy),
+		Args: exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			return runDemo(ctx, app, keep)
+		}),
+	}
+	cmd.Flags().StringVar(&keep, "keep", "", "create the workspace in `DIR` and keep it")
+	return cmd
+}
+
+func runDemo(ctx context.Context, app *App, keep string) (err error) {
+	dir := keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "hone-demo-")
+		if err != nil {
+			return errs.Wrap(errs.Failure, err, "cannot create a temporary directory")
+		}
+		dir = filepath.Join(tmp, demo.Target)
+		defer func() {
+			if err == nil {
+				os.RemoveAll(tmp)
+			} else {
+				fmt.Fprintf(app.Err, "hone demo: the workspace is left at %s to look into\n", dir)
+			}
+		}()
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot resolve %s", keep)
+	}
+	runner, err := honeRunner(app)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := demo.Create(ctx, dir); err != nil {
+		return err
+	}
+	p := demoPrinter{w: app.Out, color: colorEnabled(app.Out)}
+	fmt.Fprintln(app.Out, "hone demo: one optimization session on a built-in example, with real commands and measurements.")
+	fmt.Fprintf(app.Out, "Every command below runs in the example workspace; to repeat one by hand:\n\n  cd %s\n", dir)
+	s := &demo.Session{Dir: dir, Run: runner, Report: p.event}
+	if err := s.Play(ctx); err != nil {
+		p.failed()
+		return err
+	}
+	fmt.Fprintf(app.Out, "\n%s in %.0fs.\n", p.green("The demo went as expected"), time.Since(start).Seconds())
+	if keep != "" {
+		fmt.Fprintf(app.Out, "The workspace is kept: cd %s, then try `hone ledger`, `hone patch show %s`,\n"+
+			"`git log --notes=hone %s`, or open %s.\n",
+			dir, s.FixID, ledger.PatchRef(s.FixID), filepath.Join(dir, demo.ReportFile))
+	}
+	return nil
+}
+
+// honeRunner runs this very binary as `hone`, so the commands the demo prints
+// are literally what ran. argv[0] is "hone" so a test binary standing in for
+// hone (testscript) dispatches the same way.
+func honeRunner(app *App) (demo.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot find the hone executable to run the demo's commands")
+	}
+	return func(ctx context.Context, dir string, args ...string) (demo.Result, error) {
+		c := exec.CommandContext(ctx, exe, args...)
+		c.Args[0] = "hone"
+		c.Dir = dir
+		// On cancellation, SIGTERM lets the child cancel its own work and
+		// its sandboxed commands before it is killed outright.
+		c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+		c.WaitDelay = 10 * time.Second
+		var stdout, stderr bytes.Buffer
+		c.Stdout, c.Stderr = &stdout, &stderr
+		stop := tick(app, "hone "+args[0])
+		err := c.Run()
+		stop()
+		res := demo.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			res.Code = ee.ExitCode()
+			return res, nil
+		}
+		return res, err
+	}, nil
+}
+
+// tick shows how long a command has been running, on a terminal only.
+func tick(app *App, what string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		start := time.Now()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				app.progress("    %s: %.0fs", what, time.Since(start).Seconds())
+			}
+		}
+	}()
+	return func() { close(done); app.endProgress() }
+}
+
+// demoPrinter renders the session's events as a narrated transcript.
+type demoPrinter struct {
+	w     io.Writer
+	color bool
+	step  string
+}
+
+func (p *demoPrinter) paint(code, s string) string {
+	if !p.color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (p *demoPrinter) green(s string) string { return p.paint("32", s) }
+
+func (p *demoPrinter) event(e demo.Event) {
+	switch e.Kind {
+	case demo.StepStarted:
+		p.step = fmt.Sprintf("[%d/%d] %s", e.Step, e.Steps, e.Title)
+		fmt.Fprintf(p.w, "\n%s\n", p.paint("1", p.step))
+		for _, l := range wrap(e.Say, 76) {
+			fmt.Fprintln(p.w, "  "+l)
+		}
+	case demo.CommandStarted:
+		fmt.Fprintf(p.w, "  %s %s\n", p.paint("36", "$"), e.Command)
+	case demo.CommandOutput:
+		for _, l := range e.Lines {
+			fmt.Fprintln(p.w, "    │ "+l)
+		}
+	case demo.StepDone:
+		fmt.Fprintf(p.w, "  %s %s %s\n", p.green("✓"), e.Outcome, p.paint("2", fmt.Sprintf("(%.1fs)", e.Elapsed.Seconds())))
+	}
+}
+
+func (p *demoPrinter) failed() {
+	fmt.Fprintf(p.w, "  %s %s\n", p.paint("31", "✗"), "this step did not go as expected (see the error below)")
+}
+
+// wrap breaks text into lines of at most width columns at spaces.
+func wrap(text string, width int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			out = append(out, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+)
+
+func init() { register(newLedgerCmd) }
+
+func newLedgerCmd(app *App) *cobra.Command {
+	list := newLedgerListCmd(app)
+	cmd := &cobra.Command{
+		Use:   "ledger [list] [TARGET] [--kind K] [--json]",
+		Short: "Read, verify and share the ledger of attempts",
+		Long: `The ledger is hone's append-only record of proposals, verdicts, profiles and
+calibrations, kept on the hone/ledger branch (one TOML file per entry) with a
+one-line git note per verdict under refs/notes/hone. Without a subcommand,
+hone ledger lists attempts like hone ledger list.
+
+No command writes an arbitrary entry: only hone's own proposal, verdict,
+profile and calibration code paths append. See ledger/FORMAT.md for reading
+the ledger with plain git.` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: list.Args,
+		RunE: list.RunE,
+	}
+	cmd.Flags().AddFlagSet(list.Flags())
+	cmd.AddCommand(list, newLedgerShowCmd(app), newLedgerVerifyCmd(app), newLedgerSyncCmd(app, "push"), newLedgerSyncCmd(app, "pull"))
+	return cmd
+}
+
+func newLedgerListCmd(app *App) *cobra.Command {
+	var (
+		asJSON           bool
+		kind, patch, key string
+	)
+	cmd := &cobra.Command{
+		Use:   "list [TARGET] [--kind K] [--patch ID] [--attempt-key KEY] [--json]",
+		Short: "List attempts in time order",
+		Long: `List ledger entries oldest first, one line each: id, kind, target, patch id,
+hotspot, playbook class, verdict and hypothesis ("-" where empty). A proposal
+shows the latest verdict on its patch. An empty ledger prints nothing.
+
+--json prints an array of objects with the fields id, kind, target, created,
+patch_id, commit, attempt_key, hotspot, class, hypothesis, verdict, verdict_id,
+summary and path (empty fields omitted; [] when nothing matches).` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: rangeArgs(0, 1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			f := ledger.Filter{Kind: ledger.Kind(kind), PatchID: patch, AttemptKey: key}
+			if kind != "" && !validKind(f.Kind) {
+				return errs.Usagef("--kind %q is not one of %s", kind, kindNames())
+			}
+			if len(args) == 1 {
+				f.Target = args[0]
+			}
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			rows, err := ledger.Open(ws).Attempts(ctx, f)
+			if err != nil {
+				return err
+			}
+			if len(rows) == 0 && f.Target != "" {
+				if _, err := ws.Target(f.Target); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return app.printJSON(rows)
+			}
+			cells := make([][]string, len(rows))
+			for i, a := range rows {
+				class := "-"
+				if a.Class != 0 {
+					class = strconv.Itoa(a.Class)
+				}
+				cells[i] = []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(oneLine(a.Hotspot)),
+					class, dash(a.Verdict), dash(oneLine(a.Hypothesis))}
+			}
+			return writeColumns(app.Out, cells)
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+kindNames())
+	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch id")
+	cmd.Flags().StringVar(&key, "attempt-key", "", "only entries with this attempt key")
+	return cmd
+}
+
+func newLedgerShowCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID [--json]",
+		Short: "Print one ledger entry",
+		Long: `Print the ledger entry with the given id exactly as stored (TOML), preceded by
+a comment naming its path on the ledger branch and its attachments.
+
+--json prints {"path": ..., "attachments": [...], "entry": {...}} where entry
+holds every field of the TOML file.` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			l := ledger.Open(ws)
+			s, err := l.Get(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			att, err := l.Attachments(ctx, s)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				entry := map[string]any{}
+				if _, err := toml.Decode(string(s.Raw), &entry); err != nil {
+					return errs.Wrap(errs.Invalid, err, "ledger entry %s (%s) is not valid TOML", s.ID, s.Path)
+				}
+				if att == nil {
+					att = []string{}
+				}
+				return app.printJSON(map[string]any{"path": s.Path, "attachments": att, "entry": entry})
+			}
+			fmt.Fprintf(app.Out, "# %s\n", s.Path)
+			if len(att) > 0 {
+				fmt.Fprintf(app.Out, "# attachments: %s\n", strings.Join(att, ", "))
+			}
+			_, err = app.Out.Write(s.Raw)
+			return err
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newLedgerVerifyCmd(app *App) *cobra.Command {
+	var asJSON, repair bool
+	cmd := &cobra.Command{
+		Use:   "verify [--repair] [--json]",
+		Short: "Prove the ledger append-only, well-formed and in agreement with its notes",
+		Long: `Check the whole ledger: no commit of the branch's history (merges included)
+changed or deleted a file; every entry is well-formed and stored under its own
+target, kind and id; every proposal's patch commit exists at
+refs/hone/patches/<id> with the diff hash it recorded; and the hone lines of
+the notes equal the verdict entries. Each problem is printed as
+"KIND<TAB>PATH<TAB>MESSAGE".
+
+--repair first adds the note line of any verdict entry that lacks one (what a
+hone killed between storing a verdict and noting it leaves); it changes
+nothing else.
+
+--json prints {"branch", "tip", "commits", "entries", "notes", "problems":
+[{"kind", "path", "message"}]}. Exit status 5 when any problem remains.` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			l := ledger.Open(ws)
+			if repair {
+				n, err := l.RepairNotes(ctx)
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					fmt.Fprintf(app.Err, "hone: added %d missing note line(s)\n", n)
+				}
+			}
+			rep, err := l.Verify(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := app.printJSON(rep); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range rep.Problems {
+					fmt.Fprintf(app.Out, "%s\t%s\t%s\n", p.Kind, p.Path, p.Message)
+				}
+			}
+			if len(rep.Problems) > 0 {
+				return errs.Invalidf("ledger verify found %d problem(s) in %d entries", len(rep.Problems), rep.Entries)
+			}
+			if !asJSON {
+				fmt.Fprintf(app.Out, "ok: %d entries, %d commits, %d note lines\n", rep.Entries, rep.Commits, rep.Notes)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&repair, "repair", false, "add missing verdict note lines before verifying")
+	return cmd
+}
+
+func newLedgerSyncCmd(app *App, verb string) *cobra.Command {
+	var asJSON bool
+	short, long := "Fetch another clone's ledger and merge it into this one",
+		`Fetch the remote's ledger branch, notes and patch refs into scratch refs under
+refs/hone/remotes/, then merge: the branch by tree union in a two-parent
+commit (the same path with different content is an integrity error, exit 5,
+and nothing is merged), the notes line by line (cat_sort_uniq), and the patch
+refs this clone lacks. Nothing is ever forced.`
+	if verb == "push" {
+		short, long = "Share this clone's ledger with a remote",
+			`Pull from the remote first, then push the ledger branch, the notes and the
+patch refs the remote lacks, without force. If another clone pushed in
+between, pull and push again.`
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " [REMOTE] [--json]",
+		Short: short,
+		Long: long + `
+
+REMOTE is a remote name or URL; the default is origin. --json prints
+{"remote", "ledger", "notes", "entries_added", "patches_added",
+"patch_conflicts", "pushed"}; ledger and notes say what happened: up-to-date,
+created, fast-forward, merged, or absent.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
+		Args: rangeArgs(0, 1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			remote := "origin"
+			if len(args) == 1 {
+				remote = args[0]
+			}
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			l := ledger.Open(ws)
+			sync := l.Pull
+			if verb == "push" {
+				sync = l.Push
+			}
+			rep, err := sync(ctx, remote)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(rep)
+			}
+			fmt.Fprintf(app.Out, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", rep.Ledger, rep.EntriesAdded, rep.Notes, rep.PatchesAdded)
+			for _, id := range rep.PatchConflict {
+				fmt.Fprintf(app.Err, "hone: patch %s has another commit on %s; kept this clone's\n", id, remote)
+			}
+			if verb == "push" {
+				fmt.Fprintf(app.Out, "pushed: %t\n", rep.Pushed)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func validKind(k ledger.Kind) bool {
+	for _, x := range ledger.Kinds {
+		if k == x {
+			return true
+		}
+	}
+	return false
+}
+
+func kindNames() string {
+	s := make([]string, len(ledger.Kinds))
+	for i, k := range ledger.Kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// writeColumns prints rows of cells aligned in columns two spaces apart, the
+// last column unpadded, in one buffered write (tabwriter would hold every cell
+// and write them one by one).
+func writeColumns(out io.Writer, rows [][]string) error {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	w := bufio.NewWriter(out)
+	for _, r := range rows {
+		for i, c := range r {
+			w.WriteString(c)
+			if i == len(r)-1 {
+				break
+			}
+			w.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
+		}
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

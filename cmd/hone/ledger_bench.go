@@ -1,0 +1,39 @@
+//go:build honebench
+
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/ledger"
+)
+
+// This file exists only in binaries built with -tags honebench, for
+// scripts/bench-ledger.sh: it times one append as a whole hone process. The
+// shipped hone has no command that writes an arbitrary entry.
+func init() { register(newLedgerBenchCmd) }
+
+type benchEntry struct {
+	ledger.Common
+	Note string `toml:"note"`
+}
+
+func newLedgerBenchCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:    "bench-append TARGET",
+		Hidden: true,
+		Args:   exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			e := &benchEntry{Note: "benchmark"}
+			e.Kind, e.Target = ledger.KindProfile, args[0]
+			_, err = ledger.Open(ws).Append(ctx, e)
+			return err
+		}),
+	}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/mcp"
+)
+
+func init() { register(newMCPCmd) }
+
+func newMCPCmd(app *App) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "mcp [--workspace DIR]",
+		Short: "Serve hone's six agent tools over MCP on stdin/stdout",
+		Long: `Serve the Model Context Protocol on stdin and stdout, exposing exactly six tools:
+read_profile, read_ledger, read_playbook, read_target_source, propose_patch and
+run_verdict. Each calls the same code as the matching hone command. A refusal
+(allowlist, duplicate attempt) is a tool result marked isError whose text is
+the message the command would print. Only propose_patch and run_verdict write,
+and run_verdict reports progress while it runs and stops when cancelled.
+
+An MCP client starts it as a stdio server, for example in Claude Code:
+
+  claude mcp add hone -- hone mcp --workspace /path/to/repo
+
+The server runs until its input ends, and answers every request it read
+before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				dir = app.Dir
+			}
+			err := mcp.Serve(ctx, dir, version, mcp.StreamTransport(app.In, app.Out))
+			if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+				// Input ended or hone was asked to stop: the normal end of a session.
+				return nil
+			}
+			return err
+		}),
+	}
+	cmd.Flags().StringVar(&dir, "workspace", "", "a directory inside the workspace to serve (default: the current directory)")
+	return cmd
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/patch"
+	"github.com/hone-perf/hone/workspace"
+)
+
+func init() { register(newPatchCmd) }
+
+func newPatchCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "patch",
+		Short: "Propose, list and show patches",
+		Long: `A patch is a diff against a target's pin that hone has checked against the
+target's allowlist, applied with git into a throwaway index, and stored as a
+commit at refs/hone/patches/<id> with a proposal entry in the ledger.` + exitCodes(),
+	}
+	cmd.AddCommand(newPatchProposeCmd(app), newPatchListCmd(app), newPatchShowCmd(app))
+	return cmd
+}
+
+func newPatchProposeCmd(app *App) *cobra.Command {
+	var (
+		req    patch.Request
+		file   string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "propose TARGET --hotspot SYMBOL --class N --hypothesis TEXT [--file F] [--json]",
+		Short: "Check a diff against the target's allowlist and store it as a patch",
+		Long: `Read a git-style unified diff (from --file, or stdin), check every path it names
+against the target's allowlist (its path minus its protect patterns), apply it
+with git into a throwaway index built from the pin, check again every path and
+mode git changed, and store the result as refs/hone/patches/<id> with a
+proposal entry in the ledger. Prints the patch id.
+
+The diff may not name a path outside the target, a protected path, a .git
+path in any spelling, .gitattributes or .gitmodules, a symlink or gitlink, a
+mode other than 100644/100755, a copy, or binary content; only "diff --git
+a/... b/..." headers are accepted, and a parse error anywhere refuses it
+whole. An attempt (target, hotspot, class, hypothesis) that already has a
+verdict is refused. The same diff on the same pin is the same patch: proposing
+it again prints the existing id and adds nothing.
+
+Warnings (similar earlier hypotheses, a hotspot the latest profile does not
+list) go to stderr, or into "warnings" with --json.
+
+JSON fields: patch_id, commit, existing, warnings, proposal (the ledger entry:
+id, target, pin, patch_id, commit, attempt_key, hotspot, class, hypothesis,
+diff_sha256, files, added, removed, ...).` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
+		Args: exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			req.Target = args[0]
+			if req.Diff, err = readDiff(app, ws, file); err != nil {
+				return err
+			}
+			res, err := patch.Propose(ctx, ws, req)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(res)
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintln(app.Err, "hone: warning: "+w)
+			}
+			if res.Existing {
+				fmt.Fprintf(app.Err, "hone: the same diff was already proposed on this pin as %s\n", res.PatchID)
+			}
+			fmt.Fprintln(app.Out, res.PatchID)
+			return nil
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Hotspot, "hotspot", "", "the symbol the patch speeds up (from the profile)")
+	f.IntVar(&req.Class, "class", 0, fmt.Sprintf("the playbook class of the idea, 1-%d", patch.MaxClass))
+	f.StringVar(&req.Hypothesis, "hypothesis", "", "why the patch should be faster, in words")
+	f.StringVar(&file, "file", "", "read the diff from this file instead of stdin")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	for _, name := range []string{"hotspot", "class", "hypothesis"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+// readDiff reads the diff from file or stdin, at most one byte past the
+// configured limit so an oversized diff is refused without reading it all.
+func readDiff(app *App, ws *workspace.Workspace, file string) ([]byte, error) {
+	in := app.In
+	if file != "" && file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, errs.Wrap(errs.NotFound, err, "cannot read the diff")
+		}
+		defer f.Close()
+		in = f
+	}
+	if in == nil {
+		return nil, errs.Usagef("no diff: give one on stdin or with --file")
+	}
+	b, err := io.ReadAll(io.LimitReader(in, ws.Config.Patch.MaxDiffBytes+1))
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read the diff")
+	}
+	return b, nil
+}
+
+func newPatchListCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [TARGET] [--json]",
+		Short: "List proposed patches, oldest first",
+		Long: `List the proposals recorded in the ledger, for one target or all of them.
+
+JSON: an array of proposal entries (id, target, pin, patch_id, commit,
+attempt_key, hotspot, class, hypothesis, diff_sha256, files, added, removed,
+created, ...).` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: rangeArgs(0, 1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			target := ""
+			if len(args) == 1 {
+				target = args[0]
+			}
+			ps, err := patch.List(ctx, ws, target)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(ps)
+			}
+			tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PATCH\tTARGET\tCLASS\tHOTSPOT\tCHANGE\tHYPOTHESIS")
+			for _, p := range ps {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t+%d -%d\t%s\n", p.PatchID, p.Target, p.Class, p.Hotspot, p.Added, p.Removed, clipText(p.Hypothesis, 60))
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newPatchShowCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID [--json]",
+		Short: "Show a patch: its proposal, its diff and every verdict",
+		Long: `Show a patch by id (or a unique prefix of it): the proposal's metadata, the diff
+from the pin to the patch commit, and every verdict recorded for it.
+
+JSON fields: proposal (the ledger entry), diff, verdicts (array of entries
+with id, verdict, summary, created, ...).` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			sh, err := patch.Show(ctx, ws, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(sh)
+			}
+			p := sh.Proposal
+			fmt.Fprintf(app.Out, "patch      %s\ntarget     %s\npin        %s\ncommit     %s\nhotspot    %s\nclass      %d\nhypothesis %s\nfiles      %s (+%d -%d)\nentry      %s (%s)\n",
+				p.PatchID, p.Target, p.Pin, p.Commit, p.Hotspot, p.Class, p.Hypothesis, strings.Join(p.Files, ", "), p.Added, p.Removed, p.ID, p.Created.Format("2006-01-02 15:04:05Z07:00"))
+			if len(sh.Verdicts) == 0 {
+				fmt.Fprintln(app.Out, "verdicts   none yet")
+			}
+			for _, v := range sh.Verdicts {
+				fmt.Fprintf(app.Out, "verdict    %s: %s (entry %s)\n", v.Verdict, v.Summary, v.ID)
+			}
+			fmt.Fprintln(app.Out)
+			_, err = io.WriteString(app.Out, sh.Diff)
+			return err
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-3]) + "..."
+	}
+	return s
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/profile"
+)
+
+func init() { register(newProfileCmd) }
+
+func newProfileCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "profile",
+		Short: "Profile a target at its pin and read its hotspots",
+		Long: `A profile ranks the functions of a target's workload by their share of CPU
+time (or of hardware cycles where the machine counts them), with the hottest
+source line of each and the counters of ` + "`perf stat`" + `. Profiles are kept in
+the ledger with the full pprof beside them; ` + "`hone profile show`" + ` prints the
+latest, the view the MCP tool read_profile returns.`,
+	}
+	cmd.AddCommand(newProfileRunCmd(app), newProfileShowCmd(app), newProfileListCmd(app), newProfileDiffCmd(app))
+	return cmd
+}
+
+func newProfileRunCmd(app *App) *cobra.Command {
+	var opts profile.Options
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run TARGET [--frequency HZ] [--pprof-out FILE] [--json]",
+		Short: "Profile the target's workload and record the profile in the ledger",
+		Long: `Build the target at its pin in a hone-managed checkout (reusing the baseline
+build cache), run [targets.TARGET.profile] run (default: the bench command)
+under ` + "`perf record -g`" + ` and convert it to pprof, reading source lines from
+the binary's DWARF. The event is the hardware cycles counter where the machine
+has one, else the software cpu-clock; the output says which. With
+[targets.TARGET.profile] format = "pprof", the command writes its own pprof
+file (output = "...", e.g. Go's -cpuprofile) and hone reads it instead.
+` + "`perf stat`" + ` counts one more run; counters the machine cannot count are
+reported as not supported, never as zero.
+
+The summary (top 50 hotspots, counters, event, samples, pin, binary hash,
+environment) and the gzipped pprof are appended to the ledger. --pprof-out
+also writes the pprof to FILE, for ` + "`go tool pprof`" + `.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
+		Args: exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			if opts.Frequency < 0 {
+				return errs.Usagef("--frequency must be a positive number of Hz")
+			}
+			opts.Progress = func(s string) { app.progress("profile %s: %s", args[0], s) }
+			e, err := profile.Run(ctx, ws, args[0], opts)
+			app.endProgress()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(e)
+			}
+			return profile.WriteText(app.Out, e.Top(20))
+		}),
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.Frequency, "frequency", 0, "sampling frequency in Hz (default [targets.X.profile] frequency, else 1999)")
+	f.StringVar(&opts.PprofOut, "pprof-out", "", "also write the gzipped pprof profile to `FILE`")
+	f.BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
+	return cmd
+}
+
+func newProfileShowCmd(app *App) *cobra.Command {
+	var top int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show TARGET [--top N] [--json]",
+		Short: "Print the latest profile of a target",
+		Long: `Print the target's latest profile: event, samples, the top N hotspots
+(flat and cumulative share, hottest source line) and the perf stat counters.
+This is the view the MCP tool read_profile returns.` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			e, err := profile.Latest(ctx, ws, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(e.Top(top))
+			}
+			return profile.WriteText(app.Out, e.Top(top))
+		}),
+	}
+	cmd.Flags().IntVar(&top, "top", 20, "show this many hotspots (0: all stored, at most 50)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
+	return cmd
+}
+
+func newProfileListCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list TARGET [--json]",
+		Short: "List the profiles of a target, oldest first",
+		Long: `List every profile of the target in the ledger, oldest first: id, time, pin,
+event, samples and the top hotspot. Ids are what ` + "`hone profile diff`" + ` takes.` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			es, err := profile.List(ctx, ws, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(es)
+			}
+			return profile.WriteList(app.Out, es)
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as a JSON list")
+	return cmd
+}
+
+func newProfileDiffCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "diff A B [--json]",
+		Short: "Show the hotspots whose share moved between two profiles",
+		Long: `Compare profile B with profile A (ledger entry ids, see ` + "`hone profile list`" + `)
+and list the hotspots whose flat or cumulative share moved by at least 0.5
+percentage points, biggest flat move first: did the patch move the hotspot?` + exitCodes(errs.NotFound, errs.Invalid),
+		Args: exactArgs(2),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			a, err := profile.Get(ctx, ws, args[0])
+			if err != nil {
+				return err
+			}
+			b, err := profile.Get(ctx, ws, args[1])
+			if err != nil {
+				return err
+			}
+			c := profile.Diff(a, b)
+			if asJSON {
+				return app.printJSON(c)
+			}
+			return profile.WriteDiff(app.Out, c)
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	return cmd
+}

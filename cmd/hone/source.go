@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/source"
+)
+
+func init() { register(newSourceCmd) }
+
+func newSourceCmd(app *App) *cobra.Command {
+	var offset, limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "source TARGET [PATH] [--offset N] [--limit N] [--json]",
+		Short: "Show a target's file or directory as it is at the pin",
+		Long: fmt.Sprintf(`Show PATH of TARGET exactly as it is at the target's pin commit, read from
+git's objects, never from the working tree. PATH is relative to the target's
+path; without it, the target's top directory is listed.
+
+A file is printed with line numbers, after a header giving the pin and which
+lines of how many are shown. --offset N starts at line N (1-based, like the
+numbers printed; 0 means 1); --limit N shows at most N lines (default %d). When
+lines remain, a last line says which --offset continues. Lines longer than %d
+bytes are cut. A binary file (a NUL byte in its first 8000 bytes) is
+described, not printed. A directory lists its entries: type, size and name.
+A symlink is shown as its target and never followed.
+
+Absolute paths, '..', any spelling of .git, and paths through a symlink are
+refused (exit 3); a path absent at the pin exits 4.
+
+--json fields: target, pin, pin_commit, path, repo_path, type (file, dir,
+symlink, submodule); for files size, binary, total_lines, offset, lines
+[{number, text, cut}], truncated, next_offset; for directories entries
+[{name, type, size, executable}]; link_target for symlinks.`, source.DefaultLimit, source.MaxLineBytes) +
+			exitCodes(errs.Policy, errs.NotFound, errs.Invalid),
+		Args:              rangeArgs(1, 2),
+		ValidArgsFunction: completeTargets(app),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			path := ""
+			if len(args) == 2 {
+				path = args[1]
+			}
+			v, err := source.Read(ctx, ws, args[0], path, offset, limit)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(v)
+			}
+			return printSource(app, v)
+		}),
+	}
+	cmd.Flags().IntVar(&offset, "offset", 0, "first line to show, 1-based")
+	cmd.Flags().IntVar(&limit, "limit", 0, fmt.Sprintf("most lines to show (default %d)", source.DefaultLimit))
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func printSource(app *App, v *source.View) error {
+	at := fmt.Sprintf("%s at %s (%s)", v.RepoPath, v.Pin, v.PinCommit[:12])
+	switch v.Type {
+	case source.Dir:
+		fmt.Fprintf(app.Out, "%s: directory, %d entries\n", at, len(v.Entries))
+		for _, e := range v.Entries {
+			size, name := "-", e.Name
+			switch e.Type {
+			case source.File:
+				size = fmt.Sprint(e.Size)
+			case source.Dir:
+				name += "/"
+			}
+			fmt.Fprintf(app.Out, "%-9s %10s  %s\n", e.Type, size, name)
+		}
+	case source.Symlink:
+		fmt.Fprintf(app.Out, "%s: symlink to %s (not followed)\n", at, v.LinkTarget)
+	case source.Submodule:
+		fmt.Fprintf(app.Out, "%s: submodule at commit %s (not shown)\n", at, v.Commit)
+	default:
+		if v.Binary {
+			fmt.Fprintf(app.Out, "%s: binary file, %d bytes (not shown)\n", at, v.Size)
+			return nil
+		}
+		if len(v.Lines) == 0 {
+			fmt.Fprintf(app.Out, "%s: no lines shown (the file has %d)\n", at, v.TotalLines)
+			return nil
+		}
+		first, last := v.Lines[0].Number, v.Lines[len(v.Lines)-1].Number
+		fmt.Fprintf(app.Out, "%s: lines %d-%d of %d\n", at, first, last, v.TotalLines)
+		for _, l := range v.Lines {
+			cut := ""
+			if l.Cut {
+				cut = fmt.Sprintf(" [line cut at %d bytes]", source.MaxLineBytes)
+			}
+			fmt.Fprintf(app.Out, "%6d\t%s%s\n", l.Number, l.Text, cut)
+		}
+		if v.Truncated {
+			fmt.Fprintf(app.Out, "... %d more lines; continue with --offset %d\n", v.TotalLines-last, v.NextOffset)
+		}
+	}
+	return nil
+}
+
+// completeTargets completes the first argument with the workspace's target
+// names; it stays silent outside a workspace.
+func completeTargets(app *App) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ws, err := app.workspace()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return ws.TargetNames(), cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
+	"github.com/hone-perf/hone/workspace"
+)
+
+func init() { register(newVerdictCmd) }
+
+func newVerdictCmd(app *App) *cobra.Command {
+	var opts verdict.Options
+	var asJSON, exitCode bool
+	var recompute string
+	cmd := &cobra.Command{
+		Use:   "verdict PATCH-ID [--json] [--metric M] [--max-pairs N] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]",
+		Short: "Gate and benchmark a patch against its pin, and record the verdict",
+		Long: `Check out the pin (baseline) and the patch commit (candidate) in fresh
+hone-managed worktrees, build both (the baseline build is cached per pin and
+build command), run the target's gates on the candidate in the sandbox
+(equivalence gates on both, comparing stdout and exit status byte for byte),
+then benchmark: one warm-up pair, then baseline/candidate pairs in seeded random
+order, in batches of [bench] pairs, until the speedup's bootstrap CI is clearly
+above 1+threshold, clearly below 1, or clearly within the threshold, or
+max_pairs is reached.
+
+The verdict is one of accepted, needs-human-review (faster, but the patch adds
+atomics, locks, threads, unsafe code, inline asm or fast-math flags),
+rejected-gate, rejected-bench (regressed, no-change or inconclusive) or error
+(the baseline or the environment failed; never the patch's fault). It is
+appended to the ledger with the raw samples and the environment, and noted on
+the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
+
+--recompute ENTRY-ID re-derives a stored verdict from its samples and says
+whether it matches (exit 1 when it does not).
+
+Progress goes to stderr when it is a terminal. Interrupting a verdict kills
+its commands, removes its checkouts and records nothing.
+
+JSON fields (--json): the ledger entry: id, kind, target, patch_id, commit,
+pin, attempt_key, hotspot, class, hypothesis, verdict, summary, reason,
+detail, risk_signals, gates[] (name, passed, equivalence, message, candidate
+and baseline runs), bench (metric, pairs, batch_size, max_pairs, threshold,
+confidence, seed, order, decisions, seconds, command_seconds, metrics[]
+with medians, speedup, ci_low, ci_high, p, outliers, cv, detectable_change,
+samples[] with the raw values, perf counters), environment (commits, binary
+hashes, host, kernel, cpu, loadavg, isolation, network_denied, perf,
+instructions_via, tools), calibration_warning, kept_checkouts.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
+		Args: rangeArgs(0, 1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			if recompute != "" {
+				if len(args) != 0 {
+					return errs.Usagef("--recompute takes an entry id instead of a patch id; see `hone verdict --help`")
+				}
+				return recomputeVerdict(ctx, app, ws, recompute, asJSON)
+			}
+			if len(args) != 1 {
+				return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID); see `hone verdict --help`")
+			}
+			if opts.MaxPairs < 0 {
+				return errs.Usagef("--max-pairs must be positive")
+			}
+			opts.Progress = func(p verdict.Progress) { app.progress("verdict %s: %s", args[0], progressText(p)) }
+			e, err := verdict.Run(ctx, ws, args[0], opts)
+			app.endProgress()
+			if err != nil {
+				return err
+			}
+			if e.CalibrationWarning != "" {
+				fmt.Fprintln(app.Err, "hone: warning: "+e.CalibrationWarning)
+			}
+			if asJSON {
+				err = app.printJSON(e)
+			} else {
+				err = verdict.WriteText(app.Out, e)
+			}
+			if err == nil && exitCode && e.Verdict != ledger.VerdictAccepted {
+				return errs.New(errs.NotAccepted, "verdict %s: %s", e.Verdict, e.Summary)
+			}
+			return err
+		}),
+	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the verdict entry as JSON")
+	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
+	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop after `N` pairs (default [bench] max_pairs)")
+	f.BoolVar(&opts.Keep, "keep", false, "keep the baseline and candidate checkouts")
+	f.BoolVar(&exitCode, "exit-code", false, "exit 10 unless the verdict is accepted")
+	f.StringVar(&recompute, "recompute", "", "recompute the stored verdict `ENTRY-ID` from its samples")
+	return cmd
+}
+
+func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id string, asJSON bool) error {
+	re, match, err := verdict.Recompute(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := app.printJSON(map[string]any{"entry_id": id, "match": match, "recomputed": re}); err != nil {
+			return err
+		}
+	} else {
+		if err := verdict.WriteText(app.Out, re); err != nil {
+			return err
+		}
+		fmt.Fprintf(app.Out, "\nrecomputed from the stored samples: %s\n", map[bool]string{true: "matches the stored verdict", false: "DIFFERS from the stored verdict"}[match])
+	}
+	if !match {
+		return errs.Failuref("entry %s: the recomputed verdict differs from the stored one", id)
+	}
+	return nil
+}
+
+func progressText(p verdict.Progress) string {
+	prefix := ""
+	if p.Sessions > 0 {
+		prefix = fmt.Sprintf("session %d/%d ", p.Session, p.Sessions)
+	}
+	switch p.Phase {
+	case "gate":
+		return prefix + "gate " + p.Gate
+	case "bench":
+		if p.Pairs == 0 {
+			return prefix + "bench " + p.Metric
+		}
+		return fmt.Sprintf("%sbench %d/%d pairs, %s speedup %.3fx [%.3f, %.3f]", prefix, p.Pairs, p.MaxPairs, p.Metric, p.Speedup, p.CILow, p.CIHigh)
+	}
+	return prefix + p.Phase
+}

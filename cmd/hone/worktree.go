@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/worktree"
+)
+
+func init() { register(newWorktreeCmd) }
+
+func newWorktreeCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worktree",
+		Short: "Work in an isolated git worktree session",
+		Long: `A worktree session is an isolated checkout under .sema-worktrees/<name> (branch
+worktree-<name>) to work in without touching the main checkout. hone cannot
+change your shell's directory, so enter and exit print the directory to go to:
+cd "$(hone worktree enter)", or load ` + "`hone shell-init bash`" + ` once and hone cds for you.
+
+The session is kept in <git common dir>/hone/worktree-sessions/<session>.toml, so
+a later process (or another worktree) can exit what an earlier one entered.
+HONE_SESSION names the session (default: one per repository).`,
+	}
+	cmd.AddCommand(newWorktreeEnterCmd(app), newWorktreeExitCmd(app), newWorktreeStatusCmd(app), newWorktreeListCmd(app))
+	return cmd
+}
+
+func newWorktreeEnterCmd(app *App) *cobra.Command {
+	var opts worktree.EnterOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "enter [--name NAME | --path PATH] [--base head|fresh] [--target T]",
+		Short: "Create, resume or switch into a worktree and start a session",
+		Long: `Enter a worktree and print its path on stdout (a message goes to stderr).
+
+--name NAME creates .sema-worktrees/NAME on branch worktree-NAME, or resumes it when
+it exists; without --name a readable random name is made. NAME is segments of
+letters, digits, '.', '_' and '-' separated by '/', at most 64 characters.
+.sema-worktrees/ is added to .gitignore when missing.
+
+--base head starts from the current HEAD (unpushed commits included); --base fresh
+(the default, or [worktree] base in hone.toml) from origin/HEAD, else the first
+local branch of init.defaultBranch, main, master.
+
+Only one created session at a time: while one is active, a creating enter is
+refused. --path PATH switches the session into any worktree ` + "`git worktree list`" + `
+shows, leaving the previous one untouched; exit never removes a path-entered
+worktree. --target T binds the session to a hone.toml target, whose allowlist
+` + "`hone guard pre-commit`" + ` then enforces on commits made in the worktree.
+
+Outside a git repository enter is refused: hone makes worktrees only with git.` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
+		Args: exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			repo, cfg, err := worktree.Open(app.Dir)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.Cwd = cfg, app.Dir
+			res, err := worktree.Enter(ctx, repo, opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(res)
+			}
+			fmt.Fprintln(app.Err, res.Message)
+			fmt.Fprintln(app.Out, res.WorktreePath)
+			return nil
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Name, "name", "", "name of the managed worktree to create or resume")
+	f.StringVar(&opts.Path, "path", "", "enter this existing worktree instead (never removed by exit)")
+	f.StringVar(&opts.Base, "base", "", "what a new worktree starts from: head or fresh (default fresh, or [worktree] base)")
+	f.StringVar(&opts.Target, "target", "", "bind the session to this hone.toml target")
+	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newWorktreeExitCmd(app *App) *cobra.Command {
+	var opts worktree.ExitOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "exit [--action keep|remove] [--discard-changes]",
+		Short: "End the worktree session and print the directory to return to",
+		Long: `End the active session and print, on stdout, the directory it started from (the
+repository root when that directory is gone). Without a session this changes
+nothing and exits 0.
+
+--action keep (the default) leaves the worktree and its branch in place.
+--action remove deletes the worktree and its branch worktree-NAME. It is refused
+while the worktree has uncommitted files or commits not on its base (both counted
+in the message) unless --discard-changes is given, and always refused for a
+worktree entered with --path. If removal fails the session stays active.` + exitCodes(errs.Policy, errs.Invalid, errs.Busy),
+		Args: exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			repo, _, err := worktree.Open(app.Dir)
+			if errors.Is(err, worktree.ErrOutsideRepo) {
+				// No repository, so no session can be found: nothing to end.
+				return app.printExit(&worktree.ExitResult{Action: opts.Action, Message: "not inside a git repository; " + worktree.NoSessionMessage}, asJSON)
+			}
+			if err != nil {
+				return err
+			}
+			res, err := worktree.Exit(ctx, repo, opts)
+			if err != nil {
+				return err
+			}
+			return app.printExit(res, asJSON)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Action, "action", "keep", "keep or remove the worktree")
+	f.BoolVar(&opts.DiscardChanges, "discard-changes", false, "with --action remove: delete uncommitted files and commits not on the base")
+	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func (app *App) printExit(res *worktree.ExitResult, asJSON bool) error {
+	if asJSON {
+		return app.printJSON(res)
+	}
+	fmt.Fprintln(app.Err, res.Message)
+	if res.Dir != "" {
+		fmt.Fprintln(app.Out, res.Dir)
+	}
+	return nil
+}
+
+func newWorktreeStatusCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the active worktree session",
+		Long:  "Show the active session (HONE_SESSION) and its worktree's uncommitted files and commits not on its base." + exitCodes(errs.Policy, errs.Invalid),
+		Args:  exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			repo, _, err := worktree.Open(app.Dir)
+			if err != nil {
+				return err
+			}
+			st, err := worktree.Status(ctx, repo)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(st)
+			}
+			if !st.Active {
+				fmt.Fprintln(app.Out, st.Message)
+				return nil
+			}
+			if st.WorktreeMissing {
+				fmt.Fprintln(app.Err, st.Message)
+			}
+			s := st.Session
+			w := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "session\t%s (%s)\n", s.Session, s.Kind)
+			fmt.Fprintf(w, "worktree\t%s\n", s.WorktreePath)
+			fmt.Fprintf(w, "branch\t%s\n", orDash(s.WorktreeBranch))
+			fmt.Fprintf(w, "base\t%s\n", orDash(s.BaseRef))
+			fmt.Fprintf(w, "target\t%s\n", orDash(s.Target))
+			fmt.Fprintf(w, "original dir\t%s\n", s.OriginalCwd)
+			fmt.Fprintf(w, "uncommitted files\t%d\n", st.DirtyFiles)
+			fmt.Fprintf(w, "commits not on base\t%d\n", st.Commits)
+			return w.Flush()
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newWorktreeListCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the managed worktrees with their uncommitted files and commits",
+		Long:  "List the worktrees under .sema-worktrees/ with their branch, uncommitted files and commits not on their base; * marks the active session's." + exitCodes(errs.Policy, errs.Invalid),
+		Args:  exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			repo, _, err := worktree.Open(app.Dir)
+			if err != nil {
+				return err
+			}
+			list, err := worktree.List(ctx, repo)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(list)
+			}
+			w := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "\tNAME\tBRANCH\tFILES\tCOMMITS\tPATH")
+			for _, wt := range list {
+				mark := ""
+				if wt.Active {
+					mark = "*"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", mark, wt.Name, orDash(wt.Branch), wt.DirtyFiles, wt.Commits, wt.Path)
+			}
+			return w.Flush()
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,226 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hone-perf/hone/harness"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/profile"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// bin holds the programs the tests run: hone itself (the MCP server) and
+// the fake exec harness.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agent-test-")
+	if err != nil {
+		panic(err)
+	}
+	bin = dir
+	for _, b := range [][2]string{{"hone", "./cmd/hone"}, {"fakeexec", "./harness/testdata/fakeexec"}} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]), b[1])
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			panic("go build " + b[1] + ": " + err.Error() + "\n" + string(out))
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// newWorkspace makes a git repository from ../testdata/workspace (one shell
+// target, "spin", on branch main).
+func newWorkspace(t *testing.T) *workspace.Workspace {
+	t.Helper()
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
+		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid",
+		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+	} {
+		t.Setenv(k, v)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../testdata/workspace")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "spin"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func options(ws *workspace.Workspace, mode string, env ...string) Options {
+	return Options{
+		Target: "spin",
+		Harness: harness.Config{Name: "exec", Command: []string{filepath.Join(bin, "fakeexec")},
+			Env: append(env, "FAKE_MODE="+mode), TurnTimeout: time.Minute},
+		Turns:      5,
+		MCPCommand: []string{filepath.Join(bin, "hone"), "mcp", "--workspace", ws.Root},
+	}
+}
+
+// TestTwoTurnRun: a harness that calls hone's tools over MCP reads
+// everything and proposes a patch in turn 1, judges it in turn 2, and is done.
+func TestTwoTurnRun(t *testing.T) {
+	ws := newWorkspace(t)
+	diff, err := os.ReadFile("../testdata/spin-gauss.diff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := []any{
+		[]map[string]any{
+			{"tool": "read_profile", "args": map[string]any{"target": "spin"}},
+			{"tool": "read_ledger", "args": map[string]any{"target": "spin"}},
+			{"tool": "read_playbook", "args": map[string]any{"class_number": 5}},
+			{"tool": "read_target_source", "args": map[string]any{"target": "spin", "path": "spin.sh"}},
+			{"tool": "propose_patch", "args": map[string]any{"target": "spin", "diff": string(diff),
+				"hypothesis": "a closed form replaces the loop", "hotspot": "spin.sh", "playbook_class": 5}},
+		},
+		[]map[string]any{{"tool": "run_verdict", "args": map[string]any{"patch_id": "$patch_id"}}},
+	}
+	b, _ := json.Marshal(script)
+	scriptFile := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(scriptFile, b, 0o644)
+
+	opts := options(ws, "script", "FAKE_SCRIPT="+scriptFile)
+	var messages []string
+	results := map[string]harness.Event{}
+	opts.OnMessage = func(_ int, msg string) { messages = append(messages, msg) }
+	opts.OnEvent = func(_ int, ev harness.Event) {
+		if ev.Type == harness.ToolResult {
+			results[ev.Tool] = ev
+		}
+	}
+	res, err := Run(context.Background(), ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turns != 2 || !res.Done {
+		t.Fatalf("run: %+v; want 2 turns, done", res)
+	}
+	if len(messages) != 2 || !strings.Contains(messages[0], "Rules:") || !strings.Contains(messages[1], "Turn 2 of 5") {
+		t.Errorf("messages: %q", messages)
+	}
+	if !results["read_profile"].IsError || !strings.Contains(results["read_profile"].Result, "no profile yet") {
+		t.Errorf("read_profile: %+v", results["read_profile"])
+	}
+	for _, tool := range []string{"read_ledger", "read_playbook", "read_target_source", "propose_patch", "run_verdict"} {
+		if r, ok := results[tool]; !ok || r.IsError {
+			t.Errorf("%s: %+v", tool, r)
+		}
+	}
+	l := ledger.Open(ws)
+	for _, kind := range []ledger.Kind{ledger.KindProposal, ledger.KindVerdict} {
+		es, err := l.List(context.Background(), ledger.Filter{Target: "spin", Kind: kind})
+		if err != nil || len(es) != 1 {
+			t.Errorf("%s entries: %d (%v); want 1", kind, len(es), err)
+		}
+	}
+	lines := readTranscript(t, res.Transcript)
+	if lines[0].Run == nil || lines[0].Run.Harness != "exec" || lines[1].Message != messages[0] {
+		t.Errorf("transcript starts %+v %+v", lines[0], lines[1])
+	}
+	if last := lines[len(lines)-1]; last.Turn != 2 || last.Event == nil || last.Event.Type != harness.TurnComplete || !last.Event.Done {
+		t.Errorf("transcript ends %+v", last)
+	}
+	if !strings.HasPrefix(res.Transcript, filepath.Join(ws.CommonDir, "hone", "transcripts")+"/spin-") {
+		t.Errorf("transcript at %s", res.Transcript)
+	}
+}
+
+func readTranscript(t *testing.T, path string) []Line {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []Line
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var l Line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("transcript line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+func TestRunEndsOnFailure(t *testing.T) {
+	ws := newWorkspace(t)
+	for _, tc := range []struct {
+		mode    string
+		timeout time.Duration
+		kind    error
+		want    string
+	}{
+		{"crash", time.Minute, harness.ErrExited, "agent run: turn 1 of 5: exec: harness exited during the turn"},
+		{"hang", 300 * time.Millisecond, harness.ErrTurnTimeout, "agent run: turn 1 of 5: exec: harness turn timed out"},
+		{"never-ready", 0, harness.ErrStartup, "agent run: exec: harness failed to start"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			opts := options(ws, tc.mode)
+			opts.Harness.TurnTimeout = tc.timeout
+			opts.Harness.StartupTimeout = 300 * time.Millisecond
+			res, err := Run(context.Background(), ws, opts)
+			if !errors.Is(err, tc.kind) || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("Run: %v; want %q", err, tc.want)
+			}
+			if res == nil || res.Turns != 0 {
+				t.Fatalf("result %+v; want no completed turn", res)
+			}
+			if _, err := os.Stat(res.Transcript); err != nil {
+				t.Errorf("transcript not kept: %v", err)
+			}
+		})
+	}
+}
+
+func TestBrief(t *testing.T) {
+	ws := newWorkspace(t)
+	if _, err := ledger.Open(ws).Append(context.Background(), &profile.Entry{
+		Common: ledger.Common{Kind: ledger.KindProfile, Target: "spin"},
+		Source: "perf", Event: "cpu-clock", Samples: 1000, ValueType: "cpu/nanoseconds", Isolation: "none", Pprof: "x.pb.gz",
+		Hotspots: []profile.Hotspot{{Symbol: "main.count", FlatPct: 61.5, CumPct: 80, File: "count.go", Line: 12}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Brief(context.Background(), ws, "spin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`optimizing the target "spin"`, "directory targets/spin/, pinned at main",
+		"61.50% flat  80.00% cum  main.count  count.go:12",
+		"Ledger: no earlier attempts", "  1. ", "  7. ",
+		"state your hypothesis", "cheapest untried playbook class first", "Never repeat an attempt", harness.DoneMarker,
+	} {
+		if !strings.Contains(b, want) {
+			t.Errorf("brief lacks %q:\n%s", want, b)
+		}
+	}
+	if _, err := Brief(context.Background(), ws, "nope"); err == nil {
+		t.Error("Brief of an unknown target succeeded")
+	}
+}

@@ -1,0 +1,130 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hone-perf/hone/harness"
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/mcp"
+	"github.com/hone-perf/hone/playbooks"
+	"github.com/hone-perf/hone/profile"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// briefHotspots is how many hotspots the first message lists.
+const briefHotspots = 10
+
+// Brief is the first message of a run: the target, its latest profile's top
+// hotspots, the ledger so far, the playbook index, and the rules.
+func Brief(ctx context.Context, ws *workspace.Workspace, target string) (string, error) {
+	t, err := ws.Target(target)
+	if err != nil {
+		return "", err
+	}
+	pin, err := ws.ResolvePin(t)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are optimizing the target %q with hone. hone applies patches only inside the target's allowlist, runs its gates and an interleaved benchmark itself, and records every attempt in git. Your tools: %s.\n\n", target, strings.Join(mcp.ToolNames, ", "))
+	fmt.Fprintf(&b, "Target: %s, directory %s/, pinned at %s (%s).", target, t.Path, t.Pin, pin[:12])
+	if len(t.Protect) > 0 {
+		fmt.Fprintf(&b, " Protected, never patchable: %s.", strings.Join(t.Protect, ", "))
+	}
+	b.WriteString("\n\n")
+
+	if err := writeProfile(ctx, &b, ws, target); err != nil {
+		return "", err
+	}
+	if err := writeLedger(ctx, &b, ws, target); err != nil {
+		return "", err
+	}
+	pbs, err := playbooks.List(ws.Root)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("Playbook classes, cheapest first (read_playbook N for the procedure):\n")
+	for _, p := range pbs {
+		fmt.Fprintf(&b, "  %d. %s: %s\n", p.Number, p.Name, p.Summary)
+	}
+	b.WriteString("\n" + rules)
+	return b.String(), nil
+}
+
+const rules = `Rules:
+1. Before each patch, state your hypothesis in words: which hotspot, which playbook class, and why the change should be faster.
+2. Try the cheapest untried playbook class first.
+3. Never repeat an attempt that already has a verdict (same hotspot, class and hypothesis); read_ledger lists them, and hone refuses repeats.
+4. Propose one patch per idea with propose_patch (a git-style unified diff against the pin), then judge it with run_verdict. The verdict is the only measure of success.
+5. When nothing is left worth trying, end your reply with a line holding only ` + harness.DoneMarker + `.
+`
+
+func writeProfile(ctx context.Context, b *strings.Builder, ws *workspace.Workspace, target string) error {
+	p, err := profile.Latest(ctx, ws, target)
+	if errs.Is(err, errs.NotFound) {
+		fmt.Fprintf(b, "No profile yet (`hone profile run %s` takes one); read the source to find the hot code.\n\n", target)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "Latest profile %s (%s, %d samples), top hotspots by exclusive share:\n", p.ID, p.Event, p.Samples)
+	for i, h := range p.Top(briefHotspots).Hotspots {
+		loc := ""
+		if h.File != "" {
+			loc = fmt.Sprintf("  %s:%d", h.File, h.Line)
+		}
+		fmt.Fprintf(b, "  %2d. %6.2f%% flat %6.2f%% cum  %s%s\n", i+1, h.FlatPct, h.CumPct, h.Symbol, loc)
+	}
+	b.WriteString("\n")
+	return nil
+}
+
+func writeLedger(ctx context.Context, b *strings.Builder, ws *workspace.Workspace, target string) error {
+	attempts, err := mcp.Attempts(ctx, ws, target)
+	if err != nil {
+		return err
+	}
+	b.WriteString(LedgerSummary(attempts))
+	b.WriteString("\n")
+	return nil
+}
+
+// LedgerSummary is one line per earlier attempt with its latest verdict.
+func LedgerSummary(attempts []mcp.Attempt) string {
+	if len(attempts) == 0 {
+		return "Ledger: no earlier attempts on this target.\n"
+	}
+	var b strings.Builder
+	judged := 0
+	for _, a := range attempts {
+		if len(a.Verdicts) > 0 {
+			judged++
+		}
+	}
+	fmt.Fprintf(&b, "Ledger: %d attempts, %d judged:\n", len(attempts), judged)
+	for _, a := range attempts {
+		outcome := "not judged yet"
+		if n := len(a.Verdicts); n > 0 {
+			v := a.Verdicts[n-1]
+			outcome = v.Verdict
+			if v.Summary != "" {
+				outcome += " (" + v.Summary + ")"
+			}
+		}
+		fmt.Fprintf(&b, "  - patch %s, class %d, hotspot %s: %q -> %s\n", a.PatchID, a.Class, a.Hotspot, a.Hypothesis, outcome)
+	}
+	return b.String()
+}
+
+// FollowUp is the message of every turn after the first.
+func FollowUp(ctx context.Context, ws *workspace.Workspace, target string, turn, turns int) (string, error) {
+	attempts, err := mcp.Attempts(ctx, ws, target)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Turn %d of %d. %s\nContinue with the cheapest untried idea, stating its hypothesis first, or end your reply with a line holding only %s if nothing is left worth trying.",
+		turn, turns, strings.TrimSuffix(LedgerSummary(attempts), "\n"), harness.DoneMarker), nil
+}

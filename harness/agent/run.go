@@ -1,0 +1,166 @@
+// Package agent drives an external agent harness through a whole
+// optimization run: it injects hone's MCP tools, sends a brief built from the
+// target's profile, ledger and playbooks, then one message per turn until the
+// agent says it is done or the turns run out, keeping a transcript in git's
+// directory.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hone-perf/hone/harness"
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/mcp"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// DefaultTurns is how many turns a run has when Options.Turns is zero.
+const DefaultTurns = 10
+
+// Options configure one run.
+type Options struct {
+	Target  string
+	Harness harness.Config
+	Turns   int
+	// WorkDir is where the harness runs; "" means a fresh empty directory,
+	// removed afterwards, so the harness sees the target only through
+	// read_target_source.
+	WorkDir string
+	// MCPCommand is the argv that serves hone's tools for this workspace,
+	// normally `hone mcp --workspace ROOT`.
+	MCPCommand []string
+	// OnMessage and OnEvent see the run as it happens, for display.
+	OnMessage func(turn int, msg string)
+	OnEvent   func(turn int, ev harness.Event)
+}
+
+// Result says how a run ended.
+type Result struct {
+	Turns      int    `json:"turns"`      // turns completed
+	Done       bool   `json:"done"`       // the agent said it had nothing left to try
+	Transcript string `json:"transcript"` // path of the JSONL transcript
+}
+
+// Line is one line of a transcript: a header, a message hone sent, or an
+// event the harness reported.
+type Line struct {
+	Turn    int            `json:"turn"`
+	Run     *Header        `json:"run,omitempty"`
+	Message string         `json:"message,omitempty"`
+	Event   *harness.Event `json:"event,omitempty"`
+}
+
+// Header opens a transcript.
+type Header struct {
+	Target  string    `json:"target"`
+	Harness string    `json:"harness"`
+	Command []string  `json:"command,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// Run drives one agent run. A harness that fails to start, crashes, or
+// exceeds a turn's time ends the run with an error naming which; the
+// transcript up to that point is kept either way.
+func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (*Result, error) {
+	if opts.Turns <= 0 {
+		opts.Turns = DefaultTurns
+	}
+	brief, err := Brief(ctx, ws, opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	a, err := harness.New(opts.Harness)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := mcp.Tools(ctx)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot list hone's MCP tools")
+	}
+	tools := make([]harness.Tool, 0, len(defs))
+	for _, d := range defs {
+		schema, _ := json.Marshal(d.InputSchema)
+		tools = append(tools, harness.Tool{Name: d.Name, Description: d.Description, InputSchema: schema})
+	}
+	if err := a.InjectTools(tools, harness.Bridge{Name: mcp.ServerName, Command: opts.MCPCommand}); err != nil {
+		return nil, err
+	}
+
+	tr, path, err := openTranscript(ws, opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	res := &Result{Transcript: path}
+	enc := json.NewEncoder(tr)
+	enc.Encode(Line{Run: &Header{Target: opts.Target, Harness: a.Name(), Command: opts.Harness.Command, Started: time.Now().UTC()}})
+
+	workdir := opts.WorkDir
+	if workdir == "" {
+		if workdir, err = os.MkdirTemp("", "hone-agent-"); err != nil {
+			return res, errs.Wrap(errs.Failure, err, "cannot create the harness's working directory")
+		}
+		defer os.RemoveAll(workdir)
+	}
+	if err := a.Start(ctx, workdir); err != nil {
+		return res, errs.Wrap(errs.Failure, err, "agent run")
+	}
+	defer a.Stop(context.WithoutCancel(ctx))
+
+	msg := brief
+	for turn := 1; turn <= opts.Turns; turn++ {
+		if turn > 1 {
+			if msg, err = FollowUp(ctx, ws, opts.Target, turn, opts.Turns); err != nil {
+				return res, err
+			}
+		}
+		enc.Encode(Line{Turn: turn, Message: msg})
+		if opts.OnMessage != nil {
+			opts.OnMessage(turn, msg)
+		}
+		done := false
+		for ev, err := range a.SendMessageStreaming(ctx, msg) {
+			if err != nil {
+				enc.Encode(Line{Turn: turn, Event: &harness.Event{Type: harness.ErrorEvent, Time: time.Now().UTC(), Message: err.Error()}})
+				return res, errs.Wrap(errs.Failure, err, "agent run: turn %d of %d", turn, opts.Turns)
+			}
+			enc.Encode(Line{Turn: turn, Event: &ev})
+			if opts.OnEvent != nil {
+				opts.OnEvent(turn, ev)
+			}
+			if ev.Type == harness.TurnComplete {
+				done = ev.Done
+			}
+		}
+		res.Turns = turn
+		if done {
+			res.Done = true
+			break
+		}
+	}
+	return res, nil
+}
+
+// openTranscript creates <git common dir>/hone/transcripts/<target>-<time>.jsonl.
+func openTranscript(ws *workspace.Workspace, target string) (*os.File, string, error) {
+	hd, err := ws.HoneDir()
+	if err != nil {
+		return nil, "", err
+	}
+	dir := filepath.Join(hd, "transcripts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", errs.Wrap(errs.Failure, err, "cannot create %s", dir)
+	}
+	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", target, stamp))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, "", errs.Wrap(errs.Failure, err, "cannot create the transcript %s", path)
+	}
+	return f, path, nil
+}

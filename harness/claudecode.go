@@ -1,0 +1,154 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// DoneMarker is the line an agent ends its reply with when it has nothing left
+// to try. Claude Code has no way to say "done" in its stream, so hone's brief
+// asks for this marker and the adapter turns it into turn_complete's Done.
+const DoneMarker = "[hone:done]"
+
+// claudeBuiltins are Claude Code's own tools. All are disallowed: the agent
+// gets no shell and no file access beyond hone's tools.
+var claudeBuiltins = []string{
+	"Agent", "Bash", "BashOutput", "Edit", "ExitPlanMode", "Glob", "Grep", "KillShell",
+	"MultiEdit", "NotebookEdit", "NotebookRead", "Read", "SlashCommand", "Task",
+	"TodoWrite", "WebFetch", "WebSearch", "Write",
+}
+
+// claudeCode drives `claude -p` in stream-json mode: one user message per
+// line on stdin, and its event stream on stdout, where a `result` event ends
+// the turn.
+type claudeCode struct {
+	cfg     Config
+	tools   []Tool
+	bridge  Bridge
+	mu      sync.Mutex
+	proc    *Process
+	cleanup func()
+	// inited is set by the system/init event. Claude Code only emits it after
+	// reading the first message, so readiness is checked inside the first turn.
+	inited atomic.Bool
+	// toolNames maps tool_use ids to tool names, so tool results can name them.
+	toolNames map[string]string
+}
+
+func newClaudeCode(cfg Config) *claudeCode {
+	if len(cfg.Command) == 0 {
+		cfg.Command = []string{"claude"}
+	}
+	return &claudeCode{cfg: cfg, cleanup: func() {}, toolNames: map[string]string{}}
+}
+
+func (a *claudeCode) Name() string { return "claude-code" }
+
+func (a *claudeCode) Builtins() []string {
+	if a.cfg.Builtins != nil {
+		return a.cfg.Builtins
+	}
+	return claudeBuiltins
+}
+
+func (a *claudeCode) InjectTools(tools []Tool, bridge Bridge) error {
+	if a.proc != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "tools must be injected before Start"}
+	}
+	resolved, err := ResolveTools(tools, a.Builtins())
+	if err != nil {
+		return err
+	}
+	if bridge.Name == "" {
+		bridge.Name = "hone"
+	}
+	a.tools, a.bridge = resolved, bridge
+	return nil
+}
+
+// allowedTools are the names Claude Code gives MCP tools: mcp__<server>__<tool>.
+func (a *claudeCode) allowedTools() []string {
+	var names []string
+	for _, t := range a.tools {
+		names = append(names, "mcp__"+a.bridge.Name+"__"+t.ServerName)
+	}
+	return names
+}
+
+func (a *claudeCode) args(configPath string) []string {
+	argv := append([]string(nil), a.cfg.Command...)
+	argv = append(argv, "-p",
+		"--input-format", "stream-json", "--output-format", "stream-json",
+		"--verbose", "--include-partial-messages",
+		"--mcp-config", configPath, "--strict-mcp-config",
+		"--allowedTools", strings.Join(a.allowedTools(), ","),
+		"--disallowedTools", strings.Join(a.Builtins(), ","))
+	if a.cfg.Model != "" {
+		argv = append(argv, "--model", a.cfg.Model)
+	}
+	return argv
+}
+
+func (a *claudeCode) Start(ctx context.Context, workdir string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "already started"}
+	}
+	if workdir == "" {
+		workdir = a.cfg.WorkingDir
+	}
+	path, cleanup, err := writeMCPConfig(a.cfg.MCPConfigPath, a.bridge)
+	if err != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Err: err}
+	}
+	a.cleanup = cleanup
+	p, err := StartProcess(a.args(path), workdir, a.cfg.Env, a.cfg.Stderr)
+	if err != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "cannot run " + a.cfg.Command[0] + " (is Claude Code installed and on PATH?)", Err: err}
+	}
+	a.proc = p
+	return nil
+}
+
+func (a *claudeCode) SendMessageStreaming(ctx context.Context, msg string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		a.mu.Lock()
+		p := a.proc
+		a.mu.Unlock()
+		if p == nil {
+			yield(Event{}, &Error{Kind: ErrNotRunning, Harness: a.Name(), Detail: "Start was not called"})
+			return
+		}
+		in := claudeInput{Type: "user", Message: claudeMessage{Role: "user", Content: []claudeBlock{{Type: "text", Text: msg}}}}
+		line, err := json.Marshal(in)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		t := &turn{name: a.Name(), proc: p, timeout: a.cfg.TurnTimeout, parse: a.parse,
+			startup: a.cfg.StartupTimeout, ready: a.inited.Load}
+		t.run(ctx, append(line, '\n'), yield)
+	}
+}
+
+func (a *claudeCode) IsAlive() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.proc != nil && a.proc.Alive()
+}
+
+func (a *claudeCode) Stop(ctx context.Context) error {
+	a.mu.Lock()
+	p := a.proc
+	a.mu.Unlock()
+	defer a.cleanup()
+	if p == nil {
+		return nil
+	}
+	return p.Stop(ctx, a.cfg.StopGrace)
+}

@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProtocolVersion is the version of the exec protocol (PROTOCOL.md) hone speaks.
+const ProtocolVersion = "1"
+
+// execAdapter runs any program speaking the JSONL protocol of PROTOCOL.md.
+type execAdapter struct {
+	cfg     Config
+	tools   []Tool
+	bridge  Bridge
+	mu      sync.Mutex
+	proc    *Process
+	cleanup func()
+}
+
+func newExec(cfg Config) *execAdapter { return &execAdapter{cfg: cfg, cleanup: func() {}} }
+
+func (a *execAdapter) Name() string       { return "exec" }
+func (a *execAdapter) Builtins() []string { return a.cfg.Builtins }
+
+func (a *execAdapter) InjectTools(tools []Tool, bridge Bridge) error {
+	if a.proc != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "tools must be injected before Start"}
+	}
+	resolved, err := ResolveTools(tools, a.Builtins())
+	if err != nil {
+		return err
+	}
+	a.tools, a.bridge = resolved, bridge
+	return nil
+}
+
+// protocolEnv is what the program learns at startup: the protocol version,
+// the tools it may offer its model, and how to reach the MCP server.
+func (a *execAdapter) protocolEnv(configPath string) ([]string, error) {
+	tools, err := json.Marshal(a.tools)
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"HONE_PROTOCOL=" + ProtocolVersion, "HONE_TOOLS=" + string(tools), "HONE_MCP_CONFIG=" + configPath}
+	if len(a.bridge.Command) > 0 {
+		argv, err := json.Marshal(a.bridge.Command)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, "HONE_MCP_COMMAND="+string(argv))
+	}
+	if a.bridge.URL != "" {
+		env = append(env, "HONE_MCP_URL="+a.bridge.URL)
+	}
+	if a.cfg.Model != "" {
+		env = append(env, "HONE_MODEL="+a.cfg.Model)
+	}
+	return env, nil
+}
+
+func (a *execAdapter) Start(ctx context.Context, workdir string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "already started"}
+	}
+	if workdir == "" {
+		workdir = a.cfg.WorkingDir
+	}
+	path, cleanup, err := writeMCPConfig(a.cfg.MCPConfigPath, a.bridge)
+	if err != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Err: err}
+	}
+	a.cleanup = cleanup
+	env, err := a.protocolEnv(path)
+	if err != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Err: err}
+	}
+	p, err := StartProcess(a.cfg.Command, workdir, append(env, a.cfg.Env...), a.cfg.Stderr)
+	if err != nil {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "cannot run " + strings.Join(a.cfg.Command, " "), Err: err}
+	}
+	a.proc = p
+	if err := a.awaitReady(ctx); err != nil {
+		p.Stop(context.WithoutCancel(ctx), a.cfg.StopGrace)
+		return err
+	}
+	return nil
+}
+
+// awaitReady waits for the program's {"type":"ready"} line.
+func (a *execAdapter) awaitReady(ctx context.Context) error {
+	fail := func(detail string, cause error) error {
+		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: detail, Stderr: a.proc.Stderr(), Err: cause}
+	}
+	timer := time.NewTimer(a.cfg.StartupTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case line, ok := <-a.proc.Lines():
+			if !ok {
+				<-a.proc.Done()
+				return fail("it exited before saying ready ("+exitStatus(a.proc)+")", nil)
+			}
+			var m struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(line, &m) == nil && m.Type == "ready" {
+				return nil
+			}
+			return fail(fmt.Sprintf("its first line must be {\"type\":\"ready\"}, got %.200s", line), nil)
+		case <-timer.C:
+			return fail(fmt.Sprintf("no ready line within the startup timeout of %s", a.cfg.StartupTimeout), nil)
+		case <-ctx.Done():
+			return fail("cancelled", ctx.Err())
+		}
+	}
+}
+
+func (a *execAdapter) SendMessageStreaming(ctx context.Context, msg string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		a.mu.Lock()
+		p := a.proc
+		a.mu.Unlock()
+		if p == nil {
+			yield(Event{}, &Error{Kind: ErrNotRunning, Harness: a.Name(), Detail: "Start was not called"})
+			return
+		}
+		line, err := json.Marshal(execMessage{Type: "message", Text: msg})
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		t := &turn{name: a.Name(), proc: p, timeout: a.cfg.TurnTimeout, parse: parseExecLine}
+		t.run(ctx, append(line, '\n'), yield)
+	}
+}
+
+// execMessage is what hone writes on the program's stdin, one per turn.
+type execMessage struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// parseExecLine reads one event line. A line that is not a JSON event does not
+// end the turn (a program may print a stray line); it becomes an error event so
+// the transcript shows it.
+func parseExecLine(line []byte) ([]Event, error) {
+	var ev Event
+	if err := json.Unmarshal(line, &ev); err != nil || !ev.Type.Known() {
+		return []Event{{Type: ErrorEvent, Message: fmt.Sprintf("not a protocol event: %.200s", line)}}, nil
+	}
+	return []Event{ev}, nil
+}
+
+func (a *execAdapter) IsAlive() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.proc != nil && a.proc.Alive()
+}
+
+func (a *execAdapter) Stop(ctx context.Context) error {
+	a.mu.Lock()
+	p := a.proc
+	a.mu.Unlock()
+	defer a.cleanup()
+	if p == nil {
+		return nil
+	}
+	return p.Stop(ctx, a.cfg.StopGrace)
+}

@@ -1,0 +1,120 @@
+package checkout
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/workspace"
+)
+
+func gitEnv(t *testing.T) {
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@hone.invalid",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@hone.invalid",
+		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+func sh(t *testing.T, dir, script string) string {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// newWorkspace makes a repository with one C target whose build counts its
+// own runs in a file outside the repository, so tests can see cache hits.
+func newWorkspace(t *testing.T, build string) (*workspace.Workspace, string) {
+	gitEnv(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "targets/hello"), 0o755)
+	os.WriteFile(filepath.Join(dir, "targets/hello/hello.c"), []byte("#include <stdio.h>\nint main(void){puts(\"hi\");return 0;}\n"), 0o644)
+	toml := "[targets.hello]\nbuild = '''" + build + "'''\n[targets.hello.bench]\nrun = \"$HONE_OUT/hello\"\n"
+	os.WriteFile(filepath.Join(dir, "hone.toml"), []byte(toml), 0o644)
+	pin := sh(t, dir, "git init -q -b main && git add -A && git commit -qm init && git rev-parse HEAD")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, pin
+}
+
+func TestCheckoutBuildAndCache(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "builds")
+	ws, pin := newWorkspace(t, "echo x >> "+counter+" && cc -O2 -o $HONE_OUT/hello hello.c")
+	ctx := context.Background()
+	tgt, _ := ws.Target("hello")
+
+	co, err := New(ctx, ws.Repo, pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(co.TargetDir(tgt), "hello.c")); err != nil {
+		t.Fatal("checkout lacks the target's source:", err)
+	}
+	b, err := Build(ctx, ws, tgt, co, true)
+	if err != nil || !b.OK() || b.Cached {
+		t.Fatalf("first build: %+v, %v", b, err)
+	}
+	if out := sh(t, co.Dir, b.Out+"/hello"); out != "hi" {
+		t.Errorf("built program printed %q", out)
+	}
+	b2, err := Build(ctx, ws, tgt, co, true)
+	if err != nil || !b2.Cached || b2.Out != b.Out {
+		t.Fatalf("second build on the same pin was not reused: %+v, %v", b2, err)
+	}
+	tgt.Build += " # changed"
+	b3, err := Build(ctx, ws, tgt, co, true)
+	if err != nil || b3.Cached || b3.Key == b.Key {
+		t.Fatalf("a changed build command reused the cache: %+v, %v", b3, err)
+	}
+	if n := len(strings.Fields(sh(t, "/", "cat "+counter))); n != 2 {
+		t.Errorf("build ran %d times, want 2", n)
+	}
+
+	if err := co.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(co.Dir); !os.IsNotExist(err) {
+		t.Errorf("checkout still exists: %v", err)
+	}
+	if list := sh(t, ws.Root, "git worktree list"); strings.Contains(list, co.Dir) {
+		t.Errorf("worktree still registered:\n%s", list)
+	}
+}
+
+func TestFailedBuildIsNotCached(t *testing.T) {
+	ws, pin := newWorkspace(t, "cc -O2 -o $HONE_OUT/hello missing.c")
+	ctx := context.Background()
+	tgt, _ := ws.Target("hello")
+	co, err := New(ctx, ws.Repo, pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Remove(ctx)
+	b, err := Build(ctx, ws, tgt, co, true)
+	if err != nil || b.OK() {
+		t.Fatalf("broken build: %+v, %v", b, err)
+	}
+	hone, _ := ws.HoneDir()
+	if ents, _ := os.ReadDir(filepath.Join(hone, "build-cache")); len(ents) != 0 {
+		t.Errorf("build cache holds %d entries after a failed build", len(ents))
+	}
+}
+
+func TestNewUnknownCommit(t *testing.T) {
+	ws, _ := newWorkspace(t, "true")
+	if _, err := New(context.Background(), ws.Repo, strings.Repeat("ab", 20)); err == nil {
+		t.Fatal("checkout of a missing commit succeeded")
+	}
+}

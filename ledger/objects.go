@@ -1,0 +1,226 @@
+package ledger
+
+import (
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+// objects writes and reads git objects straight in the object store, without
+// an index or a worktree.
+type objects struct{ st storer.EncodedObjectStorer }
+
+func (o objects) writeBlob(data []byte) (plumbing.Hash, error) {
+	obj := o.st.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write a blob")
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write a blob")
+	}
+	w.Close()
+	return o.store(obj)
+}
+
+func (o objects) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	h, err := o.st.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write to the git object store")
+	}
+	return h, nil
+}
+
+func (o objects) readBlob(h plumbing.Hash) ([]byte, error) {
+	obj, err := o.st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
+	}
+	return b, nil
+}
+
+// tree returns the entries of tree h; the zero hash is the empty tree.
+func (o objects) tree(h plumbing.Hash) ([]object.TreeEntry, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	t, err := object.GetTree(o.st, h)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", h)
+	}
+	return t.Entries, nil
+}
+
+// writeTree stores entries in git's tree order: by name, a directory
+// comparing as if its name ended in "/".
+func (o objects) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+	sort.Slice(entries, func(i, j int) bool { return treeKey(entries[i]) < treeKey(entries[j]) })
+	t := &object.Tree{Entries: entries}
+	obj := o.st.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a tree")
+	}
+	return o.store(obj)
+}
+
+func treeKey(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+func (o objects) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, error) {
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := o.st.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a commit")
+	}
+	return o.store(obj)
+}
+
+// commitTree returns the tree of commit h; the zero hash has the empty tree.
+func (o objects) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
+	if h.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := object.GetCommit(o.st, h)
+	if err != nil {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot read commit %s", h)
+	}
+	return c.TreeHash, nil
+}
+
+// file is a blob to place at a slash-separated path. Only notes are ever
+// replaced; ledger entries never are.
+type file struct {
+	path    string
+	hash    plumbing.Hash
+	replace bool
+}
+
+// insert returns tree root with files added, rewriting only the trees on the
+// way to each file. A path that already holds the same blob is left alone; one
+// that holds anything else is an integrity error: entries never change.
+func (o objects) insert(root plumbing.Hash, files []file) (plumbing.Hash, error) {
+	entries, err := o.tree(root)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	entries = append([]object.TreeEntry(nil), entries...)
+	at := make(map[string]int, len(entries))
+	for i, e := range entries {
+		at[e.Name] = i
+	}
+	groups := map[string][]file{}
+	var names []string
+	for _, f := range files {
+		name, rest, sub := strings.Cut(f.path, "/")
+		if !sub {
+			i, ok := at[name]
+			switch {
+			case !ok:
+				at[name] = len(entries)
+				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: f.hash})
+			case f.replace && entries[i].Mode != filemode.Dir:
+				entries[i].Hash = f.hash
+			case entries[i].Mode != filemode.Regular || entries[i].Hash != f.hash:
+				return plumbing.ZeroHash, errs.Invalidf("ledger integrity: %s already exists with different content", f.path)
+			}
+			continue
+		}
+		if _, seen := groups[name]; !seen {
+			names = append(names, name)
+		}
+		groups[name] = append(groups[name], file{rest, f.hash, f.replace})
+	}
+	for _, name := range names {
+		var sub plumbing.Hash
+		if i, ok := at[name]; ok {
+			if entries[i].Mode != filemode.Dir {
+				return plumbing.ZeroHash, errs.Invalidf("ledger integrity: %s is a file, not a directory", name)
+			}
+			sub = entries[i].Hash
+		}
+		h, err := o.insert(sub, groups[name])
+		if err != nil {
+			return plumbing.ZeroHash, prefixPath(err, name)
+		}
+		if i, ok := at[name]; ok {
+			entries[i].Hash = h
+		} else {
+			at[name] = len(entries)
+			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+	}
+	return o.writeTree(entries)
+}
+
+// prefixPath keeps integrity messages naming the full path as insert unwinds.
+func prefixPath(err error, dir string) error {
+	if e, ok := err.(*errs.Error); ok && strings.HasPrefix(e.Msg, "ledger integrity: ") {
+		return errs.Invalidf("ledger integrity: %s/%s", dir, strings.TrimPrefix(e.Msg, "ledger integrity: "))
+	}
+	return err
+}
+
+// signature is the author and committer of ledger and notes commits: the
+// environment's git identity when set, so a shared ledger says who appended,
+// else hone's own.
+func signature(env func(string) string, when time.Time) object.Signature {
+	name, email := env("GIT_COMMITTER_NAME"), env("GIT_COMMITTER_EMAIL")
+	if name == "" {
+		name = env("GIT_AUTHOR_NAME")
+	}
+	if email == "" {
+		email = env("GIT_AUTHOR_EMAIL")
+	}
+	if name == "" {
+		name = "hone"
+	}
+	if email == "" {
+		email = "hone@localhost"
+	}
+	return object.Signature{Name: name, Email: email, When: when}
+}
+
+// lookup finds the blob at a slash-separated path under tree root.
+func (o objects) lookup(root plumbing.Hash, p string) (plumbing.Hash, bool, error) {
+	h := root
+	for _, name := range strings.Split(p, "/") {
+		entries, err := o.tree(h)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		found := false
+		for _, e := range entries {
+			if e.Name == name {
+				h, found = e.Hash, true
+				break
+			}
+		}
+		if !found {
+			return plumbing.ZeroHash, false, nil
+		}
+	}
+	return h, true, nil
+}

@@ -1,0 +1,146 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
+)
+
+// mergeNotes brings remote notes commit r into the notes ref: notes only one
+// side has are taken as they are, and notes both sides have become the sorted
+// union of their lines (cat_sort_uniq), in a two-parent commit.
+func (l *Ledger) mergeNotes(ctx context.Context, r plumbing.Hash) (string, error) {
+	ref := l.ws.Config.Ledger.NotesRef
+	for n := 1; n <= maxAttempts; n++ {
+		cur, ok, err := l.refs.read(ref)
+		if err != nil {
+			return "", err
+		}
+		next, how := r, "created"
+		if ok {
+			if cur == r {
+				return "up-to-date", nil
+			}
+			if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
+				return "up-to-date", err
+			}
+			if ff, err := l.isAncestor(ctx, cur, r); err != nil {
+				return "", err
+			} else if ff {
+				how = "fast-forward"
+			} else if next, err = l.notesMergeCommit(cur, r); err != nil {
+				return "", err
+			} else {
+				how = "merged"
+			}
+		}
+		err = l.refs.cas(ref, next, cur)
+		if errors.Is(err, errRaceLost) {
+			retryWait(n)
+			continue
+		}
+		return how, err
+	}
+	return "", errs.Busyf("ledger: %s kept moving during the merge; gave up after %d attempts", ref, maxAttempts)
+}
+
+func (l *Ledger) notesMergeCommit(cur, r plumbing.Hash) (plumbing.Hash, error) {
+	curTree, err := l.obj.commitTree(cur)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	rTree, err := l.obj.commitTree(r)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	mine, err := l.readNotes(curTree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	theirs, err := l.readNotes(rTree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var files []file
+	for obj, t := range theirs {
+		m, ok := mine[obj]
+		switch {
+		case !ok:
+			p, _, _, err := l.findNote(curTree, obj)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			files = append(files, file{path: p, hash: t.blob})
+		case m.blob != t.blob:
+			a, err := l.obj.readBlob(m.blob)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			b, err := l.obj.readBlob(t.blob)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			h, err := l.obj.writeBlob([]byte(unionNote(string(a), string(b))))
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			files = append(files, file{path: m.path, hash: h, replace: true})
+		}
+	}
+	tree, err := l.obj.insert(curTree, files)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return l.obj.commit(tree, []plumbing.Hash{cur, r}, "hone: merge the notes of another clone\n", l.sig())
+}
+
+// Push shares the local ledger with a remote: it pulls first (so the push is
+// a fast-forward), then pushes the branch, the notes and the patch refs the
+// remote lacks, never forcing. When another clone pushed in between, the
+// remote rejects the update and Push pulls and tries again.
+func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
+	var lastErr error
+	for n := 1; n <= 5; n++ {
+		rep, theirs, err := l.pull(ctx, remote)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"push", "--quiet", "--porcelain", remote}
+		for _, ref := range []string{l.branchRef(), l.ws.Config.Ledger.NotesRef} {
+			if h, ok, err := l.refs.read(ref); err != nil {
+				return nil, err
+			} else if ok && theirs[ref] != h {
+				args = append(args, ref+":"+ref)
+			}
+		}
+		mine, err := l.git(ctx, "for-each-ref", "--format=%(refname)", PatchRefPrefix)
+		if err != nil {
+			return nil, errs.Wrap(errs.Failure, err, "cannot list the patch refs")
+		}
+		for _, ref := range strings.Fields(string(mine)) {
+			if _, ok := theirs[ref]; !ok {
+				args = append(args, ref+":"+ref)
+			}
+		}
+		if len(args) == 4 {
+			return rep, nil
+		}
+		out, err := l.git(ctx, args...)
+		if err == nil {
+			rep.Pushed = true
+			return rep, nil
+		}
+		lastErr = err
+		var ge *git.Error
+		if !errors.As(err, &ge) || !(strings.Contains(string(out), "[rejected]") || strings.Contains(string(out), "[remote rejected]") || strings.Contains(ge.Stderr, "rejected")) {
+			return nil, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
+		}
+		retryWait(n * 10)
+	}
+	return nil, errs.Wrap(errs.Busy, lastErr, "remote %q kept moving while pushing the ledger; try again", remote)
+}

@@ -1,0 +1,276 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
+)
+
+// SyncReport says what Pull or Push did.
+type SyncReport struct {
+	Remote        string   `json:"remote"`
+	Ledger        string   `json:"ledger"` // up-to-date, created, fast-forward, merged, or absent (neither side has one)
+	Notes         string   `json:"notes"`  // same words, for the notes ref
+	EntriesAdded  int      `json:"entries_added"`
+	PatchesAdded  int      `json:"patches_added"`
+	PatchConflict []string `json:"patch_conflicts,omitempty"` // patch ids whose commit differs between the sides; the local one is kept
+	Pushed        bool     `json:"pushed"`
+}
+
+// scratchPrefix is where Pull fetches a remote's refs before merging them, so
+// nothing fetched is ever forced onto a live ref.
+func scratchPrefix(remote string) string {
+	name := remote
+	if !validName(remote) || strings.HasSuffix(remote, ".lock") || strings.Contains(remote, "..") {
+		sum := sha256.Sum256([]byte(remote))
+		name = "url-" + hex.EncodeToString(sum[:6])
+	}
+	return "refs/hone/remotes/" + name + "/"
+}
+
+func (l *Ledger) git(ctx context.Context, args ...string) ([]byte, error) {
+	return git.Run(ctx, git.Cmd{Dir: l.ws.Root, Args: args})
+}
+
+// remoteRefs lists the ledger branch, the notes ref and the patch refs the
+// remote has.
+func (l *Ledger) remoteRefs(ctx context.Context, remote string) (map[string]plumbing.Hash, error) {
+	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
+	out, err := l.git(ctx, "ls-remote", "--refs", remote, branch, notes, PatchRefPrefix+"*")
+	var ge *git.Error
+	if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "does not appear to be a git repository") || strings.Contains(ge.Stderr, "No such remote")) {
+		return nil, errs.NotFoundf("no git remote %q; name a remote of `git remote -v` or a URL", remote)
+	}
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the refs of remote %q", remote)
+	}
+	refs := map[string]plumbing.Hash{}
+	for _, line := range strings.Split(string(out), "\n") {
+		h, name, ok := strings.Cut(line, "\t")
+		if !ok || !plumbing.IsHash(h) {
+			continue
+		}
+		// ls-remote patterns match ref-name tails; keep the exact ones.
+		if name == branch || name == notes || strings.HasPrefix(name, PatchRefPrefix) {
+			refs[name] = plumbing.NewHash(h)
+		}
+	}
+	return refs, nil
+}
+
+// Pull fetches the remote's ledger branch, notes and patch refs into scratch
+// refs and merges them into the local ones: the branch by tree union (the
+// same path with different content aborts as an integrity error), the notes
+// line by line as `git notes merge -s cat_sort_uniq` would, and patch refs
+// the local side lacks. Live refs only ever move by compare-and-swap.
+func (l *Ledger) Pull(ctx context.Context, remote string) (*SyncReport, error) {
+	rep, _, err := l.pull(ctx, remote)
+	return rep, err
+}
+
+func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[string]plumbing.Hash, error) {
+	rep := &SyncReport{Remote: remote, Ledger: "absent", Notes: "absent"}
+	refs, err := l.remoteRefs(ctx, remote)
+	if err != nil {
+		return nil, nil, err
+	}
+	scratch := scratchPrefix(remote)
+	specs := []string{}
+	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
+	hasPatches := false
+	for name := range refs {
+		hasPatches = hasPatches || strings.HasPrefix(name, PatchRefPrefix)
+	}
+	if _, ok := refs[branch]; ok {
+		specs = append(specs, "+"+branch+":"+scratch+"ledger")
+	}
+	if _, ok := refs[notes]; ok {
+		specs = append(specs, "+"+notes+":"+scratch+"notes")
+	}
+	if hasPatches {
+		specs = append(specs, "+"+PatchRefPrefix+"*:"+scratch+"patches/*")
+	}
+	if len(specs) > 0 {
+		args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}, specs...)
+		if _, err := l.git(ctx, args...); err != nil {
+			return nil, nil, errs.Wrap(errs.Failure, err, "cannot fetch the ledger from remote %q", remote)
+		}
+	}
+	for name, h := range refs {
+		id, ok := strings.CutPrefix(name, PatchRefPrefix)
+		if !ok {
+			continue
+		}
+		switch err := l.refs.cas(name, h, plumbing.ZeroHash); {
+		case err == nil:
+			rep.PatchesAdded++
+		case errors.Is(err, errRaceLost):
+			if cur, _, _ := l.refs.read(name); cur != h {
+				rep.PatchConflict = append(rep.PatchConflict, id)
+			}
+		default:
+			return nil, nil, err
+		}
+	}
+	if h, ok := refs[branch]; ok {
+		if rep.Ledger, rep.EntriesAdded, err = l.mergeLedger(ctx, h); err != nil {
+			return nil, nil, err
+		}
+	} else if _, ok, _ := l.refs.read(branch); ok {
+		rep.Ledger = "up-to-date"
+	}
+	if h, ok := refs[notes]; ok {
+		if rep.Notes, err = l.mergeNotes(ctx, h); err != nil {
+			return nil, nil, err
+		}
+	} else if _, ok, _ := l.refs.read(notes); ok {
+		rep.Notes = "up-to-date"
+	}
+	return rep, refs, nil
+}
+
+// isAncestor asks git whether a is an ancestor of (or equal to) b.
+func (l *Ledger) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
+	_, err := l.git(ctx, "merge-base", "--is-ancestor", a.String(), b.String())
+	if git.ExitCode(err) == 1 {
+		return false, nil
+	}
+	if err != nil {
+		return false, errs.Wrap(errs.Failure, err, "cannot compare ledger commits")
+	}
+	return true, nil
+}
+
+// mergeLedger brings remote commit r into the ledger branch. A fast-forward is
+// taken only when r's tree already holds everything the local tip does;
+// otherwise the result is a two-parent commit of the union of both trees.
+func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, added int, err error) {
+	ref := l.branchRef()
+	for n := 1; n <= maxAttempts; n++ {
+		cur, ok, err := l.refs.read(ref)
+		if err != nil {
+			return "", 0, err
+		}
+		rTree, err := l.obj.commitTree(r)
+		if err != nil {
+			return "", 0, err
+		}
+		var next plumbing.Hash
+		switch {
+		case !ok:
+			next, how = r, "created"
+		case cur == r:
+			return "up-to-date", 0, nil
+		default:
+			if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
+				return "up-to-date", 0, err
+			}
+			curTree, err := l.obj.commitTree(cur)
+			if err != nil {
+				return "", 0, err
+			}
+			union, err := l.union(curTree, rTree, "")
+			if err != nil {
+				return "", 0, err
+			}
+			ff, err := l.isAncestor(ctx, cur, r)
+			if err != nil {
+				return "", 0, err
+			}
+			if ff && union == rTree {
+				next, how = r, "fast-forward"
+			} else if next, err = l.obj.commit(union, []plumbing.Hash{cur, r}, "hone: merge the ledger of another clone\n", l.sig()); err != nil {
+				return "", 0, err
+			} else {
+				how = "merged"
+			}
+		}
+		err = l.refs.cas(ref, next, cur)
+		if errors.Is(err, errRaceLost) {
+			retryWait(n)
+			continue
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		added, err := l.countAdded(cur, next)
+		return how, added, err
+	}
+	return "", 0, errs.Busyf("ledger: branch %s kept moving during the merge; gave up after %d attempts", l.ws.Config.Ledger.Branch, maxAttempts)
+}
+
+func (l *Ledger) countAdded(from, to plumbing.Hash) (int, error) {
+	ft, err := l.obj.commitTree(from)
+	if err != nil {
+		return 0, err
+	}
+	tt, err := l.obj.commitTree(to)
+	if err != nil {
+		return 0, err
+	}
+	files, _, err := l.addedFiles(ft, tt, "")
+	n := 0
+	for _, f := range files {
+		if isEntryPath(f.path) {
+			n++
+		}
+	}
+	return n, err
+}
+
+// union returns the tree holding every file of a and b, sharing every subtree
+// the two have in common. The same path with different content in the two is
+// an integrity error: entries never change.
+func (l *Ledger) union(a, b plumbing.Hash, prefix string) (plumbing.Hash, error) {
+	if a == b || b.IsZero() {
+		return a, nil
+	}
+	if a.IsZero() {
+		return b, nil
+	}
+	ae, err := l.obj.tree(a)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	be, err := l.obj.tree(b)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	merged := append([]object.TreeEntry(nil), ae...)
+	at := make(map[string]int, len(ae))
+	for i, e := range ae {
+		at[e.Name] = i
+	}
+	changed := false
+	for _, e := range be {
+		i, ok := at[e.Name]
+		switch {
+		case !ok:
+			merged, changed = append(merged, e), true
+		case merged[i].Hash == e.Hash && merged[i].Mode == e.Mode:
+		case merged[i].Mode == filemode.Dir && e.Mode == filemode.Dir:
+			sub, err := l.union(merged[i].Hash, e.Hash, prefix+e.Name+"/")
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			if sub != merged[i].Hash {
+				merged[i].Hash, changed = sub, true
+			}
+		default:
+			return plumbing.ZeroHash, errs.Invalidf("ledger integrity: %s%s differs between the two ledgers; nothing was merged, run `hone ledger verify` on both sides", prefix, e.Name)
+		}
+	}
+	if !changed {
+		return a, nil
+	}
+	return l.obj.writeTree(merged)
+}

@@ -1,0 +1,106 @@
+package ledger_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+)
+
+func appendProfiles(t *testing.T, l *ledger.Ledger, tag string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		e := &testEntry{Note: fmt.Sprintf("%s-%d", tag, i)}
+		e.Kind, e.Target = ledger.KindProfile, "demo"
+		if _, err := l.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestTwoClonesConverge(t *testing.T) {
+	base := t.TempDir()
+	remote := filepath.Join(base, "remote.git")
+	git(t, base, "init", "-q", "--bare", "-b", "main", remote)
+	a := newRepo(t)
+	git(t, a, "remote", "add", "origin", remote)
+	git(t, a, "push", "-q", "origin", "main")
+	b := filepath.Join(base, "b")
+	git(t, base, "clone", "-q", remote, b)
+	la, lb := openLedger(t, a), openLedger(t, b)
+
+	// Each side proposes a patch and judges it, so notes and patch refs
+	// travel too; the same patch commit gets a verdict on both sides.
+	pa := makePatch(t, a, "pa")
+	appendOK(t, la, &pa)
+	appendOK(t, la, verdictFor(pa, ledger.VerdictAccepted, "faster by 12%"))
+	appendProfiles(t, la, "a", 98)
+	git(t, b, "fetch", "-q", a, "refs/hone/patches/pa:refs/hone/patches/pa")
+	pb := makePatch(t, b, "pb")
+	appendOK(t, lb, &pb)
+	appendOK(t, lb, verdictFor(pa, ledger.VerdictRejectedBench, "no change on b"))
+	appendProfiles(t, lb, "b", 98)
+
+	if rep, err := la.Push(ctx, "origin"); err != nil || !rep.Pushed {
+		t.Fatalf("push from a = %+v, %v", rep, err)
+	}
+	rep, err := lb.Push(ctx, "origin")
+	if err != nil || !rep.Pushed || rep.Ledger != "merged" || rep.EntriesAdded != 100 {
+		t.Fatalf("push from b = %+v, %v; want a merge of a's 100 entries, then a push", rep, err)
+	}
+	if rep, err := la.Pull(ctx, "origin"); err != nil || rep.Ledger != "fast-forward" || rep.EntriesAdded != 100 {
+		t.Fatalf("pull into a = %+v, %v", rep, err)
+	}
+	for _, side := range []struct {
+		dir string
+		l   *ledger.Ledger
+	}{{a, la}, {b, lb}} {
+		all, err := side.l.List(ctx, ledger.Filter{})
+		if err != nil || len(all) != 200 {
+			t.Fatalf("%s holds %d entries (%v), want 200", side.dir, len(all), err)
+		}
+		assertSound(t, side.dir, side.l)
+	}
+	if ta, tb := git(t, a, "rev-parse", "hone/ledger", "refs/notes/hone"), git(t, b, "rev-parse", "hone/ledger", "refs/notes/hone"); ta != tb {
+		t.Fatalf("ledger and notes tips differ:\n%s\n%s", ta, tb)
+	}
+	note := git(t, a, "notes", "--ref=hone", "show", pa.Commit)
+	if want := 2; len(splitLines(note)) != want {
+		t.Fatalf("the note on pa holds %q, want both verdict lines", note)
+	}
+	// Pulling again changes nothing.
+	if rep, err := lb.Pull(ctx, "origin"); err != nil || rep.Ledger != "up-to-date" || rep.Notes != "up-to-date" {
+		t.Fatalf("second pull = %+v, %v", rep, err)
+	}
+}
+
+func TestPullRefusesAChangedEntry(t *testing.T) {
+	a := newRepo(t)
+	la := openLedger(t, a)
+	appendProfiles(t, la, "a", 1)
+	b := t.TempDir()
+	git(t, b, "clone", "-q", "--no-checkout", a, ".")
+	git(t, b, "fetch", "-q", "origin", "hone/ledger:hone/ledger")
+	all, err := la.List(ctx, ledger.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b rewrites a's entry by hand, then appends; a must refuse the union.
+	rewriteEntry(t, b, all[0].Path, "tampered")
+	before := git(t, a, "rev-parse", "hone/ledger")
+	if _, err := la.Pull(ctx, b); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("pull of a changed entry: %v, want an integrity error", err)
+	}
+	if after := git(t, a, "rev-parse", "hone/ledger"); after != before {
+		t.Fatal("a refused pull still moved the branch")
+	}
+}
+
+func appendOK(t *testing.T, l *ledger.Ledger, e *testEntry) {
+	t.Helper()
+	if _, err := l.Append(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,97 @@
+package mcp
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// newWorkspace makes a git repository from harness/testdata/workspace (one
+// shell target, "spin", on branch main) and returns its top level.
+func newWorkspace(t *testing.T) string {
+	t.Helper()
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
+		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid",
+		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+	} {
+		t.Setenv(k, v)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../harness/testdata/workspace")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "spin"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+func readDiff(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../harness/testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// connect serves dir in-process and returns a client session on it.
+func connect(t *testing.T, dir string, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := New(dir, "test").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+// call calls a tool and returns its result, failing on protocol errors.
+func call(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// ok fails unless res is a success and returns its structured content as a map.
+func ok(t *testing.T, tool string, res *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("%s failed: %s", tool, text(res))
+	}
+	m, isMap := res.StructuredContent.(map[string]any)
+	if !isMap {
+		t.Fatalf("%s: structured content is %T, want an object", tool, res.StructuredContent)
+	}
+	return m
+}

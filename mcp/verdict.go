@@ -1,0 +1,65 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hone-perf/hone/verdict"
+)
+
+type verdictIn struct {
+	PatchID string `json:"patch_id" jsonschema:"the id propose_patch returned"`
+}
+
+func (h *handlers) addVerdictTool(s *sdk.Server) {
+	sdk.AddTool(s, &sdk.Tool{
+		Name:        "run_verdict",
+		Description: "Judge a proposed patch: build the pin and the patch in fresh checkouts, run the target's gates, then benchmark baseline and candidate in interleaved pairs until the speedup's confidence interval decides. Records and returns the verdict entry (accepted, needs-human-review, rejected-gate, rejected-bench or error) with gates, bench statistics and raw samples. This is the only way to learn whether a change worked. Sends progress notifications when the request carries a progress token; cancelling the request stops it and records nothing.",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
+	}, h.runVerdict)
+}
+
+func (h *handlers) runVerdict(ctx context.Context, req *sdk.CallToolRequest, in verdictIn) (*sdk.CallToolResult, *verdict.Entry, error) {
+	ws, err := h.workspace()
+	if err != nil {
+		return nil, nil, refusal(err)
+	}
+	e, err := verdict.Run(ctx, ws, in.PatchID, verdict.Options{Progress: progressNotifier(ctx, req)})
+	if err != nil {
+		return nil, nil, refusal(err)
+	}
+	return nil, e, nil
+}
+
+// progressNotifier forwards verdict progress to the client as MCP progress
+// notifications, when the client asked for them with a progress token.
+func progressNotifier(ctx context.Context, req *sdk.CallToolRequest) func(verdict.Progress) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil
+	}
+	var n float64
+	return func(p verdict.Progress) {
+		n++ // progress must increase with every notification
+		params := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: describe(p)}
+		// A client that stopped listening must not fail the verdict.
+		_ = req.Session.NotifyProgress(ctx, params)
+	}
+}
+
+// describe renders a progress step as one line for the client to show.
+func describe(p verdict.Progress) string {
+	switch p.Phase {
+	case "gate":
+		return "gate " + p.Gate
+	case "bench":
+		s := fmt.Sprintf("bench %s: %d/%d pairs", p.Metric, p.Pairs, p.MaxPairs)
+		if p.Speedup > 0 {
+			s += fmt.Sprintf(", speedup %.3f [%.3f, %.3f]", p.Speedup, p.CILow, p.CIHigh)
+		}
+		return s
+	}
+	return p.Phase
+}

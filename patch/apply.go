@@ -1,0 +1,234 @@
+package patch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
+)
+
+// Change is one path git reports as different between two trees.
+type Change struct {
+	Path    string `json:"path"`
+	OldMode uint32 `json:"old_mode"`
+	NewMode uint32 `json:"new_mode"`
+	Status  string `json:"status"` // git's letter: A, D, M, T
+	Binary  bool   `json:"binary,omitempty"`
+}
+
+// sandbox is a throwaway index and object directory. Git reads the
+// repository's objects through GIT_ALTERNATE_OBJECT_DIRECTORIES and writes
+// new ones only here, so a refused patch leaves nothing in the repository;
+// accepted objects are moved in by keep (as git's own push quarantine does).
+type sandbox struct {
+	dir     string // repository directory git runs in
+	objects string // the repository's object directory
+	tmp     string
+}
+
+func newSandbox(dir, commonDir string) (*sandbox, error) {
+	base := filepath.Join(commonDir, "hone")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", base)
+	}
+	tmp, err := os.MkdirTemp(base, "apply-")
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot create a throwaway index")
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return nil, errs.Wrap(errs.Failure, err, "cannot create a throwaway object directory")
+	}
+	return &sandbox{dir: dir, objects: filepath.Join(commonDir, "objects"), tmp: tmp}, nil
+}
+
+func (s *sandbox) close() { os.RemoveAll(s.tmp) }
+
+// git runs one isolated git command inside the sandbox: no user or system
+// configuration, the throwaway index, new objects kept apart.
+func (s *sandbox) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
+	c := git.Cmd{
+		Dir:      s.dir,
+		Args:     append([]string{"-c", "core.protectNTFS=true", "-c", "core.protectHFS=true"}, args...),
+		Isolated: true,
+		Env: append([]string{
+			"GIT_INDEX_FILE=" + filepath.Join(s.tmp, "index"),
+			"GIT_OBJECT_DIRECTORY=" + filepath.Join(s.tmp, "objects"),
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + s.objects,
+		}, env...),
+	}
+	if stdin != nil {
+		c.Stdin = bytes.NewReader(stdin)
+	}
+	return git.Run(ctx, c)
+}
+
+// apply applies diff to the tree of pin in the throwaway index and returns
+// the resulting tree. Git's own path checks (with the NTFS and HFS
+// protections on) run here too.
+func (s *sandbox) apply(ctx context.Context, pin string, diff []byte) (string, error) {
+	if _, err := s.git(ctx, nil, nil, "read-tree", pin); err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot read the pin %s into a throwaway index", pin)
+	}
+	if _, err := s.git(ctx, diff, nil, "apply", "--cached", "--whitespace=nowarn", "-p1", "-"); err != nil {
+		msg := gitStderr(err)
+		if strings.Contains(msg, "invalid path") || strings.Contains(msg, "beyond a symbolic link") {
+			return "", errs.Policyf("refused by git apply: %s", msg)
+		}
+		return "", errs.Invalidf("the diff does not apply to the pin %s: %s", shortHash(pin), msg)
+	}
+	out, err := s.git(ctx, nil, nil, "write-tree")
+	if err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot write the patched tree")
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitStderr is git's message for a failed command, on one line.
+func gitStderr(err error) string {
+	var ge *git.Error
+	if errors.As(err, &ge) {
+		if msg := strings.TrimSpace(ge.Stderr); msg != "" {
+			return strings.ReplaceAll(msg, "\n", "; ")
+		}
+	}
+	return err.Error()
+}
+
+// keep moves the sandbox's new objects into the repository. Objects are
+// immutable and named by their hash, so an existing one is simply skipped.
+func (s *sandbox) keep() error {
+	src := filepath.Join(s.tmp, "objects")
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(s.objects, rel)
+		if _, err := os.Stat(dst); err == nil {
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return errs.Wrap(errs.Failure, err, "cannot store objects")
+		}
+		if err := os.Link(p, dst); err == nil || errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return copyFile(p, dst)
+	})
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot store objects")
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".hone-obj-")
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot store objects")
+	}
+	_, err = io.Copy(tmp, in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return errs.Wrap(errs.Failure, err, "cannot store objects")
+	}
+	return nil
+}
+
+// diffTrees lists what git reports as changed between two tree-ish, without
+// rename detection so both sides of a move are seen.
+func diffTrees(ctx context.Context, run func(ctx context.Context, args ...string) ([]byte, error), from, to string) ([]Change, error) {
+	out, err := run(ctx, "diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames", "--no-commit-id", from, to)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the changes %s..%s", from, to)
+	}
+	return parseRaw(out)
+}
+
+// parseRaw reads `git diff-* -z --raw --numstat` output: raw records give
+// paths and modes, numstat records mark binary content ("-" counts).
+func parseRaw(out []byte) ([]Change, error) {
+	var changes []Change
+	byPath := map[string]int{}
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			continue
+		}
+		if !strings.HasPrefix(f, ":") {
+			stat := strings.SplitN(f, "\t", 3)
+			if len(stat) == 3 && stat[0] == "-" {
+				if j, ok := byPath[stat[2]]; ok {
+					changes[j].Binary = true
+				}
+			}
+			continue
+		}
+		meta := strings.Fields(f[1:])
+		if len(meta) < 5 || i+1 >= len(fields) {
+			return nil, errs.Failuref("unexpected git diff output %q", f)
+		}
+		om, err1 := strconv.ParseUint(meta[0], 8, 32)
+		nm, err2 := strconv.ParseUint(meta[1], 8, 32)
+		if err1 != nil || err2 != nil {
+			return nil, errs.Failuref("unexpected modes in git diff output %q", f)
+		}
+		i++
+		byPath[fields[i]] = len(changes)
+		changes = append(changes, Change{Path: fields[i], OldMode: uint32(om), NewMode: uint32(nm), Status: meta[4][:1]})
+	}
+	return changes, nil
+}
+
+// changeRule is the rule a change breaks, or "".
+func changeRule(c Change, a Allowlist) string {
+	if rule := a.Rule(c.Path); rule != "" {
+		return rule
+	}
+	for _, m := range []uint32{c.OldMode, c.NewMode} {
+		if rule := modeRule(m); rule != "" {
+			return rule
+		}
+	}
+	if c.Binary && c.NewMode != modeNone {
+		return "binary content is not accepted"
+	}
+	return ""
+}
+
+// authority checks what git itself reports as changed. It is the check that
+// counts: whatever the diff text claimed, only these paths and modes change.
+func authority(changes []Change, a Allowlist) error {
+	if len(changes) == 0 {
+		return errs.Invalidf("the diff changes nothing at the pin")
+	}
+	for _, c := range changes {
+		if rule := changeRule(c, a); rule != "" {
+			return refusal(c.Path, rule)
+		}
+	}
+	return nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,141 @@
+// Package patch turns a unified diff into a patch commit only when it changes
+// nothing but its target's allowlist. A diff is read strictly (front check),
+// applied by git itself into a throwaway index built from the pin, and what
+// git reports as changed is checked again; that second check is the
+// authority. The guard functions apply the same rules to commits, pushes and
+// staged changes, for git hooks.
+package patch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// Proposal is the ledger entry of a proposed patch.
+type Proposal struct {
+	ledger.Common
+	Files   []string `toml:"files" json:"files"`
+	Added   int      `toml:"added" json:"added"`
+	Removed int      `toml:"removed" json:"removed"`
+}
+
+// Request is one proposal: an idea (hotspot, playbook class, hypothesis) and
+// the diff that tries it, against the target's pin.
+type Request struct {
+	Target     string
+	Hotspot    string
+	Class      int
+	Hypothesis string
+	Diff       []byte
+}
+
+// Result is a stored patch. Existing is true when the same diff had been
+// proposed on the same pin before: the id is the earlier one and no entry was
+// added. Warnings are advice for the optimizer, never a refusal.
+type Result struct {
+	PatchID  string    `json:"patch_id"`
+	Commit   string    `json:"commit"`
+	Existing bool      `json:"existing"`
+	Warnings []string  `json:"warnings"`
+	Proposal *Proposal `json:"proposal"`
+}
+
+// Checked is a diff that passed every check, applied but stored nowhere.
+type Checked struct {
+	Target  string   `json:"target"`
+	Pin     string   `json:"pin"`
+	Tree    string   `json:"tree"`
+	Changes []Change `json:"changes"`
+	Summary
+}
+
+// MaxClass is the number of playbook classes; classes are 1..MaxClass.
+const MaxClass = 7
+
+// Check runs the front check and git's apply into a throwaway index, and
+// checks what git changed. Nothing is stored.
+func Check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, error) {
+	c, sb, err := check(ctx, ws, target, diff)
+	if sb != nil {
+		sb.close()
+	}
+	return c, err
+}
+
+func check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, *sandbox, error) {
+	t, err := ws.Target(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	pin, err := ws.ResolvePin(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := AllowlistOf(t)
+	sum, err := frontCheck(diff, a, ws.Config.Patch.MaxDiffBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	sb, err := newSandbox(ws.Root, ws.CommonDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	tree, err := sb.apply(ctx, pin, diff)
+	if err != nil {
+		return nil, sb, err
+	}
+	changes, err := diffTrees(ctx, func(ctx context.Context, args ...string) ([]byte, error) {
+		return sb.git(ctx, nil, nil, args...)
+	}, pin, tree)
+	if err != nil {
+		return nil, sb, err
+	}
+	if err := authority(changes, a); err != nil {
+		return nil, sb, err
+	}
+	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum}, sb, nil
+}
+
+// validate checks the idea's fields; bad values are usage errors, as they
+// come from flags or tool arguments.
+func (r *Request) validate() error {
+	switch {
+	case strings.TrimSpace(r.Target) == "":
+		return errs.Usagef("a target is required")
+	case strings.TrimSpace(r.Hotspot) == "":
+		return errs.Usagef("a hotspot is required: name the symbol the patch speeds up (see the latest profile)")
+	case r.Class < 1 || r.Class > MaxClass:
+		return errs.Usagef("class %d is not a playbook class; use 1 to %d", r.Class, MaxClass)
+	case ledger.NormalizeHypothesis(r.Hypothesis) == "":
+		return errs.Usagef("a hypothesis is required: say in words why the patch should be faster")
+	}
+	return nil
+}
+
+// ID derives a patch id from what the patch is: the target, the pin and the
+// tree it produces. The same diff on the same pin always has the same id.
+func ID(target, pin, tree string) string {
+	sum := sha256.Sum256([]byte("hone-patch\x00" + target + "\x00" + pin + "\x00" + tree))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// refuseDone enforces the anti-double-attempt rule: an attempt key with a
+// verdict may not be tried again.
+func refuseDone(ctx context.Context, l *ledger.Ledger, key string) error {
+	entries, err := l.ByAttemptKey(ctx, key)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Verdict != "" {
+			return errs.Policyf("refused: this attempt (same target, hotspot, class and hypothesis) already has a verdict: entry %s on patch %s is %s; try a different idea", e.ID, e.PatchID, e.Verdict)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
+)
+
+func need(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+}
+
+// newWorkspace makes a git repository holding files and hone.toml, commits
+// it, and opens it as a workspace.
+func newWorkspace(t *testing.T, honeToml string, files map[string]string) *workspace.Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	files["hone.toml"] = honeToml
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// lineOf is the 1-based number of the first line of src containing marker.
+func lineOf(t *testing.T, src, marker string) int {
+	t.Helper()
+	for i, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("no %q in source", marker)
+	return 0
+}
+
+func hotspot(t *testing.T, e *Entry, sym string) Hotspot {
+	t.Helper()
+	for _, h := range e.Hotspots {
+		if h.Symbol == sym {
+			return h
+		}
+	}
+	t.Fatalf("no hotspot %q in %+v", sym, e.Hotspots)
+	return Hotspot{}
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.2f, want %.0f ± %.0f", what, got, want, tol)
+	}
+}
+
+// TestRunC profiles a C program whose two functions cost about 70% and 30%,
+// and checks the ranking, the source lines, the ledger round trip and that
+// `go tool pprof` reads the same ranking from the pprof file.
+func TestRunC(t *testing.T) {
+	need(t, "perf", "cc", "go")
+	src := readTestdata(t, "twofuncs.c")
+	ws := newWorkspace(t, `
+[targets.c]
+build = "cc -O2 -g -o $HONE_OUT/w w.c"
+
+  [targets.c.bench]
+  run = "$HONE_OUT/w 400000000"
+`, map[string]string{"targets/c/w.c": src})
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "c.pb.gz")
+	e, err := Run(ctx, ws, "c", Options{PprofOut: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Source != "perf" || (e.Event != "cpu-clock" && e.Event != "cycles") {
+		t.Errorf("source %q event %q, want perf with cpu-clock or cycles", e.Source, e.Event)
+	}
+	if e.Samples < 200 {
+		t.Errorf("only %d samples", e.Samples)
+	}
+	heavy, light := hotspot(t, e, "heavy"), hotspot(t, e, "light")
+	if e.Hotspots[0].Symbol != "heavy" {
+		t.Errorf("top hotspot %q, want heavy", e.Hotspots[0].Symbol)
+	}
+	near(t, "heavy flat%", heavy.FlatPct, 70, 8)
+	near(t, "light flat%", light.FlatPct, 30, 8)
+	if heavy.File != "targets/c/w.c" || heavy.Line != lineOf(t, src, "heavy's hot line") {
+		t.Errorf("heavy at %s:%d, want targets/c/w.c:%d", heavy.File, heavy.Line, lineOf(t, src, "heavy's hot line"))
+	}
+	if light.Line != lineOf(t, src, "light's hot line") {
+		t.Errorf("light at line %d, want %d", light.Line, lineOf(t, src, "light's hot line"))
+	}
+	if e.Binary != "$HONE_OUT/w" || len(e.BinaryHash) != 64 {
+		t.Errorf("binary %q hash %q", e.Binary, e.BinaryHash)
+	}
+	if c := counter(e, "task-clock"); c == nil || !c.Supported || c.Value == nil || *c.Value <= 0 {
+		t.Errorf("task-clock counter %+v", c)
+	}
+	if c := counter(e, "instructions"); c == nil || (!c.Supported && c.Value != nil) {
+		t.Errorf("instructions counter %+v: unsupported must have no value", c)
+	}
+
+	top := pprofTop(t, out)
+	if len(top) < 2 || top[0] != "heavy" || top[1] != "light" {
+		t.Errorf("go tool pprof -top ranks %v, want heavy, light first", top)
+	}
+
+	latest, err := Latest(ctx, ws, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest.ID != e.ID || latest.Hotspots[0] != e.Hotspots[0] || latest.Event != e.Event || latest.Pin != e.Pin {
+		t.Errorf("latest %+v differs from the run's entry %+v", latest.Top(1), e.Top(1))
+	}
+	p, err := Pprof(ctx, ws, latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs, _, err := Hotspots(p); err != nil || hs[0].Symbol != "heavy" || hs[0].FlatPct != e.Hotspots[0].FlatPct {
+		t.Errorf("stored pprof gives %+v, %v", hs[:1], err)
+	}
+}
+
+func counter(e *Entry, name string) *Counter {
+	for i := range e.Counters {
+		if e.Counters[i].Name == name {
+			return &e.Counters[i]
+		}
+	}
+	return nil
+}
+
+// pprofTop runs `go tool pprof -top` on file and returns the symbols in its
+// order.
+func pprofTop(t *testing.T, file string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "pprof", "-top", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
+	}
+	var syms []string
+	rows := false
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 5 && f[0] == "flat" {
+			rows = true
+			continue
+		}
+		if rows && len(f) >= 6 {
+			syms = append(syms, strings.Join(f[5:], " "))
+		}
+	}
+	return syms
+}
+
+// TestRunGo profiles the same Go program twice: from the pprof file it writes
+// itself (format = "pprof") and under perf, whose frame-pointer callchains
+// also give inclusive shares.
+func TestRunGo(t *testing.T) {
+	need(t, "perf", "go")
+	src := readTestdata(t, "gowork/main.go")
+	ws := newWorkspace(t, `
+[targets.gp]
+path  = "targets/go"
+build = "go build -o $HONE_OUT/gowork ."
+
+  [targets.gp.bench]
+  run = "$HONE_OUT/gowork 600000000"
+
+  [targets.gp.profile]
+  run    = "$HONE_OUT/gowork 600000000 $HONE_OUT/cpu.pprof"
+  format = "pprof"
+  output = "$HONE_OUT/cpu.pprof"
+
+[targets.gperf]
+path  = "targets/go"
+build = "go build -o $HONE_OUT/gowork ."
+
+  [targets.gperf.bench]
+  run = "$HONE_OUT/gowork 600000000"
+`, map[string]string{"targets/go/main.go": src, "targets/go/go.mod": readTestdata(t, "gowork/go.mod")})
+	ctx := context.Background()
+	for _, target := range []string{"gp", "gperf"} {
+		t.Run(target, func(t *testing.T) {
+			e, err := Run(ctx, ws, target, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			heavy, light := hotspot(t, e, "main.heavy"), hotspot(t, e, "main.light")
+			if e.Hotspots[0].Symbol != "main.heavy" {
+				t.Errorf("top hotspot %q, want main.heavy", e.Hotspots[0].Symbol)
+			}
+			// Go's own profiler samples far less often than perf: wider bounds.
+			near(t, "main.heavy flat%", heavy.FlatPct, 70, 12)
+			near(t, "main.light flat%", light.FlatPct, 30, 12)
+			if heavy.File != "targets/go/main.go" || heavy.Line != lineOf(t, src, "heavy's hot line") {
+				t.Errorf("main.heavy at %s:%d, want targets/go/main.go:%d", heavy.File, heavy.Line, lineOf(t, src, "heavy's hot line"))
+			}
+			// perf's frame-pointer unwinding skips the caller of a
+			// frameless leaf (main.main here), so check runtime.main.
+			outer := map[string]string{"gp": "main.main", "gperf": "runtime.main"}[target]
+			if h := hotspot(t, e, outer); h.CumPct < 90 {
+				t.Errorf("%s cum%% = %.2f, want > 90", outer, h.CumPct)
+			}
+		})
+	}
+	es, err := List(ctx, ws, "gp")
+	if err != nil || len(es) != 1 || es[0].Source != "pprof" || es[0].Kind != ledger.KindProfile {
+		t.Errorf("List(gp) = %d entries, %v", len(es), err)
+	}
+}
+
+func TestPerfMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := probePerf(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "apt-get install linux-perf") {
+		t.Errorf("err = %v, want the package to install", err)
+	}
+}

@@ -1,0 +1,43 @@
+// Command gowork spends about 70% of its CPU time in heavy and 30% in light,
+// and writes a CPU profile to the file named by its first argument.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+)
+
+//go:noinline
+func heavy(n int) uint64 {
+	var s uint64
+	for i := 0; i < n; i++ { s += uint64(i*i) ^ (s >> 3) } // heavy's hot line
+	return s
+}
+
+//go:noinline
+func light(n int) uint64 {
+	var s uint64
+	for i := 0; i < n; i++ { s += uint64(i*i) ^ (s >> 3) } // light's hot line
+	return s
+}
+
+func main() {
+	n, _ := strconv.Atoi(os.Args[1])
+	if len(os.Args) > 2 {
+		f, err := os.Create(os.Args[2])
+		if err != nil {
+			panic(err)
+		}
+		// 100 Hz gives too few samples for a short run; the runtime warns
+		// that the rate is already set, and keeps this one.
+		runtime.SetCPUProfileRate(1000)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			panic(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Println(heavy(n/10*7) + light(n/10*3))
+}

@@ -1,0 +1,95 @@
+// Package report renders a workspace's optimization history as one
+// self-contained HTML file: the ledger's attempts as a table, a forest plot of
+// their speedup confidence intervals against the accept threshold, and the
+// latest profile's hotspots as a bar chart. The page fetches nothing: styles
+// are inline and the charts are inline SVG, so it can be mailed or archived.
+//
+// The package renders plain data; the caller gathers it from the ledger.
+package report
+
+import (
+	_ "embed"
+	"html/template"
+	"io"
+	"time"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+// Report is everything one page shows.
+type Report struct {
+	Workspace string    // shown in the heading
+	Target    string    // the target reported on; "" means every target
+	Generated time.Time // when the page was made
+	Threshold float64   // accept threshold: a speedup CI must clear 1+Threshold
+	Attempts  []Attempt // oldest first
+	Profiles  []Profile // the latest profile of each target shown
+}
+
+// Attempt is one proposal and, once judged, its verdict.
+type Attempt struct {
+	Target     string
+	PatchID    string
+	Created    time.Time
+	Class      int
+	Hotspot    string
+	Hypothesis string
+	Verdict    string // one of ledger's verdict words; "" while not judged
+	Summary    string // the verdict's one-line summary
+	Metric     string // the metric the decision used, e.g. "cpu-time"
+	// Speedup is baseline/candidate for Metric, with its confidence interval.
+	// HasSpeedup is false when the verdict stopped before a benchmark (a
+	// failed gate) or there is no verdict yet.
+	HasSpeedup         bool
+	Speedup, Low, High float64
+	Confidence         float64 // e.g. 0.95
+}
+
+// Profile is one target's profile summary.
+type Profile struct {
+	Target   string
+	ID       string
+	Created  time.Time
+	Event    string // the perf event sampled, e.g. "cpu-clock"
+	Samples  int
+	Hotspots []Hotspot // hottest first
+}
+
+// Hotspot is one function of a profile.
+type Hotspot struct {
+	Symbol  string
+	FlatPct float64 // exclusive share of samples, 0-100
+	CumPct  float64 // inclusive share, 0-100
+	File    string
+	Line    int
+}
+
+//go:embed report.html.tmpl
+var pageSource string
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct":     func(f float64) string { return trimFloat(f, 1) + "%" },
+	"ratio":   func(f float64) string { return trimFloat(f, 3) + "×" },
+	"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"color":   colorOf,
+	"inc":     func(i int) int { return i + 1 },
+	"addOne":  func(f float64) float64 { return 1 + f },
+	"hundred": func(f float64) float64 { return 100 * f },
+	"addf":    func(a, b float64) float64 { return a + b },
+	"float":   func(i int) float64 { return float64(i) },
+	"short": func(s string) string {
+		if len(s) > 12 {
+			return s[:12]
+		}
+		return s
+	},
+}).Parse(pageSource))
+
+// Render writes r as an HTML page to w. Every string from the ledger is
+// escaped by html/template, so a hypothesis cannot inject markup or script.
+func Render(w io.Writer, r *Report) error {
+	if err := page.Execute(w, newView(r)); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot write the HTML report")
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the HTML report's rendering test in headless Chromium. Installs Debian's
+# chromium package first when it is missing (the test itself only skips, so a
+# machine without a browser still passes the rest of the suite).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "chromium-test.sh: chromium is not installed and we are not root; run: sudo apt-get install -y chromium" >&2
+		exit 1
+	fi
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+fi
+
+HONE_REQUIRE_CHROMIUM=1 go test ./report/ -run 'TestChromium' -count=1 -v "$@"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ci-deps.sh: make sure the tools hone's tests drive for real are installed:
+# git, a C compiler (cc), perf, valgrind and chromium (the HTML report's
+# rendering test). A no-op when all are present. Missing ones are installed
+# with apt-get on Debian/Ubuntu when running as root; otherwise it names the
+# command to run and fails, because the tests would silently skip instead.
+set -euo pipefail
+
+declare -A pkg=([git]=git [cc]=gcc [perf]=linux-perf [valgrind]=valgrind [chromium]=chromium)
+missing=()
+for tool in git cc perf valgrind chromium; do
+	command -v "$tool" >/dev/null 2>&1 || missing+=("${pkg[$tool]}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v go >/dev/null 2>&1; then
+	echo "ci-deps.sh: go is not installed; install Go (see go.mod for the version) first" >&2
+	exit 1
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+	echo "ci-deps.sh: missing packages: ${missing[*]}; install them (e.g. sudo apt-get install -y ${missing[*]})" >&2
+	exit 1
+fi
+echo "ci-deps.sh: installing ${missing[*]}" >&2
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,84 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hone-perf/hone/ledger"
+)
+
+// judgeBench sets the verdict of an entry whose gates all passed from its
+// bench's final sequential decision and its risk signals.
+func judgeBench(e *Entry) {
+	b := e.Bench
+	st := b.Stat(b.Metric)
+	if st == nil || len(b.Decisions) == 0 {
+		e.setVerdict(ledger.VerdictError, ReasonTooling, "the bench produced no samples of "+b.Metric)
+		return
+	}
+	figures := benchFigures(b, st)
+	thr := fmt.Sprintf("%.3g", 1+b.Threshold)
+	switch final := b.Decisions[len(b.Decisions)-1]; {
+	case final == decFaster && len(e.RiskSignals) > 0:
+		e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonImproved,
+			fmt.Sprintf("faster (CI lower bound %.3f >= %s), but the patch adds risk signals a benchmark cannot judge: %s; a person must review it",
+				st.CILow, thr, strings.Join(e.RiskSignals, ", ")))
+	case final == decFaster:
+		e.setVerdict(ledger.VerdictAccepted, ReasonImproved,
+			fmt.Sprintf("faster: the %s speedup CI lower bound %.3f clears %s and p = %.2g", b.Metric, st.CILow, thr, st.P))
+	case final == decSlower:
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonRegressed,
+			fmt.Sprintf("slower: the %s speedup CI [%.3f, %.3f] lies below 1", b.Metric, st.CILow, st.CIHigh))
+	case final == decSame || st.CIHigh < 1+b.Threshold:
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonNoChange,
+			fmt.Sprintf("no change of at least %.3g%%: the %s speedup CI is [%.3f, %.3f]", b.Threshold*100, b.Metric, st.CILow, st.CIHigh))
+	default:
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive,
+			fmt.Sprintf("inconclusive after %d pairs: the %s speedup CI [%.3f, %.3f] straddles %s; this run could detect changes of about %.2g%%",
+				b.Pairs, b.Metric, st.CILow, st.CIHigh, thr, st.DetectableChange*100))
+	}
+	e.Summary = figures
+	if e.Verdict == ledger.VerdictRejectedBench {
+		e.Summary = e.Reason + ": " + figures
+	} else if e.Verdict == ledger.VerdictNeedsHumanReview {
+		e.Summary = figures + "; risk: " + strings.Join(e.RiskSignals, ", ")
+	}
+}
+
+// benchFigures is the one-line summary of the deciding metric.
+func benchFigures(b *Bench, st *MetricStats) string {
+	return fmt.Sprintf("speedup %.3fx [%.3f, %.3f] %s, p=%.2g, %d pairs", st.Speedup, st.CILow, st.CIHigh, b.Metric, st.P, st.Pairs)
+}
+
+// setVerdict fills the verdict word, reason and detail; the summary defaults
+// to the detail's first clause.
+func (e *Entry) setVerdict(word, reason, detail string) {
+	e.Verdict, e.Reason, e.Detail = word, reason, detail
+	e.Summary = oneLine(detail)
+}
+
+// gateRejected records the candidate failing a gate (or its build or bench
+// command).
+func (e *Entry) gateRejected(g GateResult) {
+	detail := fmt.Sprintf("gate %q failed: %s", g.Name, g.Message)
+	if g.Candidate != nil && g.Candidate.OutputTail != "" {
+		detail += "\n" + g.Candidate.OutputTail
+	}
+	e.setVerdict(ledger.VerdictRejectedGate, ReasonGateFailed, detail)
+	e.Summary = oneLine(fmt.Sprintf("gate %s failed: %s", g.Name, g.Message))
+}
+
+// harnessError records an error verdict: the baseline or the environment
+// failed, which says nothing about the patch.
+func (e *Entry) harnessError(reason, detail string) {
+	e.setVerdict(ledger.VerdictError, reason, detail)
+}
+
+// oneLine keeps a note-safe single line of at most 200 bytes.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "..."
+	}
+	return s
+}

@@ -1,0 +1,165 @@
+// Package verdict decides whether a patch made its target faster: it builds the
+// pin and the patch commit in fresh checkouts, runs the target's gates in the
+// sandbox, benchmarks baseline and candidate in interleaved pairs until a
+// sequential decision is clear, and records a verdict entry (with its raw
+// samples, so anyone can recompute it) in the ledger.
+package verdict
+
+import (
+	"github.com/hone-perf/hone/ledger"
+)
+
+// Reasons recorded beside the verdict word.
+const (
+	ReasonImproved     = "improved"     // accepted or needs-human-review
+	ReasonRegressed    = "regressed"    // rejected-bench: the candidate is slower
+	ReasonNoChange     = "no-change"    // rejected-bench: no change of at least the threshold
+	ReasonInconclusive = "inconclusive" // rejected-bench: max_pairs reached, CI straddles the threshold
+	ReasonGateFailed   = "gate-failed"  // rejected-gate
+	ReasonBaseline     = "baseline"     // error: the baseline failed (build, gate or bench)
+	ReasonTooling      = "tooling"      // error: a tool or isolation the protocol needs is missing
+)
+
+// Entry is a verdict ledger entry (Kind = verdict). Fields are only ever added.
+type Entry struct {
+	ledger.Common
+	Reason string `toml:"reason" json:"reason"`
+	// Detail is one or two sentences saying why, naming the gate, signal or
+	// metric that decided.
+	Detail      string       `toml:"detail" json:"detail"`
+	RiskSignals []string     `toml:"risk_signals,omitempty" json:"risk_signals,omitempty"`
+	Gates       []GateResult `toml:"gates,omitempty" json:"gates,omitempty"`
+	Bench       *Bench       `toml:"bench,omitempty" json:"bench,omitempty"`
+	Environment Environment  `toml:"environment" json:"environment"`
+	// CalibrationWarning is set when this host has no calibration of the
+	// target newer than CalibrationMaxAge.
+	CalibrationWarning string `toml:"calibration_warning,omitempty" json:"calibration_warning,omitempty"`
+	// KeptCheckouts are the checkouts left in place by Options.Keep. They are
+	// local paths, so they are not stored in the ledger.
+	KeptCheckouts []string `toml:"-" json:"kept_checkouts,omitempty"`
+}
+
+// GateResult is one gate (or the build) on one or both sides.
+type GateResult struct {
+	Name        string   `toml:"name" json:"name"`
+	Passed      bool     `toml:"passed" json:"passed"`
+	Equivalence bool     `toml:"equivalence,omitempty" json:"equivalence,omitempty"`
+	Candidate   *RunInfo `toml:"candidate,omitempty" json:"candidate,omitempty"`
+	Baseline    *RunInfo `toml:"baseline,omitempty" json:"baseline,omitempty"`
+	// Message says why the gate failed (exit status, timeout, output differs).
+	Message string `toml:"message,omitempty" json:"message,omitempty"`
+}
+
+// RunInfo summarises one sandboxed command.
+type RunInfo struct {
+	ExitCode     int     `toml:"exit_code" json:"exit_code"`
+	Signaled     bool    `toml:"signaled,omitempty" json:"signaled,omitempty"`
+	TimedOut     bool    `toml:"timed_out,omitempty" json:"timed_out,omitempty"`
+	WallSeconds  float64 `toml:"wall_seconds" json:"wall_seconds"`
+	CPUSeconds   float64 `toml:"cpu_seconds" json:"cpu_seconds"`
+	StdoutSHA256 string  `toml:"stdout_sha256,omitempty" json:"stdout_sha256,omitempty"`
+	StdoutBytes  int64   `toml:"stdout_bytes" json:"stdout_bytes"`
+	Cached       bool    `toml:"cached,omitempty" json:"cached,omitempty"` // builds: reused from the build cache
+	// OutputTail is the end of stdout and stderr, kept for failures only.
+	OutputTail string `toml:"output_tail,omitempty" json:"output_tail,omitempty"`
+}
+
+// Bench is the benchmark protocol as run, its statistics and its raw samples.
+type Bench struct {
+	Command    string  `toml:"command" json:"command"`
+	Metric     string  `toml:"metric" json:"metric"` // the deciding metric
+	Pairs      int     `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)
+	BatchSize  int     `toml:"batch_size" json:"batch_size"`
+	MaxPairs   int     `toml:"max_pairs" json:"max_pairs"`
+	Warmup     int     `toml:"warmup" json:"warmup"`
+	Threshold  float64 `toml:"threshold" json:"threshold"`
+	Confidence float64 `toml:"confidence" json:"confidence"`
+	Seed       int64   `toml:"seed" json:"seed"`
+	Resamples  int     `toml:"resamples" json:"resamples"` // bootstrap resamples
+	// Order has one letter per measured pair: "b" when the baseline ran
+	// first, "c" when the candidate did.
+	Order string `toml:"order" json:"order"`
+	// Decisions is the sequential decision after each batch: "measure-more",
+	// then the final one ("faster", "slower", "same", or at max_pairs
+	// "undecided").
+	Decisions []string `toml:"decisions" json:"decisions"`
+	Seconds   float64  `toml:"seconds" json:"seconds"` // wall time of the whole bench
+	// CommandSeconds is the summed wall time of the bench commands (warm-up
+	// and measured pairs, as the sandbox timed them); with Seconds it shows
+	// the harness's overhead.
+	CommandSeconds float64       `toml:"command_seconds" json:"command_seconds"`
+	Metrics        []MetricStats `toml:"metrics" json:"metrics"`
+	Samples        []Samples     `toml:"samples" json:"samples"`
+	// Counters are perf stat counters of the warm-up runs, by event; events
+	// the machine does not support are absent, never zero.
+	BaselineCounters  map[string]float64 `toml:"baseline_counters,omitempty" json:"baseline_counters,omitempty"`
+	CandidateCounters map[string]float64 `toml:"candidate_counters,omitempty" json:"candidate_counters,omitempty"`
+}
+
+// Samples are the raw measurements of one metric, index i being pair i.
+type Samples struct {
+	Metric    string    `toml:"metric" json:"metric"`
+	Unit      string    `toml:"unit" json:"unit"`
+	Baseline  []float64 `toml:"baseline" json:"baseline"`
+	Candidate []float64 `toml:"candidate" json:"candidate"`
+}
+
+// MetricStats are the statistics of one metric.
+type MetricStats struct {
+	Metric          string  `toml:"metric" json:"metric"`
+	Unit            string  `toml:"unit" json:"unit"`
+	Pairs           int     `toml:"pairs" json:"pairs"`
+	BaselineMedian  float64 `toml:"baseline_median" json:"baseline_median"`
+	CandidateMedian float64 `toml:"candidate_median" json:"candidate_median"`
+	// Speedup is baseline median / candidate median: above 1 is faster.
+	Speedup float64 `toml:"speedup" json:"speedup"`
+	CILow   float64 `toml:"ci_low" json:"ci_low"`
+	CIHigh  float64 `toml:"ci_high" json:"ci_high"`
+	// P is the two-sided Mann-Whitney U p-value (golang.org/x/perf/benchmath).
+	P float64 `toml:"p" json:"p"`
+	// Outliers counts samples outside the Tukey fences (1.5 IQR) per side;
+	// they are kept, the median being robust to them.
+	BaselineOutliers  int `toml:"baseline_outliers" json:"baseline_outliers"`
+	CandidateOutliers int `toml:"candidate_outliers" json:"candidate_outliers"`
+	// Robust coefficients of variation: 1.4826 * MAD / median.
+	BaselineCV  float64 `toml:"baseline_cv" json:"baseline_cv"`
+	CandidateCV float64 `toml:"candidate_cv" json:"candidate_cv"`
+	// DetectableChange is the smallest relative change this run could have
+	// told from none: the CI's half-width relative to the speedup.
+	DetectableChange float64 `toml:"detectable_change" json:"detectable_change"`
+}
+
+// Environment fingerprints where and on what the verdict was measured.
+type Environment struct {
+	PinCommit       string            `toml:"pin_commit" json:"pin_commit"`
+	PatchCommit     string            `toml:"patch_commit" json:"patch_commit"`
+	BaselineBinary  map[string]string `toml:"baseline_binary,omitempty" json:"baseline_binary,omitempty"` // HONE_OUT file -> sha256
+	CandidateBinary map[string]string `toml:"candidate_binary,omitempty" json:"candidate_binary,omitempty"`
+	Host            string            `toml:"host" json:"host"`
+	Kernel          string            `toml:"kernel" json:"kernel"`
+	CPUModel        string            `toml:"cpu_model" json:"cpu_model"`
+	CPUs            int               `toml:"cpus" json:"cpus"`
+	LoadAvg         string            `toml:"loadavg" json:"loadavg"` // /proc/loadavg at the start of the bench
+	Isolation       string            `toml:"isolation" json:"isolation"`
+	NetworkDenied   bool              `toml:"network_denied" json:"network_denied"`
+	Perf            PerfInfo          `toml:"perf" json:"perf"`
+	InstructionsVia string            `toml:"instructions_via,omitempty" json:"instructions_via,omitempty"` // "perf" or "valgrind"
+	Tools           map[string]string `toml:"tools" json:"tools"`                                           // tool -> first line of its version
+}
+
+// PerfInfo is what perf stat can count on this machine.
+type PerfInfo struct {
+	Available   bool     `toml:"available" json:"available"`
+	Supported   []string `toml:"supported,omitempty" json:"supported,omitempty"`
+	Unsupported []string `toml:"unsupported,omitempty" json:"unsupported,omitempty"`
+}
+
+// Stat returns the statistics of metric m, or nil.
+func (b *Bench) Stat(m string) *MetricStats {
+	for i := range b.Metrics {
+		if b.Metrics[i].Metric == m {
+			return &b.Metrics[i]
+		}
+	}
+	return nil
+}

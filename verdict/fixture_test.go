@@ -1,0 +1,175 @@
+package verdict
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// fixture is a temp workspace holding one sample target from testdata.
+type fixture struct {
+	t      *testing.T
+	ws     *workspace.Workspace
+	target *workspace.Target
+	pin    string
+}
+
+const cToml = `[bench]
+pairs = 5
+max_pairs = 10
+
+[targets.c]
+build = "cc -O2 -g -o $HONE_OUT/prog prog.c"
+
+  [[targets.c.gates]]
+  name = "unit"
+  run = "sh ./test.sh"
+  timeout = "2s"
+
+  [[targets.c.gates]]
+  name = "golden"
+  run = "$HONE_OUT/prog"
+  equivalence = true
+
+  [targets.c.bench]
+  run = "$HONE_OUT/prog"
+`
+
+const goToml = `[bench]
+pairs = 5
+max_pairs = 10
+
+[targets.g]
+build = "go build -o $HONE_OUT/prog ."
+
+  [[targets.g.gates]]
+  name = "golden"
+  run = "$HONE_OUT/prog"
+  equivalence = true
+
+  [targets.g.bench]
+  run = "$HONE_OUT/prog"
+`
+
+// newFixture copies testdata/<sample> to targets/<name> of a new repository
+// with the given hone.toml and commits it as the pin.
+func newFixture(t *testing.T, sample, name, toml string) *fixture {
+	t.Helper()
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@hone.invalid",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@hone.invalid",
+		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+	} {
+		t.Setenv(k, v)
+	}
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "targets", name)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(filepath.Join("testdata", sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata", sample, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dst, strings.TrimSuffix(e.Name(), ".txt")), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "hone.toml"), []byte(toml), 0o644)
+	pin := gitOut(t, dir, nil, "sh", "-c", "git init -q -b main && git add -A && git commit -qm pin && git rev-parse HEAD")
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt, err := ws.Target(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ws: ws, target: tgt, pin: pin}
+}
+
+func gitOut(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// patch commits the pin with edits applied to files of the target (path ->
+// function of the old content) using plumbing only, as hone patch would, and
+// returns the commit.
+func (f *fixture) patch(edits map[string]func(string) string) string {
+	f.t.Helper()
+	root := f.ws.Root
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(f.t.TempDir(), "index")}
+	gitOut(f.t, root, env, "git", "read-tree", f.pin)
+	for file, edit := range edits {
+		p := f.target.Path + "/" + file
+		old := gitOut(f.t, root, nil, "git", "show", f.pin+":"+p)
+		tmp := filepath.Join(f.t.TempDir(), "blob")
+		if err := os.WriteFile(tmp, []byte(edit(old+"\n")), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+		blob := gitOut(f.t, root, nil, "git", "hash-object", "-w", tmp)
+		gitOut(f.t, root, env, "git", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)
+	}
+	tree := gitOut(f.t, root, env, "git", "write-tree")
+	return gitOut(f.t, root, nil, "git", "commit-tree", tree, "-p", f.pin, "-m", "patch")
+}
+
+func replace(old, new string) func(string) string {
+	return func(s string) string {
+		if !strings.Contains(s, old) {
+			panic("fixture edit: " + old + " not found")
+		}
+		return strings.Replace(s, old, new, 1)
+	}
+}
+
+// verdictOf evaluates a patch commit without the ledger.
+func (f *fixture) verdictOf(commit string, opts Options) *Entry {
+	f.t.Helper()
+	prop := ledger.Common{Kind: ledger.KindProposal, Target: f.target.Name, PatchID: "p-test", Commit: commit, Pin: f.pin}
+	e, err := evaluate(context.Background(), f.ws, f.target, prop, opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Logf("%s (%s): %s\n%s", e.Verdict, e.Reason, e.Summary, e.Detail)
+	return e
+}
+
+func (f *fixture) want(e *Entry, verdict, reason string) {
+	f.t.Helper()
+	if e.Verdict != verdict || e.Reason != reason {
+		f.t.Fatalf("verdict %s (%s), want %s (%s): %s", e.Verdict, e.Reason, verdict, reason, e.Detail)
+	}
+}
+
+// propose stores commit as patch id the way hone patch propose does: the
+// patch ref and a proposal entry.
+func (f *fixture) propose(commit, id, hypothesis string) {
+	f.t.Helper()
+	gitOut(f.t, f.ws.Root, nil, "git", "update-ref", ledger.PatchRef(id), commit)
+	prop := &ledger.Common{
+		Kind: ledger.KindProposal, Target: f.target.Name, PatchID: id, Commit: commit, Pin: f.pin,
+		Hotspot: "walk", Class: 1, Hypothesis: hypothesis,
+		AttemptKey: ledger.AttemptKey(f.target.Name, "walk", 1, hypothesis),
+	}
+	if _, err := ledger.Open(f.ws).Append(context.Background(), prop); err != nil {
+		f.t.Fatal(err)
+	}
+}

@@ -1,0 +1,129 @@
+package verdict
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hone-perf/hone/internal/checkout"
+	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// side is one checkout with the HONE_OUT of its build.
+type side struct {
+	co  *checkout.Checkout
+	out string
+}
+
+func (s side) spec(ws *workspace.Workspace, t *workspace.Target, command string, timeout time.Duration) sandbox.Spec {
+	return s.co.Spec(ws, t, s.out, command, timeout)
+}
+
+// tailBytes is how much output a failed command keeps in the entry.
+const tailBytes = 2048
+
+func runInfo(res *sandbox.Result, withTail bool) *RunInfo {
+	ri := &RunInfo{
+		ExitCode: res.ExitCode, Signaled: res.Signaled, TimedOut: res.TimedOut,
+		WallSeconds: res.Wall.Seconds(), CPUSeconds: res.CPU().Seconds(),
+		StdoutSHA256: res.Stdout.SHA256(), StdoutBytes: res.Stdout.Len(),
+	}
+	if withTail {
+		ri.OutputTail = outputTail(res)
+	}
+	return ri
+}
+
+// outputTail is the end of stdout then stderr, trimmed, for messages.
+func outputTail(res *sandbox.Result) string {
+	var parts []string
+	for _, b := range [][]byte{res.Stdout.Tail(tailBytes / 2), res.Stderr.Tail(tailBytes / 2)} {
+		if s := strings.TrimSpace(strings.ToValidUTF8(string(b), "?")); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+type gateOutcome int
+
+const (
+	gatesPassed    gateOutcome = iota
+	gateFailed                 // the candidate failed a gate the baseline passes
+	baselineFailed             // the baseline itself fails the gate: not the patch's fault
+)
+
+// runGates runs t's gates in order on the candidate, stopping at the first
+// failure. An equivalence gate also runs on the baseline and requires the
+// same exit status and byte-identical stdout. When the candidate fails an
+// ordinary gate, the gate is run on the baseline too, so a gate that was
+// already broken at the pin yields an error verdict, not a rejected patch.
+func runGates(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, base, cand side, progress func(Progress)) ([]GateResult, gateOutcome, error) {
+	var out []GateResult
+	for _, g := range t.Gates {
+		if progress != nil {
+			progress(Progress{Phase: "gate", Gate: g.Name})
+		}
+		gr := GateResult{Name: g.Name, Equivalence: g.Equivalence}
+		cres, err := sandbox.Run(ctx, cand.spec(ws, t, g.Run, g.Timeout.Duration))
+		if err != nil {
+			return out, gatesPassed, err
+		}
+		outcome := gatesPassed
+		if g.Equivalence {
+			bres, err := sandbox.Run(ctx, base.spec(ws, t, g.Run, g.Timeout.Duration))
+			if err != nil {
+				return out, gatesPassed, err
+			}
+			gr.Baseline = runInfo(bres, bres.TimedOut || bres.Signaled)
+			switch {
+			case bres.TimedOut || bres.Signaled:
+				outcome, gr.Message = baselineFailed, "the baseline "+bres.Describe()
+			case cres.TimedOut || cres.Signaled:
+				outcome, gr.Message = gateFailed, "the candidate "+cres.Describe()
+			case cres.ExitCode != bres.ExitCode:
+				outcome, gr.Message = gateFailed, fmt.Sprintf("exit status %d differs from the baseline's %d", cres.ExitCode, bres.ExitCode)
+			case cres.Stdout.SHA256() != bres.Stdout.SHA256():
+				outcome, gr.Message = gateFailed, fmt.Sprintf("stdout differs from the baseline's (%d bytes vs %d)%s", cres.Stdout.Len(), bres.Stdout.Len(), firstDifference(cres, bres))
+			}
+		} else if !cres.Success() {
+			outcome, gr.Message = gateFailed, cres.Describe()
+			bres, err := sandbox.Run(ctx, base.spec(ws, t, g.Run, g.Timeout.Duration))
+			if err != nil {
+				return out, gatesPassed, err
+			}
+			if !bres.Success() {
+				gr.Baseline = runInfo(bres, true)
+				outcome, gr.Message = baselineFailed, "fails on the baseline too ("+bres.Describe()+")"
+			}
+		}
+		gr.Passed = outcome == gatesPassed
+		gr.Candidate = runInfo(cres, !gr.Passed)
+		out = append(out, gr)
+		if outcome != gatesPassed {
+			return out, outcome, nil
+		}
+	}
+	return out, gatesPassed, nil
+}
+
+// firstDifference names the first line where two kept stdouts differ.
+func firstDifference(cand, base *sandbox.Result) string {
+	c := strings.Split(string(cand.Stdout.Bytes()), "\n")
+	b := strings.Split(string(base.Stdout.Bytes()), "\n")
+	for i := 0; i < min(len(c), len(b)); i++ {
+		if c[i] != b[i] {
+			return fmt.Sprintf("; first difference at line %d: %q vs %q", i+1, clip(c[i]), clip(b[i]))
+		}
+	}
+	return ""
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

@@ -1,0 +1,121 @@
+package verdict
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// Recompute re-derives a stored verdict from its own raw samples: every
+// metric's statistics, the sequential decision after each batch, and the
+// verdict word. It returns the recomputed entry and whether it matches the
+// stored one. Gate outcomes are facts of the run and are taken as stored.
+func Recompute(ctx context.Context, ws *workspace.Workspace, entryID string) (*Entry, bool, error) {
+	s, err := ledger.Open(ws).Get(ctx, entryID)
+	if err != nil {
+		return nil, false, err
+	}
+	if s.Kind != ledger.KindVerdict {
+		return nil, false, errs.Invalidf("entry %s is a %s entry, not a verdict", entryID, s.Kind)
+	}
+	var stored Entry
+	if err := s.Decode(&stored); err != nil {
+		return nil, false, err
+	}
+	re := recompute(&stored)
+	return re, sameVerdict(&stored, re), nil
+}
+
+// recompute returns a copy of e with its bench-derived fields computed again.
+func recompute(e *Entry) *Entry {
+	re := *e
+	if e.Bench == nil {
+		return &re
+	}
+	b := *e.Bench
+	b.Metrics = statsOf(&b)
+	b.Decisions = replayDecisions(&b)
+	re.Bench = &b
+	judgeBench(&re)
+	return &re
+}
+
+// replayDecisions repeats the sequential decision at every batch boundary.
+func replayDecisions(b *Bench) []string {
+	var samples *Samples
+	for i := range b.Samples {
+		if b.Samples[i].Metric == b.Metric {
+			samples = &b.Samples[i]
+		}
+	}
+	if samples == nil || b.BatchSize <= 0 {
+		return nil
+	}
+	var out []string
+	for n := 0; n < b.Pairs; {
+		n = min(n+b.BatchSize, b.MaxPairs, b.Pairs)
+		prefix := Samples{Metric: samples.Metric, Unit: samples.Unit, Baseline: samples.Baseline[:n], Candidate: samples.Candidate[:n]}
+		d := decide(computeStats(prefix, b.Confidence, b.Seed, b.Resamples), b.Threshold, b.Confidence)
+		if d == decMeasureMore && n >= b.MaxPairs {
+			d = decUndecided
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func sameVerdict(a, b *Entry) bool {
+	if a.Verdict != b.Verdict || a.Reason != b.Reason || (a.Bench == nil) != (b.Bench == nil) {
+		return false
+	}
+	if a.Bench == nil {
+		return true
+	}
+	if !slices.Equal(a.Bench.Decisions, b.Bench.Decisions) || len(a.Bench.Metrics) != len(b.Bench.Metrics) {
+		return false
+	}
+	for i, x := range a.Bench.Metrics {
+		y := b.Bench.Metrics[i]
+		for _, pair := range [][2]float64{
+			{x.Speedup, y.Speedup}, {x.CILow, y.CILow}, {x.CIHigh, y.CIHigh}, {x.P, y.P},
+			{x.BaselineMedian, y.BaselineMedian}, {x.CandidateMedian, y.CandidateMedian},
+		} {
+			if !approxEqual(pair[0], pair[1]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// approxEqual tolerates the last-digit rounding of a TOML round trip.
+func approxEqual(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// calibrationWarning is empty when this host calibrated the target within
+// CalibrationMaxAge, else a sentence saying what to run.
+func calibrationWarning(ctx context.Context, ws *workspace.Workspace, target, host string) string {
+	advice := fmt.Sprintf("run `hone calibrate %s` to check the protocol on this machine", target)
+	s, err := ledger.Open(ws).Latest(ctx, target, ledger.KindCalibration)
+	if err != nil {
+		return fmt.Sprintf("no calibration of %q on record; %s", target, advice)
+	}
+	var c CalibrationEntry
+	if err := s.Decode(&c); err != nil {
+		return fmt.Sprintf("the latest calibration of %q cannot be read (%v); %s", target, err, advice)
+	}
+	if c.Host != host {
+		return fmt.Sprintf("the latest calibration of %q was made on host %q, not %q; %s", target, c.Host, host, advice)
+	}
+	if age := time.Since(c.Created); age > CalibrationMaxAge {
+		return fmt.Sprintf("the latest calibration of %q on this host is %d days old; %s", target, int(age.Hours()/24), advice)
+	}
+	return ""
+}

@@ -1,0 +1,61 @@
+package verdict
+
+import (
+	"context"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
+)
+
+// riskPatterns are what makes a faster patch need a human: speed bought with
+// concurrency (races that tests rarely catch), memory-unsafe code, or
+// floating-point flags that change results. They match added lines only.
+var riskPatterns = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"atomics", regexp.MustCompile(`\b(sync/atomic|atomic\.[A-Z]\w*|_Atomic|__atomic_\w+|__sync_\w+|std::atomic|stdatomic\.h|atomic_\w+\s*\()`)},
+	{"locks", regexp.MustCompile(`\b(sync\.(RW)?Mutex|pthread_(mutex|rwlock|spin)_\w+|std::(mutex|shared_mutex|lock_guard|unique_lock)|spin_?lock\w*|\.R?Lock\(\))`)},
+	{"threads", regexp.MustCompile(`(^|[^\w.])go\s+(func\s*\(|[A-Za-z_][\w.]*\s*\()|\b(pthread_create|std::thread|std::async|thrd_create|fork\s*\(|errgroup\.|sync\.WaitGroup|runtime\.GOMAXPROCS)|#\s*pragma\s+omp|-fopenmp\b`)},
+	{"unsafe", regexp.MustCompile(`\bunsafe\b`)},
+	{"inline-asm", regexp.MustCompile(`\b(__asm__|__asm|asm\s*(volatile|goto)?\s*\()|^\s*TEXT\s+[·\w]`)},
+	{"fast-math", regexp.MustCompile(`-Ofast\b|-ffast-math\b|-funsafe-math-optimizations\b|-ffinite-math-only\b|-fno-math-errno\b|-freciprocal-math\b|-fassociative-math\b|#\s*pragma\s+GCC\s+optimize|__attribute__\s*\(\(\s*optimize`)},
+}
+
+// riskSignals lists the risk signals in the lines the patch adds, as
+// "<signal> in <file>" (sorted, each once).
+func riskSignals(ctx context.Context, root, pin, commit string) ([]string, error) {
+	out, err := git.Run(ctx, git.Cmd{Dir: root, Isolated: true,
+		Args: []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", "-U0", pin, commit, "--"}})
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot diff the patch against its pin")
+	}
+	return scanDiff(string(out)), nil
+}
+
+func scanDiff(diff string) []string {
+	seen := map[string]bool{}
+	file := ""
+	for _, line := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "+++ "):
+			file = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
+		case strings.HasPrefix(line, "+"):
+			added := line[1:]
+			for _, p := range riskPatterns {
+				if p.re.MatchString(added) {
+					seen[p.name+" in "+file] = true
+				}
+			}
+		}
+	}
+	sigs := make([]string, 0, len(seen))
+	for s := range seen {
+		sigs = append(sigs, s)
+	}
+	sort.Strings(sigs)
+	return sigs
+}

@@ -1,0 +1,83 @@
+package verdict
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+)
+
+// Run records the verdict with its note, and Recompute reproduces it from
+// the stored samples alone.
+func TestRunRecordsAndRecomputes(t *testing.T) {
+	f := newFixture(t, "ctarget", "c", cToml)
+	ctx := context.Background()
+	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "p1", "do half the walks")
+	var phases []string
+	e, err := Run(ctx, f.ws, "p1", Options{Progress: func(p Progress) {
+		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
+			phases = append(phases, p.Phase)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.want(e, ledger.VerdictAccepted, ReasonImproved)
+	if e.ID == "" || e.AttemptKey == "" || e.Hypothesis != "do half the walks" {
+		t.Errorf("entry common fields: %+v", e.Common)
+	}
+	if got := strings.Join(phases, ","); got != "checkout,build,gate,bench,record" {
+		t.Errorf("progress phases %s", got)
+	}
+	if !strings.Contains(e.CalibrationWarning, "hone calibrate c") {
+		t.Errorf("calibration warning %q", e.CalibrationWarning)
+	}
+	note := gitOut(t, f.ws.Root, nil, "git", "log", "-1", "--format=%N", "--notes=hone", ledger.PatchRef("p1"))
+	if !strings.Contains(note, e.ID+" accepted patch=p1 speedup ") {
+		t.Errorf("note on the patch commit: %q", note)
+	}
+	if list := gitOut(t, f.ws.Root, nil, "git", "worktree", "list"); strings.Count(list, "\n") != 0 {
+		t.Errorf("checkouts left behind:\n%s", list)
+	}
+
+	re, match, err := Recompute(ctx, f.ws, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !match || re.Verdict != e.Verdict || re.Bench.Stat(MetricCPUTime).CILow != e.Bench.Stat(MetricCPUTime).CILow {
+		t.Errorf("recomputed %s %+v, stored %s %+v", re.Verdict, re.Bench.Metrics, e.Verdict, e.Bench.Metrics)
+	}
+}
+
+func TestRunUnknownPatch(t *testing.T) {
+	f := newFixture(t, "ctarget", "c", cToml)
+	_, err := Run(context.Background(), f.ws, "nope", Options{})
+	if !errs.Is(err, errs.NotFound) {
+		t.Fatalf("err = %v, want NotFound", err)
+	}
+}
+
+// Cancelling a verdict kills its commands, removes its checkouts and
+// records nothing.
+func TestRunCancelledRecordsNothing(t *testing.T) {
+	f := newFixture(t, "ctarget", "c", cToml)
+	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "p2", "halve")
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := Run(ctx, f.ws, "p2", Options{Progress: func(p Progress) {
+		if p.Phase == "gate" {
+			cancel()
+		}
+	}})
+	if err == nil {
+		t.Fatal("a cancelled verdict returned no error")
+	}
+	entries, lerr := ledger.Open(f.ws).ByPatch(context.Background(), "p2")
+	if lerr != nil || len(entries) != 1 {
+		t.Errorf("ledger holds %d entries for p2 (want only the proposal): %v", len(entries), lerr)
+	}
+	if list := gitOut(t, f.ws.Root, nil, "git", "worktree", "list"); strings.Count(list, "\n") != 0 {
+		t.Errorf("checkouts left behind:\n%s", list)
+	}
+}

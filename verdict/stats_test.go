@@ -1,0 +1,84 @@
+package verdict
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestComputeStatsKeepsPairsAndIsReproducible(t *testing.T) {
+	s := Samples{Metric: MetricCPUTime, Baseline: []float64{14, 10, 13, 11, 12}, Candidate: []float64{7, 5, 6.5, 5.5, 6}}
+	orig := slices.Clone(s.Baseline)
+	a := computeStats(s, 0.95, 7, 2000)
+	if !slices.Equal(s.Baseline, orig) {
+		t.Fatalf("computeStats reordered the samples: %v", s.Baseline)
+	}
+	if b := computeStats(s, 0.95, 7, 2000); a != b {
+		t.Errorf("same seed, different stats:\n%+v\n%+v", a, b)
+	}
+	// Every pair is exactly 2x: the paired bootstrap sees no spread at all.
+	if a.Speedup != 2 || a.CILow != 2 || a.CIHigh != 2 || a.DetectableChange != 0 {
+		t.Errorf("stats %+v", a)
+	}
+	if a.P > 0.05 {
+		t.Errorf("p = %v for fully separated samples", a.P)
+	}
+}
+
+func TestOutliersAndCV(t *testing.T) {
+	xs := []float64{10, 10.1, 9.9, 10, 10.05, 30}
+	if n := tukeyOutliers(xs); n != 1 {
+		t.Errorf("outliers = %d, want 1", n)
+	}
+	if cv := robustCV(xs); cv <= 0 || cv > 0.02 {
+		t.Errorf("robust CV %v should ignore the outlier", cv)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		st   MetricStats
+		want string
+	}{
+		{"clearly faster", MetricStats{Pairs: 10, CILow: 1.1, CIHigh: 1.3, P: 0.001}, decFaster},
+		{"CI clears the threshold but p does not", MetricStats{Pairs: 10, CILow: 1.03, CIHigh: 1.3, P: 0.2}, decMeasureMore},
+		{"faster but under the threshold", MetricStats{Pairs: 10, CILow: 1.005, CIHigh: 1.015, P: 0.01}, decSame},
+		{"clearly slower", MetricStats{Pairs: 10, CILow: 0.9, CIHigh: 0.95, P: 0.001}, decSlower},
+		{"same within the threshold", MetricStats{Pairs: 10, CILow: 0.99, CIHigh: 1.01, P: 0.6}, decSame},
+		{"straddles the threshold", MetricStats{Pairs: 10, CILow: 0.99, CIHigh: 1.05, P: 0.3}, decMeasureMore},
+		{"no pairs", MetricStats{}, decMeasureMore},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := decide(tc.st, 0.02, 0.95); got != tc.want {
+				t.Errorf("decide = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestJudgeBenchReasons(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		final   string
+		st      MetricStats
+		risk    []string
+		verdict string
+		reason  string
+	}{
+		{"accepted", decFaster, MetricStats{CILow: 1.2, CIHigh: 1.3}, nil, "accepted", ReasonImproved},
+		{"risky", decFaster, MetricStats{CILow: 1.2, CIHigh: 1.3}, []string{"locks in a.c"}, "needs-human-review", ReasonImproved},
+		{"regressed", decSlower, MetricStats{CILow: 0.8, CIHigh: 0.9}, nil, "rejected-bench", ReasonRegressed},
+		{"same", decSame, MetricStats{CILow: 0.99, CIHigh: 1.01}, nil, "rejected-bench", ReasonNoChange},
+		{"undecided below threshold", decUndecided, MetricStats{CILow: 0.97, CIHigh: 1.01}, nil, "rejected-bench", ReasonNoChange},
+		{"undecided across threshold", decUndecided, MetricStats{CILow: 0.99, CIHigh: 1.06, DetectableChange: 0.035}, nil, "rejected-bench", ReasonInconclusive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.st.Metric, tc.st.Pairs = MetricCPUTime, 10
+			e := &Entry{RiskSignals: tc.risk, Bench: &Bench{Metric: MetricCPUTime, Threshold: 0.02, Decisions: []string{tc.final}, Metrics: []MetricStats{tc.st}}}
+			judgeBench(e)
+			if e.Verdict != tc.verdict || e.Reason != tc.reason {
+				t.Errorf("got %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+			}
+		})
+	}
+}

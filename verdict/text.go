@@ -1,0 +1,113 @@
+package verdict
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText writes the human summary of a verdict: the word and why, the
+// gates, and a table of every metric.
+func WriteText(w io.Writer, e *Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "patch\t%s (target %s)\n", e.PatchID, e.Target)
+	fmt.Fprintf(tw, "verdict\t%s (%s)\n", e.Verdict, e.Reason)
+	for _, line := range strings.Split(e.Detail, "\n") {
+		fmt.Fprintf(tw, "\t%s\n", line)
+	}
+	if e.ID != "" {
+		fmt.Fprintf(tw, "entry\t%s\n", e.ID)
+	}
+	if len(e.Gates) > 0 {
+		var gs []string
+		for _, g := range e.Gates {
+			gs = append(gs, gateWord(g))
+		}
+		fmt.Fprintf(tw, "gates\t%s\n", strings.Join(gs, ", "))
+	}
+	env := e.Environment
+	net := "network allowed"
+	if env.NetworkDenied {
+		net = "network denied"
+	}
+	fmt.Fprintf(tw, "isolation\t%s (%s)\n", env.Isolation, net)
+	for _, d := range e.KeptCheckouts {
+		fmt.Fprintf(tw, "kept\t%s\n", d)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if e.Bench != nil {
+		fmt.Fprintf(w, "\n%d pairs (%s) in %.1fs, commands %.1fs\n", e.Bench.Pairs, strings.Join(e.Bench.Decisions, " > "), e.Bench.Seconds, e.Bench.CommandSeconds)
+		if err := writeMetrics(w, e.Bench); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func gateWord(g GateResult) string {
+	switch {
+	case !g.Passed:
+		return g.Name + " FAILED"
+	case g.Baseline != nil && g.Baseline.Cached:
+		return g.Name + " ok (baseline cached)"
+	case g.Equivalence:
+		return g.Name + " ok (equivalent)"
+	}
+	return g.Name + " ok"
+}
+
+func writeMetrics(w io.Writer, b *Bench) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "metric\tbaseline\tcandidate\tspeedup\t%.0f%% CI\tp\tcv b/c\toutliers b/c\tdetectable\n", b.Confidence*100)
+	for _, m := range b.Metrics {
+		name := m.Metric
+		if name == b.Metric {
+			name += " *"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3fx\t[%.3f, %.3f]\t%.2g\t%.1f%%/%.1f%%\t%d/%d\t%.2g%%\n",
+			name, formatValue(m.BaselineMedian, m.Unit), formatValue(m.CandidateMedian, m.Unit),
+			m.Speedup, m.CILow, m.CIHigh, m.P, m.BaselineCV*100, m.CandidateCV*100,
+			m.BaselineOutliers, m.CandidateOutliers, m.DetectableChange*100)
+	}
+	return tw.Flush()
+}
+
+func formatValue(v float64, unit string) string {
+	if unit == "s" {
+		switch {
+		case v >= 1:
+			return fmt.Sprintf("%.3fs", v)
+		case v >= 1e-3:
+			return fmt.Sprintf("%.2fms", v*1e3)
+		}
+		return fmt.Sprintf("%.1fµs", v*1e6)
+	}
+	return fmt.Sprintf("%.6g", v)
+}
+
+// WriteCalibrationText writes the human summary of a calibration.
+func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
+	fmt.Fprintf(w, "calibration of %s on %s: metric %s, workload median %s, batches of %d up to %d pairs, threshold %.3g\n",
+		c.Target, c.Host, c.Metric, formatValue(c.BaselineMedian, c.Unit), c.BatchSize, c.MaxPairs, c.Threshold)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "sessions\tcount\taccepted\tdetected slower\tsignificant\tmean pairs\tmean seconds\tmean speedup\n")
+	for _, s := range append([]SessionStats{c.AA}, c.Injected...) {
+		name := "A/A"
+		if s.Inject > 0 {
+			name = fmt.Sprintf("+%.3g%% slowdown", s.Inject*100)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d (%.0f%%)\t%d (%.0f%%)\t%d (%.0f%%)\t%.1f\t%.2f\t%.4f\n", name, s.Sessions,
+			s.Accepts, s.Rate(s.Accepts)*100, s.Detected, s.Rate(s.Detected)*100, s.Significant, s.Rate(s.Significant)*100,
+			s.MeanPairs, s.MeanSeconds, s.MeanSpeedup)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if c.ID != "" {
+		fmt.Fprintf(w, "entry %s (%.0fs)\n", c.ID, c.Seconds)
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package workspace
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+const validConfig = `# a full example
+[ledger]
+branch    = "hone/ledger"
+notes_ref = "refs/notes/hone"
+
+[bench]
+metric = "instructions"
+pairs  = 5
+
+[targets.wordfreq]
+path    = "targets/wordfreq"
+pin     = "main"
+protect = ["testdata/**", "**/*_test.go"]
+build   = "go build -o $HONE_OUT/wordfreq ."
+
+  [[targets.wordfreq.gates]]
+  name    = "unit"
+  run     = "go test ./..."
+  timeout = "2m"
+
+  [[targets.wordfreq.gates]]
+  name        = "golden"
+  run         = "$HONE_OUT/wordfreq words.txt"
+  equivalence = true
+
+  [targets.wordfreq.bench]
+  run       = "$HONE_OUT/wordfreq words.txt"
+  threshold = 0.05
+`
+
+func TestParseValid(t *testing.T) {
+	c, err := Parse("hone.toml", []byte(validConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := c.Targets["wordfreq"]
+	if tg == nil || tg.Name != "wordfreq" || tg.Path != "targets/wordfreq" || tg.Pin != "main" {
+		t.Fatalf("target = %+v", tg)
+	}
+	if len(tg.Gates) != 2 || tg.Gates[0].Timeout.Minutes() != 2 || tg.Gates[1].Timeout.Duration != DefaultGateTimeout || !tg.Gates[1].Equivalence {
+		t.Errorf("gates = %+v", tg.Gates)
+	}
+	// The target's bench inherits the workspace [bench] and overrides threshold.
+	if b := tg.Bench; b.Metric != "instructions" || b.Pairs != 5 || b.Threshold != 0.05 || b.MaxPairs != DefaultBench.MaxPairs {
+		t.Errorf("bench = %+v", b)
+	}
+	if got := c.Line("targets", "wordfreq", "bench", "threshold"); got != 28 {
+		t.Errorf("Line(threshold) = %d, want 28", got)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	c, err := Parse("hone.toml", []byte("[targets.a]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Targets["a"]
+	if a.Path != "targets/a" || a.Pin != "HEAD" || a.Bench != DefaultBench || c.Ledger.Branch != DefaultLedgerBranch {
+		t.Errorf("defaults not applied: %+v %+v", a, c.Ledger)
+	}
+}
+
+// Every bad file is an Invalid error (exit 5) whose message names the line
+// and the key, so the user knows what to fix.
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, toml string
+		want       string // substring of the message, starting with "hone.toml:LINE:"
+	}{
+		{"unknown top-level key", "colour = 1\n", `hone.toml:1: unknown key "colour"`},
+		{"unknown table", "[bench]\npairs = 3\n[benchmark]\n", `hone.toml:3: unknown key "benchmark"`},
+		{"unknown key in target", "[targets.a]\npath = \"x\"\npinn = \"main\"\n", `hone.toml:3: unknown key "targets.a.pinn"`},
+		{"unknown key in target bench", "[targets.a]\n\n[targets.a.bench]\nrun = \"x\"\nmetrik = \"wall\"\n", `hone.toml:5: unknown key "targets.a.bench.metrik"`},
+		{"unknown key in second gate", "[targets.a]\n[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\n[[targets.a.gates]]\nname = \"v\"\nrun = \"y\"\ntimout = \"1m\"\n", `hone.toml:8: unknown key "targets.a.gates.timout"`},
+		{"unknown key indented with comment header", "[targets.a] # the target\n  [targets.a.profile]  # how\n  freq = 99\n", `hone.toml:3: unknown key "targets.a.profile.freq"`},
+		{"unknown dotted key", "[targets.a]\nbench.metrik = \"wall\"\n", `hone.toml:2: unknown key "targets.a.bench.metrik"`},
+		{"unknown key in quoted table", "[targets.\"a\"]\nnope = 1\n", `hone.toml:2: unknown key "targets.a.nope"`},
+		{"unknown key after multi-line string", "[targets.a]\nbuild = \"\"\"\nnope = 1\n\"\"\"\nnope = 2\n", `hone.toml:5: unknown key "targets.a.nope"`},
+		{"wrong type int for string", "[targets.a]\npath = 5\n", `hone.toml:2: targets.a.path: wrong type: want a string, got an integer`},
+		{"wrong type string for int", "[bench]\npairs = \"ten\"\n", `hone.toml:2: bench.pairs: wrong type: want an integer, got a string`},
+		{"wrong type string for array", "[targets.a]\nprotect = \"x\"\n", `hone.toml:2: targets.a.protect: wrong type`},
+		{"targets not a table", "targets = 5\n", `hone.toml:1: targets: must be a table`},
+		{"target not a table", "[targets]\na = \"x\"\n", `hone.toml:2: targets.a: must be a table`},
+		{"gates not an array of tables", "[targets.a]\ngates = \"x\"\n", `hone.toml:2: targets.a.gates: must be an array of tables`},
+		{"bad duration", "[targets.a]\n[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\ntimeout = \"soon\"\n", `hone.toml:5: targets.a.gates.timeout: not a duration`},
+		{"syntax error", "[targets.a\n", `hone.toml:2: expected '.' or ']'`},
+		{"bad target name", "[targets.\"a b\"]\n", `hone.toml:1: targets."a b": target name "a b" may only use`},
+		{"bad target name slash", "[targets.\"a/b\"]\n", `may only use letters`},
+		{"absolute path", "[targets.a]\npath = \"/etc\"\n", `hone.toml:2: targets.a.path: must be relative`},
+		{"dotdot path", "[targets.a]\npath = \"targets/../../x\"\n", `hone.toml:2: targets.a.path: must not contain '..'`},
+		{"leading dotdot", "[targets.a]\npath = \"../x\"\n", `targets.a.path: must not contain '..'`},
+		{"top level path", "[targets.a]\npath = \"./\"\n", `targets.a.path: must name a subdirectory`},
+		{"path into .git", "[targets.a]\npath = \".GIT/hooks\"\n", `targets.a.path: must not point into .git`},
+		{"bad metric", "[bench]\nmetric = \"speed\"\n", `hone.toml:2: bench.metric: must be instructions, cpu-time or wall`},
+		{"threshold too big", "[targets.a.bench]\nthreshold = 1.5\n", `hone.toml:2: targets.a.bench.threshold: must be in [0, 1)`},
+		{"max_pairs below pairs", "[bench]\npairs = 10\nmax_pairs = 5\n", `hone.toml:3: bench.max_pairs: must be at least pairs`},
+		{"bench run at top", "[bench]\nrun = \"x\"\n", `hone.toml:2: bench.run: the workload is per target`},
+		{"gate without name", "[targets.a]\n[[targets.a.gates]]\nrun = \"x\"\n", `hone.toml:2: targets.a.gates: gate 1 has no name`},
+		{"duplicate gate", "[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\n[[targets.a.gates]]\nname = \"u\"\nrun = \"y\"\n", `gate name "u" is used twice`},
+		{"protect escapes", "[targets.a]\nprotect = [\"../x\"]\n", `hone.toml:2: targets.a.protect: pattern 1`},
+		{"bad network", "[sandbox]\nnetwork = \"maybe\"\n", `hone.toml:2: sandbox.network: must be "deny" or "allow"`},
+		{"pprof without output", "[targets.a.profile]\nformat = \"pprof\"\n", `hone.toml:1: targets.a.profile.output: format = "pprof" needs output`},
+		{"notes ref", "[ledger]\nnotes_ref = \"refs/heads/x\"\n", `hone.toml:2: ledger.notes_ref: must start with refs/notes/`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("hone.toml", []byte(tt.toml))
+			if err == nil {
+				t.Fatalf("Parse accepted:\n%s", tt.toml)
+			}
+			if code := errs.CodeOf(err); code != errs.Invalid {
+				t.Errorf("code = %v, want Invalid (5)", code)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestKeyLine(t *testing.T) {
+	src := []byte("a = 1\n[t . 'x y'.\"z\"]\nk = \"\"\"\nq = 2\n\"\"\"\nq = 3\n[[arr]]\nv = 1\n[[arr]]\nw = 2\n")
+	tests := []struct {
+		key  []string
+		want int
+	}{
+		{[]string{"a"}, 1},
+		{[]string{"t", "x y", "z"}, 2},
+		{[]string{"t", "x y", "z", "q"}, 6},
+		{[]string{"t"}, 2}, // implicit table: the first line below it
+		{[]string{"arr", "w"}, 10},
+		{[]string{"missing"}, 0},
+		{[]string{"a", "b"}, 1}, // absent: its parent's line
+	}
+	for _, tt := range tests {
+		if got := keyLine(src, tt.key); got != tt.want {
+			t.Errorf("keyLine(%q) = %d, want %d", tt.key, got, tt.want)
+		}
+	}
+}
+
+// FuzzParse: Parse never panics, and what it accepts has valid target names
+// and relative paths.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(validConfig))
+	f.Add([]byte("[targets.a]\npath = \"x\"\n"))
+	f.Add([]byte("targets = 5\n"))
+	f.Add([]byte("[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\ntimeout = \"1s\"\n"))
+	f.Add([]byte("[targets.\"a\\\"b\"]\nx.y.z = '''\n'''\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("hone.toml", data)
+		if err != nil {
+			if errs.CodeOf(err) != errs.Invalid {
+				t.Fatalf("error without the Invalid code: %v", err)
+			}
+			return
+		}
+		for name, tg := range c.Targets {
+			if !targetNameRE.MatchString(name) || checkRelPath(tg.Path) != nil {
+				t.Fatalf("accepted target %q with path %q", name, tg.Path)
+			}
+		}
+		keyPositions(data)
+	})
+}
+
+// The file `hone init` writes parses, with and without a target, and a
+// template target gets exactly the values it was given.
+func TestInitialConfigParses(t *testing.T) {
+	for _, tt := range []struct{ target, path, pin string }{{"", "", ""}, {"wf", "", "main"}, {"x", "src/x", ""}} {
+		c, err := Parse("hone.toml", InitialConfig(tt.target, tt.path, tt.pin))
+		if err != nil {
+			t.Fatalf("InitialConfig(%q, %q, %q): %v", tt.target, tt.path, tt.pin, err)
+		}
+		if tt.target == "" {
+			if len(c.Targets) != 0 {
+				t.Errorf("targets without --target: %v", c.Targets)
+			}
+			continue
+		}
+		got := c.Targets[tt.target]
+		wantPath := tt.path
+		if wantPath == "" {
+			wantPath = "targets/" + tt.target
+		}
+		if got == nil || got.Path != wantPath || (tt.pin != "" && got.Pin != tt.pin) || c.Bench != DefaultBench {
+			t.Errorf("InitialConfig(%q, %q, %q) = %+v", tt.target, tt.path, tt.pin, got)
+		}
+	}
+}

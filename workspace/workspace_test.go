@@ -1,0 +1,160 @@
+package workspace
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+// newRepo makes a git repository with one commit holding hone.toml and a target.
+func newRepo(t *testing.T, honeToml string) string {
+	t.Helper()
+	dir := t.TempDir()
+	gitT(t, dir, "init", "-q", "-b", "main")
+	writeFile(t, filepath.Join(dir, "hone.toml"), honeToml)
+	writeFile(t, filepath.Join(dir, "targets/a/deep/main.c"), "int main(void) { return 0; }\n")
+	gitT(t, dir, "add", "-A")
+	gitT(t, dir, "commit", "-q", "-m", "init")
+	return dir
+}
+
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func realpath(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestOpenFromSubfolderAndWorktree(t *testing.T) {
+	dir := newRepo(t, "[targets.a]\npin = \"main\"\n")
+	head := gitT(t, dir, "rev-parse", "HEAD")
+	wt := filepath.Join(t.TempDir(), "linked")
+	gitT(t, dir, "worktree", "add", "-q", "--detach", wt)
+
+	tests := []struct{ name, from, root string }{
+		{"top level", dir, dir},
+		{"subfolder", filepath.Join(dir, "targets/a/deep"), dir},
+		{"linked worktree", wt, wt},
+		{"linked worktree subfolder", filepath.Join(wt, "targets/a"), wt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, err := Open(tt.from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if realpath(t, ws.Root) != realpath(t, tt.root) {
+				t.Errorf("Root = %s, want %s", ws.Root, tt.root)
+			}
+			if realpath(t, ws.CommonDir) != realpath(t, filepath.Join(dir, ".git")) {
+				t.Errorf("CommonDir = %s, want the main .git", ws.CommonDir)
+			}
+			tg, err := ws.Target("a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pin, err := ws.ResolvePin(tg)
+			if err != nil || pin != head {
+				t.Errorf("ResolvePin = %q, %v; want %s", pin, err, head)
+			}
+		})
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Run("outside a repository", func(t *testing.T) {
+		_, err := Open(t.TempDir())
+		if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "not inside a git repository") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("no hone.toml", func(t *testing.T) {
+		dir := t.TempDir()
+		gitT(t, dir, "init", "-q")
+		_, err := Open(dir)
+		if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "hone init") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("unknown target lists known ones", func(t *testing.T) {
+		ws, err := Open(newRepo(t, "[targets.a]\n[targets.b]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ws.Target("c")
+		if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "known targets: a, b") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("pin that does not resolve", func(t *testing.T) {
+		ws, err := Open(newRepo(t, "[targets.a]\n\npin = \"no-such-branch\"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ws.ResolvePin(ws.Config.Targets["a"])
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "hone.toml:3: targets.a.pin:") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("path through a symlink out of the repository", func(t *testing.T) {
+		dir := newRepo(t, "[targets.x]\npath = \"out/x\"\n")
+		if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(dir)
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "hone.toml:2: targets.x.path:") || !strings.Contains(err.Error(), "leaves the repository") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("symlink inside the repository is fine", func(t *testing.T) {
+		dir := newRepo(t, "[targets.x]\npath = \"alias/a\"\n")
+		if err := os.Symlink("targets", filepath.Join(dir, "alias")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(dir); err != nil {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestResolvePinAnnotatedTag(t *testing.T) {
+	dir := newRepo(t, "[targets.a]\npin = \"v1\"\n")
+	gitT(t, dir, "tag", "-a", "-m", "release", "v1")
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, err := ws.ResolvePin(ws.Config.Targets["a"])
+	if want := gitT(t, dir, "rev-parse", "HEAD"); err != nil || pin != want {
+		t.Errorf("ResolvePin = %q, %v; want %s", pin, err, want)
+	}
+}

@@ -1,0 +1,230 @@
+package worktree
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// Helper modes: the test binary re-executes itself so races and dead lock
+// holders are real processes, not goroutines.
+const (
+	helperEnv   = "HONE_WORKTREE_HELPER" // "enter" or "hold"
+	helperDir   = "HONE_WORKTREE_HELPER_DIR"
+	helperName  = "HONE_WORKTREE_HELPER_NAME"
+	helperStart = "HONE_WORKTREE_HELPER_START" // a file to wait for, so processes start together
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "enter":
+		for os.Getenv(helperStart) != "" && !exists(os.Getenv(helperStart)) {
+			time.Sleep(time.Millisecond)
+		}
+		dir := os.Getenv(helperDir)
+		repo, err := workspace.OpenRepo(dir)
+		if err == nil {
+			_, err = Enter(context.Background(), repo, EnterOptions{Name: os.Getenv(helperName), Cwd: dir})
+		}
+		os.Exit(int(errs.CodeOf(err)))
+	case "hold":
+		repo, err := workspace.OpenRepo(os.Getenv(helperDir))
+		if err != nil {
+			os.Exit(1)
+		}
+		if _, err := lockSession(repo, "default"); err != nil {
+			os.Exit(int(errs.CodeOf(err)))
+		}
+		fmt.Println("locked")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func newRepo(t testing.TB) *workspace.Repo {
+	t.Helper()
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
+		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid",
+		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HONE_SESSION": "",
+	} {
+		t.Setenv(k, v)
+	}
+	dir := t.TempDir()
+	gitT(t, dir, "init", "-q", "-b", "main")
+	gitT(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	repo, err := workspace.OpenRepo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+func gitT(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := git.Output(context.Background(), dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func helper(mode, dir, name, start string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperDir+"="+dir, helperName+"="+name, helperStart+"="+start)
+	return cmd
+}
+
+// Several processes race to create a worktree in one session: exactly one
+// wins, every loser is refused by the lock (busy) or by the one-session rule
+// (policy), and exactly one worktree exists afterwards.
+func TestConcurrentEntersHaveExactlyOneWinner(t *testing.T) {
+	repo := newRepo(t)
+	start := filepath.Join(t.TempDir(), "go")
+	var cmds []*exec.Cmd
+	for i := range 4 {
+		cmd := helper("enter", repo.Root, fmt.Sprintf("racer-%d", i), start)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	if err := os.WriteFile(start, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	codes := map[int]int{}
+	for _, cmd := range cmds {
+		cmd.Wait()
+		codes[cmd.ProcessState.ExitCode()]++
+	}
+	t.Logf("exit codes of the racers: %v", codes)
+	if codes[0] != 1 || codes[0]+codes[int(errs.Busy)]+codes[int(errs.Policy)] != len(cmds) {
+		t.Fatalf("exit codes %v: want exactly one 0 and the rest %d or %d", codes, errs.Busy, errs.Policy)
+	}
+	list, err := List(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || !list[0].Active {
+		t.Fatalf("managed worktrees after the race: %+v; want exactly one, active", list)
+	}
+}
+
+// A live lock holder makes Enter and Exit fail fast with Busy and change
+// nothing; once the holder is killed, the lock it left is recovered.
+func TestLockBusyThenRecoveredFromDeadHolder(t *testing.T) {
+	repo := newRepo(t)
+	ctx := context.Background()
+	holder := helper("hold", repo.Root, "", "")
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("holder said %q", line)
+	}
+
+	_, err = Enter(ctx, repo, EnterOptions{Name: "x", Cwd: repo.Root})
+	if !errs.Is(err, errs.Busy) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", holder.Process.Pid)) {
+		t.Fatalf("Enter while locked: %v; want busy naming pid %d", err, holder.Process.Pid)
+	}
+	if exists(managedPath(repo.Root, "x")) {
+		t.Fatal("a busy Enter created the worktree")
+	}
+	if _, err := Exit(ctx, repo, ExitOptions{}); !errs.Is(err, errs.Busy) {
+		t.Fatalf("Exit while locked: %v; want busy", err)
+	}
+
+	holder.Process.Kill()
+	holder.Wait()
+	if _, err := Enter(ctx, repo, EnterOptions{Name: "x", Cwd: repo.Root}); err != nil {
+		t.Fatalf("Enter after the holder died: %v", err)
+	}
+}
+
+func TestSessionTarget(t *testing.T) {
+	repo := newRepo(t)
+	ctx := context.Background()
+	cfg := &workspace.Config{Targets: map[string]*workspace.Target{"wordfreq": {Name: "wordfreq"}}}
+	res, err := Enter(ctx, repo, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: repo.Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside, err := workspace.OpenRepo(filepath.Join(res.WorktreePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		repo    *workspace.Repo
+		session string
+		want    string
+		ok      bool
+	}{
+		{"in the session's worktree", inside, "", "wordfreq", true},
+		{"in the session's worktree, another HONE_SESSION", inside, "other", "wordfreq", true},
+		{"in the main worktree", repo, "", "", false},
+	} {
+		t.Setenv("HONE_SESSION", tt.session)
+		got, ok, err := SessionTarget(tt.repo)
+		if err != nil || got != tt.want || ok != tt.ok {
+			t.Errorf("%s: SessionTarget = %q, %v, %v; want %q, %v", tt.name, got, ok, err, tt.want, tt.ok)
+		}
+	}
+
+	// Two sessions binding one worktree to different targets is ambiguous.
+	t.Setenv("HONE_SESSION", "other")
+	cfg.Targets["b"] = &workspace.Target{Name: "b"}
+	if _, err := Enter(ctx, repo, EnterOptions{Path: res.WorktreePath, Target: "b", Config: cfg, Cwd: repo.Root}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HONE_SESSION", "third")
+	if _, _, err := SessionTarget(inside); !errs.Is(err, errs.Policy) {
+		t.Fatalf("ambiguous binding: %v; want a policy error", err)
+	}
+}
+
+// Session state is replaced atomically: no temp files are left behind, and a
+// corrupt state file is reported as such rather than treated as no session.
+func TestStateFileAtomicAndCorruptionReported(t *testing.T) {
+	repo := newRepo(t)
+	ctx := context.Background()
+	if _, err := Enter(ctx, repo, EnterOptions{Name: "s", Cwd: repo.Root}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(sessionsDir(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temp file left behind: %s", e.Name())
+		}
+	}
+	if err := os.WriteFile(sessionFile(repo, "default"), []byte("kind = [broken"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Exit(ctx, repo, ExitOptions{})
+	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "corrupt worktree state") {
+		t.Fatalf("Exit with a corrupt state file: %v; want invalid", err)
+	}
+	if errors.Is(err, ErrOutsideRepo) {
+		t.Fatal("corruption must not look like being outside a repository")
+	}
+}
