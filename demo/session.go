@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -109,6 +110,15 @@ func expectCode(res Result, want int) error {
 		return nil
 	}
 	msg := firstLine(res.Stderr)
+	// With --json, hone reports a failure as {"error": {...}} on stderr.
+	var je struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(msg), &je) == nil && je.Error.Message != "" {
+		msg = "hone: " + je.Error.Message
+	}
 	if msg == "" {
 		msg = firstLine(res.Stdout)
 	}

@@ -164,10 +164,10 @@ func stepProfile(ctx context.Context, s *Session) (string, error) {
 		}
 	}
 	s.show(lines(out...), 0)
-	if found == nil || found.FlatPct < 50 {
+	if found == nil || found.CumPct < 50 {
 		return "", errs.Failuref("the profile does not show %s as the hotspot (want it running in at least half the samples)", hotspot)
 	}
-	return fmt.Sprintf("%s is running in %.0f%% of %d samples (%s)", hotspot, found.FlatPct, e.Samples, e.Event), nil
+	return fmt.Sprintf("%s is running in %.0f%% of %d samples (%s)", hotspot, found.CumPct, e.Samples, e.Event), nil
 }
 
 // proposeOK proposes a patch that must be stored, and returns its id.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"iter"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -26,12 +25,7 @@ var claudeBuiltins = []string{
 // line on stdin, and its event stream on stdout, where a `result` event ends
 // the turn.
 type claudeCode struct {
-	cfg     Config
-	tools   []Tool
-	bridge  Bridge
-	mu      sync.Mutex
-	proc    *Process
-	cleanup func()
+	procAdapter
 	// inited is set by the system/init event. Claude Code only emits it after
 	// reading the first message, so readiness is checked inside the first turn.
 	inited atomic.Bool
@@ -43,10 +37,8 @@ func newClaudeCode(cfg Config) *claudeCode {
 	if len(cfg.Command) == 0 {
 		cfg.Command = []string{"claude"}
 	}
-	return &claudeCode{cfg: cfg, cleanup: func() {}, toolNames: map[string]string{}}
+	return &claudeCode{procAdapter: newProcAdapter("claude-code", cfg), toolNames: map[string]string{}}
 }
-
-func (a *claudeCode) Name() string { return "claude-code" }
 
 func (a *claudeCode) Builtins() []string {
 	if a.cfg.Builtins != nil {
@@ -56,18 +48,10 @@ func (a *claudeCode) Builtins() []string {
 }
 
 func (a *claudeCode) InjectTools(tools []Tool, bridge Bridge) error {
-	if a.proc != nil {
-		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "tools must be injected before Start"}
-	}
-	resolved, err := ResolveTools(tools, a.Builtins())
-	if err != nil {
-		return err
-	}
 	if bridge.Name == "" {
 		bridge.Name = "hone"
 	}
-	a.tools, a.bridge = resolved, bridge
-	return nil
+	return a.inject(a.Builtins(), tools, bridge)
 }
 
 // allowedTools are the names Claude Code gives MCP tools: mcp__<server>__<tool>.
@@ -96,17 +80,10 @@ func (a *claudeCode) args(configPath string) []string {
 func (a *claudeCode) Start(ctx context.Context, workdir string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.proc != nil {
-		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "already started"}
-	}
-	if workdir == "" {
-		workdir = a.cfg.WorkingDir
-	}
-	path, cleanup, err := writeMCPConfig(a.cfg.MCPConfigPath, a.bridge)
+	workdir, path, err := a.prepare(workdir)
 	if err != nil {
-		return &Error{Kind: ErrStartup, Harness: a.Name(), Err: err}
+		return err
 	}
-	a.cleanup = cleanup
 	p, err := StartProcess(a.args(path), workdir, a.cfg.Env, a.cfg.Stderr)
 	if err != nil {
 		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "cannot run " + a.cfg.Command[0] + " (is Claude Code installed and on PATH?)", Err: err}
@@ -117,11 +94,9 @@ func (a *claudeCode) Start(ctx context.Context, workdir string) error {
 
 func (a *claudeCode) SendMessageStreaming(ctx context.Context, msg string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		a.mu.Lock()
-		p := a.proc
-		a.mu.Unlock()
-		if p == nil {
-			yield(Event{}, &Error{Kind: ErrNotRunning, Harness: a.Name(), Detail: "Start was not called"})
+		p, err := a.running()
+		if err != nil {
+			yield(Event{}, err)
 			return
 		}
 		in := claudeInput{Type: "user", Message: claudeMessage{Role: "user", Content: []claudeBlock{{Type: "text", Text: msg}}}}
@@ -134,21 +109,4 @@ func (a *claudeCode) SendMessageStreaming(ctx context.Context, msg string) iter.
 			startup: a.cfg.StartupTimeout, ready: a.inited.Load}
 		t.run(ctx, append(line, '\n'), yield)
 	}
-}
-
-func (a *claudeCode) IsAlive() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.proc != nil && a.proc.Alive()
-}
-
-func (a *claudeCode) Stop(ctx context.Context) error {
-	a.mu.Lock()
-	p := a.proc
-	a.mu.Unlock()
-	defer a.cleanup()
-	if p == nil {
-		return nil
-	}
-	return p.Stop(ctx, a.cfg.StopGrace)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -14,30 +13,14 @@ import (
 const ProtocolVersion = "1"
 
 // execAdapter runs any program speaking the JSONL protocol of PROTOCOL.md.
-type execAdapter struct {
-	cfg     Config
-	tools   []Tool
-	bridge  Bridge
-	mu      sync.Mutex
-	proc    *Process
-	cleanup func()
-}
+type execAdapter struct{ procAdapter }
 
-func newExec(cfg Config) *execAdapter { return &execAdapter{cfg: cfg, cleanup: func() {}} }
+func newExec(cfg Config) *execAdapter { return &execAdapter{newProcAdapter("exec", cfg)} }
 
-func (a *execAdapter) Name() string       { return "exec" }
 func (a *execAdapter) Builtins() []string { return a.cfg.Builtins }
 
 func (a *execAdapter) InjectTools(tools []Tool, bridge Bridge) error {
-	if a.proc != nil {
-		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "tools must be injected before Start"}
-	}
-	resolved, err := ResolveTools(tools, a.Builtins())
-	if err != nil {
-		return err
-	}
-	a.tools, a.bridge = resolved, bridge
-	return nil
+	return a.inject(a.Builtins(), tools, bridge)
 }
 
 // protocolEnv is what the program learns at startup: the protocol version,
@@ -67,17 +50,10 @@ func (a *execAdapter) protocolEnv(configPath string) ([]string, error) {
 func (a *execAdapter) Start(ctx context.Context, workdir string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.proc != nil {
-		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "already started"}
-	}
-	if workdir == "" {
-		workdir = a.cfg.WorkingDir
-	}
-	path, cleanup, err := writeMCPConfig(a.cfg.MCPConfigPath, a.bridge)
+	workdir, path, err := a.prepare(workdir)
 	if err != nil {
-		return &Error{Kind: ErrStartup, Harness: a.Name(), Err: err}
+		return err
 	}
-	a.cleanup = cleanup
 	env, err := a.protocolEnv(path)
 	if err != nil {
 		return &Error{Kind: ErrStartup, Harness: a.Name(), Err: err}
@@ -125,11 +101,9 @@ func (a *execAdapter) awaitReady(ctx context.Context) error {
 
 func (a *execAdapter) SendMessageStreaming(ctx context.Context, msg string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		a.mu.Lock()
-		p := a.proc
-		a.mu.Unlock()
-		if p == nil {
-			yield(Event{}, &Error{Kind: ErrNotRunning, Harness: a.Name(), Detail: "Start was not called"})
+		p, err := a.running()
+		if err != nil {
+			yield(Event{}, err)
 			return
 		}
 		line, err := json.Marshal(execMessage{Type: "message", Text: msg})
@@ -157,21 +131,4 @@ func parseExecLine(line []byte) ([]Event, error) {
 		return []Event{{Type: ErrorEvent, Message: fmt.Sprintf("not a protocol event: %.200s", line)}}, nil
 	}
 	return []Event{ev}, nil
-}
-
-func (a *execAdapter) IsAlive() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.proc != nil && a.proc.Alive()
-}
-
-func (a *execAdapter) Stop(ctx context.Context) error {
-	a.mu.Lock()
-	p := a.proc
-	a.mu.Unlock()
-	defer a.cleanup()
-	if p == nil {
-		return nil
-	}
-	return p.Stop(ctx, a.cfg.StopGrace)
 }

@@ -42,11 +42,11 @@ func (l *Ledger) Init(ctx context.Context) (bool, error) {
 	if _, ok, err := l.refs.read(ref); err != nil || ok {
 		return false, err
 	}
-	tree, err := l.obj.insert(plumbing.ZeroHash, nil)
+	rm, err := l.readmeFile()
 	if err != nil {
 		return false, err
 	}
-	tree, err = l.withReadme(tree)
+	tree, err := l.obj.insert(plumbing.ZeroHash, []file{rm})
 	if err != nil {
 		return false, err
 	}
@@ -63,12 +63,9 @@ func (l *Ledger) Init(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-func (l *Ledger) withReadme(tree plumbing.Hash) (plumbing.Hash, error) {
+func (l *Ledger) readmeFile() (file, error) {
 	b, err := l.obj.writeBlob([]byte(readme))
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return l.obj.insert(tree, []file{{path: "README.md", hash: b}})
+	return file{path: "README.md", hash: b}, err
 }
 
 // Append writes rec (and its attachments) as one new entry in one commit and
@@ -87,6 +84,7 @@ func (l *Ledger) Append(ctx context.Context, rec Record, att ...Attachment) (*St
 	if c.Created.IsZero() {
 		c.Created = now
 	}
+	c.Created = c.Created.UTC()
 	if c.Kind == KindVerdict && c.Commit == "" && c.PatchID != "" {
 		if h, ok, err := l.refs.read(PatchRef(c.PatchID)); err == nil && ok {
 			c.Commit = h.String()
@@ -143,43 +141,29 @@ func (l *Ledger) entryFiles(s *Stored, att []Attachment) ([]file, error) {
 // fresh tip whenever another writer moved the branch first. The first commit
 // of a branch that does not exist yet also gets the README.
 func (l *Ledger) commitFiles(ctx context.Context, files []file, msg string) error {
-	ref := l.branchRef()
-	for n := 1; n <= maxAttempts; n++ {
-		if err := ctx.Err(); err != nil {
-			return errs.Wrap(errs.Failure, err, "ledger: append interrupted")
-		}
-		tip, ok, err := l.refs.read(ref)
-		if err != nil {
-			return err
-		}
+	_, err := l.update(ctx, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		base, err := l.obj.commitTree(tip)
 		if err != nil {
-			return err
+			return tip, err
 		}
-		if !ok {
-			if base, err = l.withReadme(base); err != nil {
-				return err
-			}
-		}
-		tree, err := l.obj.insert(base, files)
-		if err != nil {
-			return err
-		}
+		add := files
 		var parents []plumbing.Hash
 		if ok {
 			parents = []plumbing.Hash{tip}
+		} else {
+			rm, err := l.readmeFile()
+			if err != nil {
+				return tip, err
+			}
+			add = append([]file{rm}, files...)
 		}
-		c, err := l.obj.commit(tree, parents, msg, l.sig())
+		tree, err := l.obj.insert(base, add)
 		if err != nil {
-			return err
+			return tip, err
 		}
-		err = l.refs.cas(ref, c, tip)
-		if !errors.Is(err, errRaceLost) {
-			return err
-		}
-		retryWait(n)
-	}
-	return errs.Busyf("ledger: branch %s kept moving; gave up after %d attempts", l.ws.Config.Ledger.Branch, maxAttempts)
+		return l.obj.commit(tree, parents, msg, l.sig())
+	})
+	return err
 }
 
 func (l *Ledger) branchRef() string { return "refs/heads/" + l.ws.Config.Ledger.Branch }

@@ -28,46 +28,59 @@ type Attempt struct {
 	Path      string `json:"path"`
 }
 
-// verdictLine tells a verdict row from its line alone: ids have a fixed
-// length, so the kind always starts at the same column.
-var verdictField = []byte("\t" + string(KindVerdict) + "\t")
+var verdictKind = []byte(KindVerdict)
 
-func isVerdictLine(line []byte) bool {
-	return len(line) > 33+len(verdictField) && bytes.Equal(line[32:32+len(verdictField)], verdictField)
-}
+func isVerdictLine(line []byte) bool { return bytes.Equal(field(line, fieldKind), verdictKind) }
 
 // Attempts returns the joined view of the entries f selects, oldest first.
-// Only the matching rows and the verdict rows are parsed.
+// Only the matching rows and the verdict rows they need are parsed.
 func (l *Ledger) Attempts(ctx context.Context, f Filter) ([]Attempt, error) {
 	type verdict struct{ word, id, summary string }
 	var (
 		latest map[string]verdict // patch id -> newest verdict; rows come in time order
 		out    []Attempt
 	)
-	begin := func() { latest, out = nil, []Attempt{} }
-	pre := f.prefilter()
-	keep := func(line []byte) bool { return isVerdictLine(line) || pre == nil || pre(line) }
-	err := l.scan(keep, begin, func(r *row) bool {
+	note := func(r *row) {
 		if r.Kind == string(KindVerdict) && r.PatchID != "" {
-			if latest == nil {
-				latest = map[string]verdict{}
-			}
 			latest[r.PatchID] = verdict{r.Verdict, r.ID, r.Summary}
 		}
-		if !f.match(r) {
-			return true
+	}
+	keep := f.keep()
+	// With a patch or attempt key few rows match: their verdicts are looked
+	// up after. Otherwise one pass takes the matching rows and every verdict.
+	selective := f.AttemptKey != "" || f.PatchID != ""
+	if !selective {
+		match := keep
+		keep = func(line []byte) bool { return isVerdictLine(line) || match == nil || match(line) }
+	}
+	err := l.scan(keep, func() { latest, out = map[string]verdict{}, []Attempt{} }, func(r *row) bool {
+		note(r)
+		if f.match(r) {
+			out = append(out, attemptOf(r))
 		}
-		a := Attempt{ID: r.ID, Kind: Kind(r.Kind), Target: r.Target, Created: time.Unix(0, r.Created).UTC(),
-			PatchID: r.PatchID, Commit: r.Commit, AttemptKey: r.AttemptKey, Hotspot: r.Hotspot, Class: r.Class,
-			Hypothesis: r.Hypothesis, Verdict: r.Verdict, Summary: r.Summary, Path: r.Path}
-		if r.Kind == string(KindVerdict) {
-			a.VerdictID = r.ID
-		}
-		out = append(out, a)
 		return true
 	})
 	if err != nil {
 		return nil, err
+	}
+	if selective {
+		// Few rows matched: look up the verdicts of their patches alone.
+		seen := map[string]bool{}
+		for _, a := range out {
+			if a.Kind != KindProposal || a.PatchID == "" || seen[a.PatchID] {
+				continue
+			}
+			seen[a.PatchID] = true
+			vs := Filter{PatchID: a.PatchID, Kind: KindVerdict}
+			if err := l.scan(vs.keep(), func() {}, func(r *row) bool {
+				if vs.match(r) {
+					note(r)
+				}
+				return true
+			}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// A verdict may come after its proposal; join once all are seen.
 	for i := range out {
@@ -76,4 +89,14 @@ func (l *Ledger) Attempts(ctx context.Context, f Filter) ([]Attempt, error) {
 		}
 	}
 	return out, nil
+}
+
+func attemptOf(r *row) Attempt {
+	a := Attempt{ID: r.ID, Kind: Kind(r.Kind), Target: r.Target, Created: time.Unix(0, r.Created).UTC(),
+		PatchID: r.PatchID, Commit: r.Commit, AttemptKey: r.AttemptKey, Hotspot: r.Hotspot, Class: r.Class,
+		Hypothesis: r.Hypothesis, Verdict: r.Verdict, Summary: r.Summary, Path: r.Path}
+	if r.Kind == string(KindVerdict) {
+		a.VerdictID = r.ID
+	}
+	return a
 }

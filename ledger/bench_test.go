@@ -105,11 +105,10 @@ func BenchmarkList10k(b *testing.B) {
 // branch of 10,000 entries, in process.
 func BenchmarkIndexRebuild10k(b *testing.B) {
 	dir, key, _ := bigLedger(b, 10000)
-	l := openLedger(b, dir)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		os.Remove(dir + "/.git/hone/ledger.index")
-		if got, err := l.ByAttemptKey(ctx, key); err != nil || len(got) != 1 {
+		if got, err := openLedger(b, dir).ByAttemptKey(ctx, key); err != nil || len(got) != 1 {
 			b.Fatalf("ByAttemptKey = %d entries, %v", len(got), err)
 		}
 	}

@@ -7,10 +7,11 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -23,18 +24,42 @@ import (
 // header does not match is rebuilt, and it is updated incrementally when the
 // new tip's tree only adds files to the cached one (the ledger's normal case,
 // merges included); any other change rebuilds it whole.
-const indexMagic = "hone-ledger-index 1"
-
-// castagnoli is built on first use: building it costs start-up time that
-// most hone processes, which never read the index, would pay for nothing.
-var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
+const indexMagic = "hone-ledger-index 2"
 
 // errCorruptIndex makes a query drop the cache and rebuild it.
 var errCorruptIndex = errors.New("ledger index is corrupt")
 
 type index struct {
 	tip, tree plumbing.Hash
-	body      []byte // one row per line
+	body      []byte   // one row per line
+	src       *mapping // the mapped file body may point into; nil when on the heap
+}
+
+// mapping is the index file mapped read-only. hone replaces the file by
+// rename, never in place, so a mapping stays valid; it is unmapped once no
+// index refers to it. Rows never point into it: parsing copies.
+type mapping struct{ b []byte }
+
+func mapFile(path string) (*mapping, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() == 0 || st.Size() > 1<<32 {
+		return nil, errCorruptIndex
+	}
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
+	if err != nil {
+		return nil, err
+	}
+	m := &mapping{b}
+	runtime.AddCleanup(m, func(b []byte) { syscall.Munmap(b) }, b)
+	return m, nil
 }
 
 // row is one entry's line in the index. Free text is escaped so a row stays
@@ -60,9 +85,35 @@ func (r *row) line() string {
 	if p == EntryPath(r.Target, Kind(r.Kind), r.ID) {
 		p = ""
 	}
-	return strings.Join([]string{r.ID, r.Kind, r.Target, strconv.FormatInt(r.Created, 10),
-		esc(r.PatchID), esc(r.Commit), esc(r.AttemptKey), strconv.Itoa(r.Class), esc(r.Verdict),
+	return strings.Join([]string{r.ID, r.Kind, r.Target, esc(r.AttemptKey), esc(r.PatchID),
+		strconv.FormatInt(r.Created, 10), esc(r.Commit), strconv.Itoa(r.Class), esc(r.Verdict),
 		esc(p), r.Blob.String(), esc(r.Hotspot), esc(r.Hypothesis), esc(r.Summary)}, "\t") + "\n"
+}
+
+// Positions of the fields lookups test before parsing a line; they come
+// first so finding them reads only the start of each line.
+const (
+	fieldID = iota
+	fieldKind
+	fieldTarget
+	fieldAttemptKey
+	fieldPatchID
+	fieldCreated
+)
+
+// field returns field n of an index line, escaped as stored.
+func field(line []byte, n int) []byte {
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(line, '\t')
+		if i < 0 {
+			return nil
+		}
+		line = line[i+1:]
+	}
+	if i := bytes.IndexByte(line, '\t'); i >= 0 {
+		return line[:i]
+	}
+	return line
 }
 
 // parseRow splits a line without allocating per field: every field is a
@@ -81,13 +132,14 @@ func parseRow(line []byte, r *row) error {
 		return errCorruptIndex
 	}
 	f[rowFields-1] = s
-	created, err1 := strconv.ParseInt(f[3], 10, 64)
+	created, err1 := strconv.ParseInt(f[fieldCreated], 10, 64)
 	class, err2 := strconv.Atoi(f[7])
 	if err1 != nil || err2 != nil {
 		return errCorruptIndex
 	}
-	*r = row{ID: f[0], Kind: f[1], Target: f[2], Created: created, PatchID: unesc(f[4]),
-		Commit: unesc(f[5]), AttemptKey: unesc(f[6]), Class: class, Verdict: unesc(f[8]),
+	*r = row{ID: f[fieldID], Kind: f[fieldKind], Target: f[fieldTarget], Created: created,
+		AttemptKey: unesc(f[fieldAttemptKey]), PatchID: unesc(f[fieldPatchID]),
+		Commit: unesc(f[6]), Class: class, Verdict: unesc(f[8]),
 		Path: unesc(f[9]), Blob: plumbing.NewHash(f[10]), Hotspot: unesc(f[11]),
 		Hypothesis: unesc(f[12]), Summary: unesc(f[13])}
 	if r.Path == "" {
@@ -99,12 +151,8 @@ func parseRow(line []byte, r *row) error {
 // rowTime reads the sort key of a line (creation time, then id) without
 // parsing the rest.
 func rowTime(line []byte) (int64, string) {
-	f := bytes.SplitN(line, []byte{'\t'}, 5)
-	if len(f) < 5 {
-		return 0, ""
-	}
-	t, _ := strconv.ParseInt(string(f[3]), 10, 64)
-	return t, string(f[0])
+	t, _ := strconv.ParseInt(string(field(line, fieldCreated)), 10, 64)
+	return t, string(field(line, fieldID))
 }
 
 func before(t1 int64, id1 string, t2 int64, id2 string) bool {
@@ -181,10 +229,11 @@ func (l *Ledger) indexPath() string { return filepath.Join(l.honeDir(), "ledger.
 // readIndex returns the cached index, or nil when it is absent, for another
 // branch, or fails its checksum.
 func (l *Ledger) readIndex() *index {
-	b, err := os.ReadFile(l.indexPath())
+	m, err := mapFile(l.indexPath())
 	if err != nil {
 		return nil
 	}
+	b := m.b
 	nl := bytes.IndexByte(b, '\n')
 	if nl < 0 {
 		return nil
@@ -197,10 +246,10 @@ func (l *Ledger) readIndex() *index {
 	if n, err := strconv.Atoi(h[4]); err != nil || n != bytes.Count(body, []byte{'\n'}) {
 		return nil
 	}
-	if h[5] != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli())) {
+	if h[5] != fmt.Sprintf("%08x", crc32.ChecksumIEEE(body)) {
 		return nil
 	}
-	return &index{tip: plumbing.NewHash(h[2]), tree: plumbing.NewHash(h[3]), body: body}
+	return &index{tip: plumbing.NewHash(h[2]), tree: plumbing.NewHash(h[3]), body: body, src: m}
 }
 
 // writeIndex replaces the cache atomically. Failing to write it is not an
@@ -210,11 +259,12 @@ func (l *Ledger) writeIndex(ix *index) {
 		return
 	}
 	head := fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%08x\n", indexMagic, l.ws.Config.Ledger.Branch, ix.tip, ix.tree,
-		bytes.Count(ix.body, []byte{'\n'}), crc32.Checksum(ix.body, castagnoli()))
+		bytes.Count(ix.body, []byte{'\n'}), crc32.ChecksumIEEE(ix.body))
 	f, err := os.CreateTemp(l.honeDir(), "ledger.index.tmp-*")
 	if err != nil {
 		return
 	}
+	f.Chmod(0o644) // CreateTemp makes it private; the git directory's other readers may use it too
 	_, werr := f.Write(append([]byte(head), ix.body...))
 	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), l.indexPath()) != nil {
 		os.Remove(f.Name())
@@ -228,8 +278,17 @@ func (l *Ledger) index() (*index, error) {
 	if err != nil || !ok {
 		return &index{}, err
 	}
-	cached := l.readIndex()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ix != nil && l.ix.tip == tip {
+		return l.ix, nil
+	}
+	cached := l.ix
+	if cached == nil {
+		cached = l.readIndex()
+	}
 	if cached != nil && cached.tip == tip {
+		l.ix = cached
 		return cached, nil
 	}
 	tree, err := l.obj.commitTree(tip)
@@ -244,7 +303,7 @@ func (l *Ledger) index() (*index, error) {
 			return nil, err
 		}
 		if clean {
-			ix.body = cached.body
+			ix.body, ix.src = cached.body, cached.src
 		}
 	}
 	if !clean {
@@ -269,6 +328,7 @@ func (l *Ledger) index() (*index, error) {
 	}
 	ix.body = appendSorted(ix.body, rows)
 	l.writeIndex(ix)
+	l.ix = ix
 	return ix, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
@@ -38,21 +39,38 @@ func (f Filter) match(r *row) bool {
 		(f.PatchID == "" || r.PatchID == f.PatchID) && (f.AttemptKey == "" || r.AttemptKey == f.AttemptKey)
 }
 
-// prefilter is a cheap test on an index line that every match passes, so
-// most lines are never parsed.
-func (f Filter) prefilter() func([]byte) bool {
-	var needle []byte
-	switch {
-	case f.AttemptKey != "":
-		needle = []byte(f.AttemptKey)
-	case f.PatchID != "":
-		needle = []byte(esc(f.PatchID))
-	case f.Target != "":
-		needle = []byte("\t" + f.Target + "\t")
-	default:
+// keep returns a test on index lines that every match passes and that
+// reads only the leading fields, so most lines are never parsed; nil when
+// the filter names no such field.
+func (f Filter) keep() func([]byte) bool {
+	var tests []func([]byte) bool
+	is := func(n int, v string) {
+		want := []byte(esc(v))
+		tests = append(tests, func(line []byte) bool { return bytes.Equal(field(line, n), want) })
+	}
+	if f.AttemptKey != "" {
+		is(fieldAttemptKey, f.AttemptKey)
+	}
+	if f.PatchID != "" {
+		is(fieldPatchID, f.PatchID)
+	}
+	if f.Kind != "" {
+		is(fieldKind, string(f.Kind))
+	}
+	if f.Target != "" {
+		is(fieldTarget, f.Target)
+	}
+	if len(tests) == 0 {
 		return nil
 	}
-	return func(line []byte) bool { return bytes.Contains(line, needle) }
+	return func(line []byte) bool {
+		for _, t := range tests {
+			if !t(line) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // Ledger reads and appends entries of one workspace.
@@ -61,6 +79,9 @@ type Ledger struct {
 	now  func() time.Time
 	refs *refStore
 	obj  objects
+
+	mu sync.Mutex // guards ix
+	ix *index     // the index of the last tip seen, reused while the tip stays
 }
 
 // Open returns the ledger of ws. It does not touch git; a ledger whose branch
@@ -70,7 +91,7 @@ func Open(ws *workspace.Workspace) *Ledger {
 		ws:   ws,
 		now:  time.Now,
 		refs: &refStore{commonDir: ws.CommonDir, honeDir: filepath.Join(ws.CommonDir, "hone")},
-		obj:  objects{ws.Git.Storer},
+		obj:  objects{st: ws.Git.Storer, dir: filepath.Join(ws.CommonDir, "objects")},
 	}
 }
 
@@ -79,7 +100,7 @@ func (l *Ledger) honeDir() string { return l.refs.honeDir }
 // query returns the index rows matching f in time order.
 func (l *Ledger) query(f Filter) ([]row, error) {
 	var out []row
-	err := l.scan(f.prefilter(), func() { out = nil }, func(r *row) bool {
+	err := l.scan(f.keep(), func() { out = nil }, func(r *row) bool {
 		if f.match(r) {
 			out = append(out, *r)
 		}
@@ -105,6 +126,9 @@ func (l *Ledger) scan(keep func([]byte) bool, begin func(), fn func(*row) bool) 
 		begin()
 		err = ix.each(keep, fn)
 		if errors.Is(err, errCorruptIndex) && attempt == 0 {
+			l.mu.Lock()
+			l.ix = nil
+			l.mu.Unlock()
 			os.Remove(l.indexPath())
 			continue
 		}

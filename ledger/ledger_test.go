@@ -184,14 +184,15 @@ func TestCorruptIndexIsRebuilt(t *testing.T) {
 	if err := os.WriteFile(idx, []byte(forged), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := l.Get(ctx, p.ID)
+	// A fresh Ledger reads the file; the one above remembers its index.
+	got, err := openLedger(t, dir).Get(ctx, p.ID)
 	if err != nil || got.ID != p.ID {
 		t.Fatalf("Get after corrupting the index = %v, %v", got, err)
 	}
 	if err := os.WriteFile(idx, []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if all, err := l.List(ctx, ledger.Filter{}); err != nil || len(all) != 1 {
+	if all, err := openLedger(t, dir).List(ctx, ledger.Filter{}); err != nil || len(all) != 1 {
 		t.Fatalf("List after replacing the index with garbage = %v, %v", ids(all), err)
 	}
 }
@@ -263,4 +264,23 @@ func TestIndexFollowsTheBranch(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].ID != all[0].ID {
 		t.Fatalf("after an edit, List(calibration) = %v, %v; want the edited entry", ids(got), err)
 	}
+}
+
+// A linked worktree shares the ledger of its main worktree: refs, objects and
+// the cache all live in the common git directory.
+func TestLinkedWorktreeSharesTheLedger(t *testing.T) {
+	dir := newRepo(t)
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, dir, "worktree", "add", "-q", "--detach", wt)
+	appendProfiles(t, openLedger(t, filepath.Join(wt, "targets", "demo")), "wt", 2)
+	appendProfiles(t, openLedger(t, dir), "main", 1)
+	for _, from := range []string{dir, wt} {
+		if all, err := openLedger(t, from).List(ctx, ledger.Filter{}); err != nil || len(all) != 3 {
+			t.Fatalf("from %s: List = %d entries, %v; want 3", from, len(all), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "hone", "ledger.index")); err != nil {
+		t.Fatalf("the cache is not in the common git directory: %v", err)
+	}
+	assertSound(t, dir, openLedger(t, wt))
 }

@@ -2,15 +2,12 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-
-	"github.com/hone-perf/hone/internal/errs"
 )
 
 // notePrefix starts every note line hone writes; lines without it belong to
@@ -39,33 +36,25 @@ func noteEntryID(line string) (string, bool) {
 // commit on the notes ref, moved by compare-and-swap like the branch. A note
 // that already holds the line is left as it is, so repair can call it again.
 func (l *Ledger) addNote(ctx context.Context, s *Stored) error {
-	ref := l.ws.Config.Ledger.NotesRef
 	line := NoteLine(&s.Common)
-	for n := 1; n <= maxAttempts; n++ {
-		if err := ctx.Err(); err != nil {
-			return errs.Wrap(errs.Failure, err, "ledger: note interrupted")
-		}
-		tip, ok, err := l.refs.read(ref)
-		if err != nil {
-			return err
-		}
+	_, err := l.update(ctx, l.ws.Config.Ledger.NotesRef, func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		tree, err := l.obj.commitTree(tip)
 		if err != nil {
-			return err
+			return tip, err
 		}
 		p, blob, found, err := l.findNote(tree, s.Commit)
 		if err != nil {
-			return err
+			return tip, err
 		}
 		var text string
 		if found {
 			b, err := l.obj.readBlob(blob)
 			if err != nil {
-				return err
+				return tip, err
 			}
 			text = string(b)
 			if hasLine(text, line) {
-				return nil
+				return tip, nil
 			}
 			if text != "" && !strings.HasSuffix(text, "\n") {
 				text += "\n"
@@ -73,26 +62,18 @@ func (l *Ledger) addNote(ctx context.Context, s *Stored) error {
 		}
 		h, err := l.obj.writeBlob([]byte(text + line + "\n"))
 		if err != nil {
-			return err
+			return tip, err
 		}
 		if tree, err = l.obj.insert(tree, []file{{p, h, true}}); err != nil {
-			return err
+			return tip, err
 		}
 		var parents []plumbing.Hash
 		if ok {
 			parents = []plumbing.Hash{tip}
 		}
-		c, err := l.obj.commit(tree, parents, fmt.Sprintf("hone: note for verdict %s\n", s.ID), l.sig())
-		if err != nil {
-			return err
-		}
-		err = l.refs.cas(ref, c, tip)
-		if !errors.Is(err, errRaceLost) {
-			return err
-		}
-		retryWait(n)
-	}
-	return errs.Busyf("ledger: %s kept moving; gave up after %d attempts", ref, maxAttempts)
+		return l.obj.commit(tree, parents, fmt.Sprintf("hone: note for verdict %s\n", s.ID), l.sig())
+	})
+	return err
 }
 
 func hasLine(text, line string) bool {

@@ -1,9 +1,16 @@
 package ledger
 
 import (
+	"compress/zlib"
+	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -15,28 +22,86 @@ import (
 )
 
 // objects writes and reads git objects straight in the object store, without
-// an index or a worktree.
-type objects struct{ st storer.EncodedObjectStorer }
-
-func (o objects) writeBlob(data []byte) (plumbing.Hash, error) {
-	obj := o.st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write a blob")
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write a blob")
-	}
-	w.Close()
-	return o.store(obj)
+// an index or a worktree. Reads go through go-git, which knows packs; writes
+// are loose objects written here the way git writes them, because go-git's
+// writer compresses at zlib's default level with a fresh compressor per
+// object, which is most of the cost of an append.
+type objects struct {
+	st  storer.EncodedObjectStorer
+	dir string // the objects directory
 }
 
-func (o objects) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	h, err := o.st.SetEncodedObject(obj)
+func (o objects) writeBlob(data []byte) (plumbing.Hash, error) {
+	return o.put(plumbing.BlobObject, data)
+}
+
+// store writes an object go-git encoded in memory.
+func (o objects) store(obj *plumbing.MemoryObject) (plumbing.Hash, error) {
+	r, err := obj.Reader()
 	if err != nil {
-		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write to the git object store")
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a git object")
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a git object")
+	}
+	return o.put(obj.Type(), data)
+}
+
+// zlibWriters are reused: a compressor's allocation costs more than
+// compressing a small object.
+var zlibWriters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	return zw
+}}
+
+// put writes one loose object: "<type> <size>\0<content>", zlib-compressed at
+// git's core.looseCompression default (best speed), into a temporary file
+// that is then renamed to objects/<2 hex>/<38 hex>, so readers never see a
+// partial object. An object that already exists loose is not written again.
+func (o objects) put(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	h := plumbing.ComputeHash(t, data)
+	hex := h.String()
+	dir := filepath.Join(o.dir, hex[:2])
+	path := filepath.Join(dir, hex[2:])
+	if _, err := os.Lstat(path); err == nil {
+		return h, nil
+	}
+	fail := func(err error) (plumbing.Hash, error) {
+		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write object %s to %s", hex, o.dir)
+	}
+	f, err := os.CreateTemp(o.dir, "tmp_obj_")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.Remove(f.Name()) // a no-op once renamed
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(f)
+	zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00"))
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	if err := f.Chmod(0o444); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fail(err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fail(err)
+		}
+		if err := os.Rename(f.Name(), path); err != nil {
+			return fail(err)
+		}
 	}
 	return h, nil
 }
@@ -75,7 +140,7 @@ func (o objects) tree(h plumbing.Hash) ([]object.TreeEntry, error) {
 func (o objects) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 	sort.Slice(entries, func(i, j int) bool { return treeKey(entries[i]) < treeKey(entries[j]) })
 	t := &object.Tree{Entries: entries}
-	obj := o.st.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := t.Encode(obj); err != nil {
 		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a tree")
 	}
@@ -91,7 +156,7 @@ func treeKey(e object.TreeEntry) string {
 
 func (o objects) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, error) {
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
-	obj := o.st.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a commit")
 	}

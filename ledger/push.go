@@ -14,39 +14,34 @@ import (
 // mergeNotes brings remote notes commit r into the notes ref: notes only one
 // side has are taken as they are, and notes both sides have become the sorted
 // union of their lines (cat_sort_uniq), in a two-parent commit.
-func (l *Ledger) mergeNotes(ctx context.Context, r plumbing.Hash) (string, error) {
-	ref := l.ws.Config.Ledger.NotesRef
-	for n := 1; n <= maxAttempts; n++ {
-		cur, ok, err := l.refs.read(ref)
+func (l *Ledger) mergeNotes(ctx context.Context, r plumbing.Hash) (how string, err error) {
+	_, err = l.update(ctx, l.ws.Config.Ledger.NotesRef, func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+		if !ok {
+			how = "created"
+			return r, nil
+		}
+		how = "up-to-date"
+		if cur == r {
+			return cur, nil
+		}
+		if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
+			return cur, err
+		}
+		ff, err := l.isAncestor(ctx, cur, r)
 		if err != nil {
-			return "", err
+			return cur, err
 		}
-		next, how := r, "created"
-		if ok {
-			if cur == r {
-				return "up-to-date", nil
-			}
-			if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
-				return "up-to-date", err
-			}
-			if ff, err := l.isAncestor(ctx, cur, r); err != nil {
-				return "", err
-			} else if ff {
-				how = "fast-forward"
-			} else if next, err = l.notesMergeCommit(cur, r); err != nil {
-				return "", err
-			} else {
-				how = "merged"
-			}
+		if ff {
+			how = "fast-forward"
+			return r, nil
 		}
-		err = l.refs.cas(ref, next, cur)
-		if errors.Is(err, errRaceLost) {
-			retryWait(n)
-			continue
-		}
-		return how, err
+		how = "merged"
+		return l.notesMergeCommit(cur, r)
+	})
+	if err != nil {
+		return "", err
 	}
-	return "", errs.Busyf("ledger: %s kept moving during the merge; gave up after %d attempts", ref, maxAttempts)
+	return how, nil
 }
 
 func (l *Ledger) notesMergeCommit(cur, r plumbing.Hash) (plumbing.Hash, error) {

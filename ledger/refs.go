@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -94,13 +95,38 @@ func (r *refStore) cas(ref string, newH, old plumbing.Hash) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot create the directory of ref %s", ref)
 	}
-	if err := held.mark(lockPath, "pending"); err != nil {
+	// The lock file is made under a private name and recorded before it is
+	// linked into place as <ref>.lock, so there is no moment at which a
+	// <ref>.lock of ours exists without a record naming its inode: a writer
+	// killed anywhere leaves a lock the next one can prove stale.
+	tmp := filepath.Join(r.honeDir, "ref.lock.new")
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot create %s", tmp)
+	}
+	defer os.Remove(tmp)
+	committed := false
+	linked := false
+	defer func() {
+		if !committed {
+			f.Close()
+			if linked {
+				os.Remove(lockPath)
+			}
+		}
+	}()
+	fi, err := f.Stat()
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot stat %s", tmp)
+	}
+	if err := held.mark(lockPath, fileID(fi)); err != nil {
 		return err
 	}
-	var f *os.File
 	for wait := time.Millisecond; ; wait *= 2 {
-		f, err = os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		err = os.Link(tmp, lockPath)
 		if err == nil {
+			linked = true
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -112,18 +138,6 @@ func (r *refStore) cas(ref string, newH, old plumbing.Hash) error {
 			return errs.Busyf("ref %s is locked by %s; if no git process is running, remove that file", ref, lockPath)
 		}
 		time.Sleep(wait/2 + rand.N(wait))
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			f.Close()
-			os.Remove(lockPath)
-		}
-	}()
-	if fi, err := f.Stat(); err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot stat %s", lockPath)
-	} else if err := held.mark(lockPath, fileID(fi)); err != nil {
-		return err
 	}
 	cur, ok, err := r.read(ref)
 	if err != nil {
@@ -146,6 +160,46 @@ func (r *refStore) cas(ref string, newH, old plumbing.Hash) error {
 	}
 	committed = true
 	return nil
+}
+
+// readAgain reads ref on each attempt of a compare-and-swap loop. A ref that
+// existed on an earlier attempt and is gone now was deleted under the
+// writer; that is not an empty ledger, so the loop must stop rather than
+// start the ref afresh.
+func (r *refStore) readAgain(ref string, seen *bool) (plumbing.Hash, bool, error) {
+	h, ok, err := r.read(ref)
+	if err == nil && !ok && *seen {
+		return h, false, errs.Failuref("%s was deleted while hone was updating it; restore it (see `git reflog`) and try again", ref)
+	}
+	*seen = *seen || ok
+	return h, ok, err
+}
+
+// update moves ref by compare-and-swap, retrying on a fresh tip whenever
+// another writer moved it first. next computes the new value from the current
+// tip (ok is false when the ref does not exist yet); returning the tip itself
+// means there is nothing to do. It returns the tip that was replaced.
+func (l *Ledger) update(ctx context.Context, ref string, next func(tip plumbing.Hash, ok bool) (plumbing.Hash, error)) (plumbing.Hash, error) {
+	seen := false
+	for n := 1; n <= maxAttempts; n++ {
+		if err := ctx.Err(); err != nil {
+			return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "ledger: update of %s interrupted", ref)
+		}
+		tip, ok, err := l.refs.readAgain(ref, &seen)
+		if err != nil {
+			return tip, err
+		}
+		h, err := next(tip, ok)
+		if err != nil || (ok && h == tip) {
+			return tip, err
+		}
+		err = l.refs.cas(ref, h, tip)
+		if !errors.Is(err, errRaceLost) {
+			return tip, err
+		}
+		retryWait(n)
+	}
+	return plumbing.ZeroHash, errs.Busyf("ledger: %s kept moving; gave up after %d attempts", ref, maxAttempts)
 }
 
 // retryWait sleeps before attempt n of a compare-and-swap loop: growing, with
@@ -208,10 +262,9 @@ func (h *heldLock) unlock() {
 }
 
 // recoverStale removes the <ref>.lock a dead holder of refs.lock left behind.
-// The record is "<lock path> pending" before the lock file exists and
-// "<lock path> <dev>:<inode>" once it does; a lock is removed only when it is
-// that very file, or, for "pending", when it is still empty a second after
-// its creation (git writes its lock's content at once).
+// The record is "<lock path> <dev>:<inode>", written before the lock file is
+// linked into place; a lock is removed only when it is that very file, so a
+// lock git itself holds is never touched.
 func (h *heldLock) recoverStale() error {
 	b := make([]byte, 4096)
 	n, _ := h.f.ReadAt(b, 0)
@@ -225,9 +278,7 @@ func (h *heldLock) recoverStale() error {
 	}
 	lockPath, id := rec[:i], rec[i+1:]
 	if fi, err := os.Lstat(lockPath); err == nil {
-		stale := fileID(fi) == id ||
-			(id == "pending" && fi.Size() == 0 && time.Since(fi.ModTime()) > time.Second)
-		if stale {
+		if fileID(fi) == id {
 			if err := os.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return errs.Wrap(errs.Failure, err, "cannot remove the stale lock %s", lockPath)
 			}

@@ -154,58 +154,49 @@ func (l *Ledger) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, erro
 // taken only when r's tree already holds everything the local tip does;
 // otherwise the result is a two-parent commit of the union of both trees.
 func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, added int, err error) {
-	ref := l.branchRef()
-	for n := 1; n <= maxAttempts; n++ {
-		cur, ok, err := l.refs.read(ref)
-		if err != nil {
-			return "", 0, err
+	var next plumbing.Hash
+	cur, err := l.update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+		next = cur
+		if !ok {
+			how, next = "created", r
+			return next, nil
+		}
+		how = "up-to-date"
+		if cur == r {
+			return cur, nil
+		}
+		if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
+			return cur, err
 		}
 		rTree, err := l.obj.commitTree(r)
 		if err != nil {
-			return "", 0, err
+			return cur, err
 		}
-		var next plumbing.Hash
-		switch {
-		case !ok:
-			next, how = r, "created"
-		case cur == r:
-			return "up-to-date", 0, nil
-		default:
-			if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
-				return "up-to-date", 0, err
-			}
-			curTree, err := l.obj.commitTree(cur)
-			if err != nil {
-				return "", 0, err
-			}
-			union, err := l.union(curTree, rTree, "")
-			if err != nil {
-				return "", 0, err
-			}
-			ff, err := l.isAncestor(ctx, cur, r)
-			if err != nil {
-				return "", 0, err
-			}
-			if ff && union == rTree {
-				next, how = r, "fast-forward"
-			} else if next, err = l.obj.commit(union, []plumbing.Hash{cur, r}, "hone: merge the ledger of another clone\n", l.sig()); err != nil {
-				return "", 0, err
-			} else {
-				how = "merged"
-			}
-		}
-		err = l.refs.cas(ref, next, cur)
-		if errors.Is(err, errRaceLost) {
-			retryWait(n)
-			continue
-		}
+		curTree, err := l.obj.commitTree(cur)
 		if err != nil {
-			return "", 0, err
+			return cur, err
 		}
-		added, err := l.countAdded(cur, next)
-		return how, added, err
+		union, err := l.union(curTree, rTree, "")
+		if err != nil {
+			return cur, err
+		}
+		ff, err := l.isAncestor(ctx, cur, r)
+		if err != nil {
+			return cur, err
+		}
+		if ff && union == rTree {
+			how, next = "fast-forward", r
+			return next, nil
+		}
+		how = "merged"
+		next, err = l.obj.commit(union, []plumbing.Hash{cur, r}, "hone: merge the ledger of another clone\n", l.sig())
+		return next, err
+	})
+	if err != nil || how == "up-to-date" {
+		return how, 0, err
 	}
-	return "", 0, errs.Busyf("ledger: branch %s kept moving during the merge; gave up after %d attempts", l.ws.Config.Ledger.Branch, maxAttempts)
+	added, err = l.countAdded(cur, next)
+	return how, added, err
 }
 
 func (l *Ledger) countAdded(from, to plumbing.Hash) (int, error) {

@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -216,10 +217,15 @@ func (l *Ledger) verifyEntries(tree plumbing.Hash, rep *VerifyReport) (map[strin
 	return entries, nil
 }
 
-// verifyPatches checks each proposal's patch ref and diff hash. Proposals of
-// the same patch share one diff computation.
+// verifyPatches checks each proposal's patch ref and diff hash. Each
+// distinct (pin, commit) diff is computed once, a few git processes at a time.
 func (l *Ledger) verifyPatches(ctx context.Context, entries map[string]*Stored, rep *VerifyReport) error {
-	sums := map[string]string{}
+	type check struct {
+		s      *Stored
+		commit string
+	}
+	var checks []check
+	diffs := map[[2]string]*diffSum{}
 	for _, s := range sortedEntries(entries) {
 		if s.Kind != KindProposal {
 			continue
@@ -229,32 +235,54 @@ func (l *Ledger) verifyPatches(ctx context.Context, entries map[string]*Stored, 
 		switch {
 		case err != nil || !ok:
 			rep.add(ProblemMissingPatch, s.Path, "proposal %s: %s does not exist; fetch it with `hone ledger pull`", s.ID, ref)
-			continue
 		case s.Commit != "" && h.String() != s.Commit:
 			rep.add(ProblemMissingPatch, s.Path, "proposal %s recorded commit %s but %s holds %s", s.ID, s.Commit, ref, h)
-			continue
 		case s.DiffSHA256 == "":
 			rep.add(ProblemMalformed, s.Path, "proposal %s records no diff_sha256", s.ID)
-			continue
 		case s.Pin == "":
 			rep.add(ProblemMalformed, s.Path, "proposal %s records no pin", s.ID)
-			continue
+		default:
+			checks = append(checks, check{s, h.String()})
+			diffs[[2]string{s.Pin, h.String()}] = &diffSum{}
 		}
-		key := s.Pin + ".." + h.String()
-		sum, done := sums[key]
-		if !done {
-			sum, err = git.CanonicalDiffSHA256(ctx, l.ws.Root, s.Pin, h.String())
-			if err != nil {
-				rep.add(ProblemMissingPatch, s.Path, "proposal %s: cannot diff %s..%s: %v", s.ID, s.Pin, h, err)
-				continue
-			}
-			sums[key] = sum
-		}
-		if sum != s.DiffSHA256 {
-			rep.add(ProblemDiffMismatch, s.Path, "proposal %s recorded diff_sha256 %s but %s..%s hashes to %s", s.ID, s.DiffSHA256, s.Pin, h, sum)
+	}
+	l.diffAll(ctx, diffs)
+	for _, c := range checks {
+		d := diffs[[2]string{c.s.Pin, c.commit}]
+		switch {
+		case d.err != nil:
+			rep.add(ProblemMissingPatch, c.s.Path, "proposal %s: cannot diff %s..%s: %v", c.s.ID, c.s.Pin, c.commit, d.err)
+		case d.sum != c.s.DiffSHA256:
+			rep.add(ProblemDiffMismatch, c.s.Path, "proposal %s recorded diff_sha256 %s but %s..%s hashes to %s", c.s.ID, c.s.DiffSHA256, c.s.Pin, c.commit, d.sum)
 		}
 	}
 	return nil
+}
+
+type diffSum struct {
+	sum string
+	err error
+}
+
+// diffAll fills in the canonical diff hash of every (pin, commit) pair.
+func (l *Ledger) diffAll(ctx context.Context, diffs map[[2]string]*diffSum) {
+	work := make(chan [2]string)
+	var wg sync.WaitGroup
+	for range min(4, len(diffs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				d := diffs[k] // each key is handled by one worker only
+				d.sum, d.err = git.CanonicalDiffSHA256(ctx, l.ws.Root, k[0], k[1])
+			}
+		}()
+	}
+	for k := range diffs {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
 }
 
 func sortedEntries(m map[string]*Stored) []*Stored {

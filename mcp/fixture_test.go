@@ -43,12 +43,15 @@ func readDiff(t *testing.T, name string) string {
 	return string(b)
 }
 
-// connect serves dir in-process and returns a client session on it.
-func connect(t *testing.T, dir string, opts *sdk.ClientOptions) *sdk.ClientSession {
+// connect serves dir in-process and returns a client session on it. The
+// middleware, if any, sees every request the server receives.
+func connect(t *testing.T, dir string, opts *sdk.ClientOptions, mw ...sdk.Middleware) *sdk.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := sdk.NewInMemoryTransports()
-	ss, err := New(dir, "test").Connect(ctx, st, nil)
+	srv := New(dir, "test")
+	srv.AddReceivingMiddleware(mw...)
+	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 )
@@ -22,6 +24,7 @@ type Change struct {
 	NewMode uint32 `json:"new_mode"`
 	Status  string `json:"status"` // git's letter: A, D, M, T
 	Binary  bool   `json:"binary,omitempty"`
+	Hash    string `json:"-"` // the new object
 }
 
 // sandbox is a throwaway index and object directory. Git reads the
@@ -32,6 +35,7 @@ type sandbox struct {
 	dir     string // repository directory git runs in
 	objects string // the repository's object directory
 	tmp     string
+	store   *filesystem.Storage // for trees hone writes itself (splice.go)
 }
 
 func newSandbox(dir, commonDir string) (*sandbox, error) {
@@ -71,13 +75,26 @@ func (s *sandbox) git(ctx context.Context, stdin []byte, env []string, args ...s
 	return git.Run(ctx, c)
 }
 
-// apply applies diff to the tree of pin in the throwaway index and returns
-// the resulting tree. Git's own path checks (with the NTFS and HFS
-// protections on) run here too.
-func (s *sandbox) apply(ctx context.Context, pin string, diff []byte) (string, error) {
+// applyFull applies diff to the whole tree of pin in the throwaway index and
+// returns the resulting tree and what git changed. It is used when the
+// target's path is not a tree at the pin (a target still to be created).
+func (s *sandbox) applyFull(ctx context.Context, pin string, diff []byte) (string, []Change, error) {
 	if _, err := s.git(ctx, nil, nil, "read-tree", pin); err != nil {
-		return "", errs.Wrap(errs.Failure, err, "cannot read the pin %s into a throwaway index", pin)
+		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the pin %s into a throwaway index", pin)
 	}
+	tree, err := s.applyAndWrite(ctx, pin, diff)
+	if err != nil {
+		return "", nil, err
+	}
+	changes, err := diffTrees(ctx, func(ctx context.Context, args ...string) ([]byte, error) {
+		return s.git(ctx, nil, nil, args...)
+	}, pin, tree)
+	return tree, changes, err
+}
+
+// applyAndWrite runs git apply on the throwaway index, with git's own path
+// checks (NTFS and HFS protections on), and writes the index's tree.
+func (s *sandbox) applyAndWrite(ctx context.Context, pin string, diff []byte) (string, error) {
 	if _, err := s.git(ctx, diff, nil, "apply", "--cached", "--whitespace=nowarn", "-p1", "-"); err != nil {
 		msg := gitStderr(err)
 		if strings.Contains(msg, "invalid path") || strings.Contains(msg, "beyond a symbolic link") {
@@ -191,7 +208,7 @@ func parseRaw(out []byte) ([]Change, error) {
 		}
 		i++
 		byPath[fields[i]] = len(changes)
-		changes = append(changes, Change{Path: fields[i], OldMode: uint32(om), NewMode: uint32(nm), Status: meta[4][:1]})
+		changes = append(changes, Change{Path: fields[i], OldMode: uint32(om), NewMode: uint32(nm), Status: meta[4][:1], Hash: meta[3]})
 	}
 	return changes, nil
 }

@@ -175,6 +175,17 @@ func TestLegitimateDiffsAccepted(t *testing.T) {
 				t.Fatalf("changes:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(c.expect, "\n"))
 			}
 			checkContentLikeGitApply(t, ws, pin, res.Commit, c)
+			// The target-only index spliced into the pin gives the very tree
+			// a whole-tree index gives.
+			sb, err := newSandbox(ws.Root, ws.CommonDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.close()
+			full, _, err := sb.applyFull(ctx, pin, c.diff)
+			if err != nil || full != gitT(t, ws.Root, nil, "rev-parse", res.Commit+"^{tree}") {
+				t.Fatalf("whole-index tree %s (%v) differs from the patch's", full, err)
+			}
 			if ref := gitT(t, ws.Root, nil, "rev-parse", ledger.PatchRef(res.PatchID)); ref != res.Commit {
 				t.Fatalf("patch ref %s, commit %s", ref, res.Commit)
 			}

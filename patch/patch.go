@@ -86,13 +86,15 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	if err != nil {
 		return nil, nil, err
 	}
-	tree, err := sb.apply(ctx, pin, diff)
-	if err != nil {
-		return nil, sb, err
+	var (
+		tree    string
+		changes []Change
+	)
+	if root, ok := subtree(ws.Git, pin, a.Root); ok {
+		tree, changes, err = sb.applyPartial(ctx, ws.Git, pin, a.Root, root, diff)
+	} else {
+		tree, changes, err = sb.applyFull(ctx, pin, diff)
 	}
-	changes, err := diffTrees(ctx, func(ctx context.Context, args ...string) ([]byte, error) {
-		return sb.git(ctx, nil, nil, args...)
-	}, pin, tree)
 	if err != nil {
 		return nil, sb, err
 	}

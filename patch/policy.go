@@ -41,6 +41,7 @@ func (a Allowlist) Rule(p string) string {
 // Git file modes as git writes them.
 const (
 	modeNone       = 0
+	modeTree       = 0o040000
 	modeFile       = 0o100644
 	modeExecutable = 0o100755
 	modeSymlink    = 0o120000

@@ -145,3 +145,50 @@ func TestDefaultSizeLimit(t *testing.T) {
 		t.Fatalf("want the 4 MiB limit, got %v", err)
 	}
 }
+
+// A target whose directory does not exist at the pin yet is patched through
+// a whole-tree index.
+func TestProposeIntoNewTargetDirectory(t *testing.T) {
+	files := fixtureFiles()
+	files["hone.toml"] = fileSpec{"100644", fixtureToml + "\n[targets.fresh]\npath = \"targets/fresh\"\npin = \"main\"\n"}
+	ws := newFixture(t, files)
+	diff := "diff --git a/targets/fresh/a.c b/targets/fresh/a.c\nnew file mode 100644\n--- /dev/null\n+++ b/targets/fresh/a.c\n@@ -0,0 +1 @@\n+int a;\n"
+	res, err := Propose(context.Background(), ws, Request{Target: "fresh", Hotspot: "a", Class: 1, Hypothesis: "start", Diff: []byte(diff)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitT(t, ws.Root, nil, "diff-tree", "-r", "--name-status", "--no-commit-id", res.Commit+"^", res.Commit); got != "A\ttargets/fresh/a.c" {
+		t.Fatalf("changes: %q", got)
+	}
+	escape := strings.Replace(diff, "targets/fresh/a.c", "targets/t/a.c", -1)
+	if _, err := Check(context.Background(), ws, "fresh", []byte(escape)); !errs.Is(err, errs.Policy) {
+		t.Fatalf("write into another target accepted: %v", err)
+	}
+}
+
+// The authority check does not trust the front check: even when git is
+// handed a diff that writes outside the target, the partial index reports
+// that change and it is refused, not silently dropped by the splice.
+func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
+	ctx := context.Background()
+	ws := newFixture(t, fixtureFiles())
+	pin := gitT(t, ws.Root, nil, "rev-parse", "main")
+	root, ok := subtree(ws.Git, pin, "targets/t")
+	if !ok {
+		t.Fatal("no target tree at the pin")
+	}
+	sb, err := newSandbox(ws.Root, ws.CommonDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.close()
+	diff := "diff --git a/targets/t/a.c b/targets/t/a.c\nnew file mode 100644\n--- /dev/null\n+++ b/targets/t/a.c\n@@ -0,0 +1 @@\n+int a;\n" +
+		"diff --git a/secret2.txt b/secret2.txt\nnew file mode 100644\n--- /dev/null\n+++ b/secret2.txt\n@@ -0,0 +1 @@\n+x\n"
+	_, changes, err := sb.applyPartial(ctx, ws.Git, pin, "targets/t", root, []byte(diff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := authority(changes, AllowlistOf(ws.Config.Targets["t"])); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "secret2.txt") {
+		t.Fatalf("want secret2.txt refused, got %v (changes %+v)", err, changes)
+	}
+}

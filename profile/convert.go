@@ -80,7 +80,8 @@ type converter struct {
 
 	events  []string
 	eventIx map[string]int
-	samples map[string]*profile.Sample
+	samples map[string]*aggSample // by event and stack
+	order   []*aggSample
 	key     []byte
 
 	// the sample being read
@@ -104,7 +105,7 @@ func newConverter(paths Paths) *converter {
 		mappings: map[mapKey]*profile.Mapping{},
 		relPaths: map[string]string{},
 		eventIx:  map[string]int{},
-		samples:  map[string]*profile.Sample{},
+		samples:  map[string]*aggSample{},
 	}
 }
 
@@ -165,21 +166,23 @@ func (c *converter) flush() {
 	for _, l := range c.stack {
 		c.key = binary.AppendUvarint(c.key, l.ID)
 	}
-	s, ok := c.samples[string(c.key)]
+	a, ok := c.samples[string(c.key)]
 	if !ok {
-		s = &profile.Sample{Location: append([]*profile.Location(nil), c.stack...), Value: make([]int64, 2)}
-		s.NumLabel = map[string][]int64{eventLabel: {int64(c.event)}}
-		c.samples[string(c.key)] = s
-		c.p.Sample = append(c.p.Sample, s)
+		a = &aggSample{stack: append([]*profile.Location(nil), c.stack...), event: c.event}
+		c.samples[string(c.key)] = a
+		c.order = append(c.order, a)
 	}
-	s.Value[0]++
-	s.Value[1] += c.period
+	a.count++
+	a.weight += c.period
 	c.stack = c.stack[:0]
 }
 
-// eventLabel carries a sample's event index until finish spreads the values
-// into one column per event.
-const eventLabel = "hone_event"
+// aggSample is the samples of one stack and event, merged.
+type aggSample struct {
+	stack         []*profile.Location
+	event         int
+	count, weight int64
+}
 
 // location returns the pprof location of one frame, resolving it on first sight.
 func (c *converter) location(f frame, leaf bool) *profile.Location {
@@ -200,84 +203,24 @@ func (c *converter) location(f frame, leaf bool) *profile.Location {
 	}
 	l := &profile.Location{ID: uint64(len(c.p.Location) + 1), Mapping: m, Address: runtime}
 	name, sys := symbolName(f.sym, dso)
-	file, line := "", 0
+	var frames []srcFrame
 	if hasVaddr {
-		if fl, ln, ok := bin.line(vaddr); ok {
-			file, line = c.rel(fl), ln
-		}
+		frames = bin.frames(vaddr)
 	}
-	l.Line = []profile.Line{{Function: c.function(name, sys, file), Line: int64(line)}}
+	if len(frames) == 0 {
+		frames = []srcFrame{{}}
+	}
+	for _, fr := range frames {
+		fn, fsys := fr.fn, fr.fn
+		if fn == "" {
+			fn, fsys = name, sys
+		}
+		file := c.rel(fr.file)
+		l.Line = append(l.Line, profile.Line{Function: c.function(fn, fsys, file), Line: int64(fr.line)})
+	}
 	c.p.Location = append(c.p.Location, l)
 	c.locs[k] = l
 	return l
-}
-
-// resolve turns a perf address into a runtime address inside a mapping and the
-// binary's virtual address (what the symbol table and DWARF use). perf 6.1
-// prints a sample's own ip at runtime but callchain entries relative to the
-// mapped file (ip - start + pgoff), and other versions differ, so both
-// readings are tried; the one that agrees with perf's sym+offset wins, and
-// without a symbol an address inside a mapping is taken as a runtime address.
-func (c *converter) resolve(bin *elfBinary, dso string, f frame) (runtime, vaddr uint64, m *profile.Mapping, ok bool) {
-	var asRuntime, asRelative *mmapEvent
-	for i := range c.mmaps[c.pid] {
-		e := &c.mmaps[c.pid][i]
-		if e.file != dso {
-			continue
-		}
-		if asRuntime == nil && f.ip >= e.start && f.ip < e.start+e.size {
-			asRuntime = e
-		}
-		if asRelative == nil && f.ip >= e.pgoff && f.ip < e.pgoff+e.size {
-			asRelative = e
-		}
-	}
-	offRuntime := uint64(0)
-	if asRuntime != nil {
-		offRuntime = f.ip - asRuntime.start + asRuntime.pgoff
-	}
-	useRuntime := asRuntime != nil
-	if want, hasSym := bin.symbol(string(f.sym)); hasSym {
-		want += f.symoff
-		if v, ok := bin.vaddr(offRuntime); asRuntime != nil && ok && v == want {
-			useRuntime = true
-		} else if v, ok := bin.vaddr(f.ip); ok && v == want {
-			useRuntime = false
-		}
-	}
-	switch {
-	case useRuntime:
-		m = c.mapping(mapKey{file: dso, start: asRuntime.start, size: asRuntime.size, pgoff: asRuntime.pgoff})
-		vaddr, ok = bin.vaddr(offRuntime)
-		return f.ip, vaddr, m, ok
-	case asRelative != nil:
-		m = c.mapping(mapKey{file: dso, start: asRelative.start, size: asRelative.size, pgoff: asRelative.pgoff})
-		vaddr, ok = bin.vaddr(f.ip)
-		return asRelative.start + f.ip - asRelative.pgoff, vaddr, m, ok
-	}
-	// No mapping event for this file (a kernel frame, or output recorded
-	// without --show-mmap-events): keep perf's address in a mapping of its own.
-	vaddr, ok = bin.vaddr(f.ip)
-	return f.ip, vaddr, c.mapping(mapKey{file: dso}), ok
-}
-
-func (c *converter) mapping(k mapKey) *profile.Mapping {
-	if m, ok := c.mappings[k]; ok {
-		return m
-	}
-	m := &profile.Mapping{ID: uint64(len(c.p.Mapping) + 1), File: k.file, Start: k.start, Limit: k.start + k.size, Offset: k.pgoff}
-	c.mappings[k] = m
-	c.p.Mapping = append(c.p.Mapping, m)
-	return m
-}
-
-func (c *converter) binary(dso string) *elfBinary {
-	b, ok := c.binaries[dso]
-	if !ok {
-		b = openBinary(dso)
-		c.binaries[dso] = b
-	}
-	return b
 }
 
 func (c *converter) function(name, sys, file string) *profile.Function {
@@ -353,10 +296,10 @@ func dsoLabel(dso string) string {
 	return "[" + filepath.Base(dso) + "]"
 }
 
-// finish spreads each sample's weight into its event's column, names the
+// finish gives each merged sample one column per event, names the
 // columns and marks the mappings as symbolized so pprof does not try again.
 func (c *converter) finish() (*profile.Profile, error) {
-	if len(c.p.Sample) == 0 {
+	if len(c.order) == 0 {
 		msg := "perf recorded no samples; the workload may have run too briefly, so make it run longer or raise [targets.<name>.profile] frequency"
 		if c.badLine > 0 {
 			msg = "perf script output had no sample hone could read (" + strconv.Itoa(c.badLine) + " unreadable lines); this perf version prints an unexpected format"
@@ -367,11 +310,10 @@ func (c *converter) finish() (*profile.Profile, error) {
 	for _, e := range c.events {
 		c.p.SampleType = append(c.p.SampleType, eventValueType(e))
 	}
-	for _, s := range c.p.Sample {
-		ev := s.NumLabel[eventLabel][0]
+	for _, a := range c.order {
 		v := make([]int64, 1+len(c.events))
-		v[0], v[1+ev] = s.Value[0], s.Value[1]
-		s.Value, s.NumLabel = v, nil
+		v[0], v[1+a.event] = a.count, a.weight
+		c.p.Sample = append(c.p.Sample, &profile.Sample{Location: a.stack, Value: v})
 	}
 	c.p.DefaultSampleType = c.p.SampleType[1].Type
 	c.p.PeriodType = c.p.SampleType[1]

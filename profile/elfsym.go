@@ -19,6 +19,9 @@ type elfBinary struct {
 	symsOnce sync.Once
 	syms     map[string]uint64 // name -> value, for names defined once
 
+	inlOnce sync.Once
+	subs    []subprogram // those with inlined calls, by address
+
 	linesOnce sync.Once
 	rows      []lineRow
 	files     []string

@@ -10,11 +10,12 @@ import (
 type Entry struct {
 	ledger.Common
 
-	Source    string `toml:"source" json:"source"`                           // "perf" or "pprof" (the target wrote it)
-	Command   string `toml:"command" json:"command"`                         // the workload, as in hone.toml
-	Event     string `toml:"event" json:"event"`                             // perf event sampled ("cpu-clock", "cycles:u") or the pprof sample type
-	Hardware  bool   `toml:"hardware" json:"hardware"`                       // Event is a hardware counter, not a software clock
-	Frequency int    `toml:"frequency,omitempty" json:"frequency,omitempty"` // sampling frequency asked of perf, Hz
+	Source    string `toml:"source" json:"source"`                             // "perf" or "pprof" (the target wrote it)
+	Command   string `toml:"command" json:"command"`                           // the workload, as in hone.toml
+	Event     string `toml:"event" json:"event"`                               // perf event sampled ("cpu-clock", "cycles:u") or the pprof sample type
+	Hardware  bool   `toml:"hardware" json:"hardware"`                         // Event is a hardware counter, not a software clock
+	Frequency int    `toml:"frequency,omitempty" json:"frequency,omitempty"`   // sampling frequency asked of perf, Hz
+	CallGraph string `toml:"call_graph,omitempty" json:"call_graph,omitempty"` // how perf unwound stacks: "fp" or "dwarf"
 	Samples   int64  `toml:"samples" json:"samples"`
 	ValueType string `toml:"value_type" json:"value_type"` // what the percentages are shares of, e.g. "cpu/nanoseconds"
 

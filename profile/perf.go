@@ -95,10 +95,15 @@ func paranoid() int {
 }
 
 // recordCommand is the shell text that runs the workload under perf record.
-// -N keeps perf from copying every binary into a build-id cache.
-func (s *perfSetup) recordCommand(data string, freq int, workload string) string {
+// -N keeps perf from copying every binary into a build-id cache. callGraph
+// is "fp" (-g) or "dwarf".
+func (s *perfSetup) recordCommand(data string, freq int, callGraph, workload string) string {
+	cg := "-g"
+	if callGraph == "dwarf" {
+		cg = "--call-graph=dwarf"
+	}
 	return s.procPrefix + strings.Join([]string{
-		shellQuote(s.path), "record", "-q", "-N", "-g", "-e", s.event, "-F", strconv.Itoa(freq),
+		shellQuote(s.path), "record", "-q", "-N", cg, "-e", s.event, "-F", strconv.Itoa(freq),
 		"-o", shellQuote(data), "--", "/bin/sh", "-c", shellQuote(workload),
 	}, " ")
 }

@@ -282,3 +282,19 @@ func FuzzConvertPerfScript(f *testing.F) {
 		}
 	})
 }
+
+func TestSymbolName(t *testing.T) {
+	for _, tc := range []struct{ sym, dso, want string }{
+		{"_ZN3foo3barEi", "/x/a", "foo::bar"},
+		{"_ZNSt6vectorIiSaIiEE9push_backERKi", "/x/a", "std::vector::push_back"},
+		{"_ZN4core3ptr13drop_in_place17h0123456789abcdefE", "/x/a", "core::ptr::drop_in_place"},
+		{"_RNvCs1234_7mycrate3foo", "/x/a", "mycrate::foo"},
+		{"main.heavy", "/x/a", "main.heavy"},
+		{"[unknown]", "/usr/lib/libc.so.6", "[libc.so.6]"},
+		{"[unknown]", "[unknown]", "[unknown]"},
+	} {
+		if got, _ := symbolName([]byte(tc.sym), tc.dso); got != tc.want {
+			t.Errorf("symbolName(%q) = %q, want %q", tc.sym, got, tc.want)
+		}
+	}
+}

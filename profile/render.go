@@ -29,7 +29,7 @@ func WriteText(w io.Writer, e *Entry) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "flat%\tcum%\tsamples\t")
+	fmt.Fprintln(tw, "flat%\tcum%\tsamples\t  symbol  hottest line (its share)")
 	for _, h := range e.Hotspots {
 		fmt.Fprintf(tw, "%.2f\t%.2f\t%d\t  %s%s\n", h.FlatPct, h.CumPct, h.Samples, h.Symbol, lineNote(h))
 	}
@@ -95,7 +95,7 @@ func WriteDiff(w io.Writer, c *Comparison) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "flat% a\tflat% b\tdelta\tcum% a\tcum% b\tdelta\t")
+	fmt.Fprintln(tw, "flat% a\tflat% b\tdelta\tcum% a\tcum% b\tdelta\t  symbol")
 	for _, m := range c.Moves {
 		status := ""
 		if m.Status != "moved" {

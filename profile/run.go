@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -44,22 +45,12 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	if err != nil {
 		return nil, err
 	}
-	command := t.Profile.Run
-	if command == "" {
-		command = t.Bench.Run
+	command, err := workload(t)
+	if err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(command) == "" {
-		return nil, errs.Invalidf("target %q has no profile or bench command; add [targets.%s.profile] run = \"...\" to %s", t.Name, t.Name, workspace.FileName)
-	}
-	freq := opt.Frequency
-	if freq == 0 {
-		freq = t.Profile.Frequency
-	}
-	if freq == 0 {
-		freq = DefaultFrequency
-	}
-	var perf *perfSetup
-	perf, err = probePerf(ctx)
+	freq := cmp.Or(opt.Frequency, t.Profile.Frequency, DefaultFrequency)
+	perf, err := probePerf(ctx)
 	if err != nil && t.Profile.Format != "pprof" {
 		return nil, err
 	}
@@ -95,7 +86,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	defer os.RemoveAll(tmp)
 
 	r := &runner{ws: ws, t: t, co: co, out: built.Out, tmp: tmp, command: command}
-	e := &Entry{Command: command, Frequency: freq, Environment: env, Pprof: AttachmentName}
+	e := &Entry{Command: command, Environment: env, Pprof: AttachmentName}
 	var p *profile.Profile
 	if t.Profile.Format == "pprof" {
 		step("running the workload")
@@ -113,16 +104,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 			return nil, err
 		}
 	}
-	hs, sum, err := Hotspots(p)
-	if err != nil {
+	if err := e.summarize(p, co.Dir, built.Out); err != nil {
 		return nil, err
 	}
-	if len(hs) > MaxHotspots {
-		hs = hs[:MaxHotspots]
-	}
-	e.Hotspots, e.Samples, e.ValueType = hs, sum.Samples, sum.ValueType
-	e.Binary, e.BinaryHash = mainBinary(p, co.Dir, built.Out)
-
 	var gz bytes.Buffer
 	if err := p.Write(&gz); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot encode the pprof profile")
@@ -140,6 +124,30 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	}
 	e.Common = st.Common
 	return e, nil
+}
+
+// workload is the profile command: [targets.X.profile] run, else the bench run.
+func workload(t *workspace.Target) (string, error) {
+	command := cmp.Or(t.Profile.Run, t.Bench.Run)
+	if strings.TrimSpace(command) == "" {
+		return "", errs.Invalidf("target %q has no profile or bench command; add [targets.%s.profile] run = \"...\" to %s", t.Name, t.Name, workspace.FileName)
+	}
+	return command, nil
+}
+
+// summarize fills the hotspots (the top MaxHotspots), the sample count and
+// the binary of e from p.
+func (e *Entry) summarize(p *profile.Profile, root, out string) error {
+	hs, sum, err := Hotspots(p)
+	if err != nil {
+		return err
+	}
+	if len(hs) > MaxHotspots {
+		hs = hs[:MaxHotspots]
+	}
+	e.Hotspots, e.Samples, e.ValueType = hs, sum.Samples, sum.ValueType
+	e.Binary, e.BinaryHash = mainBinary(p, root, out)
+	return nil
 }
 
 type runner struct {
@@ -173,11 +181,12 @@ func (r *runner) paths() Paths {
 // reading of it.
 func (r *runner) record(ctx context.Context, perf *perfSetup, freq int, e *Entry) (*profile.Profile, error) {
 	data := filepath.Join(r.tmp, "perf.data")
-	res, err := r.run(ctx, "profile workload", perf.recordCommand(data, freq, r.command))
+	res, err := r.run(ctx, "profile workload", perf.recordCommand(data, freq, r.t.Profile.CallGraph, r.command))
 	if err != nil {
 		return nil, err
 	}
 	e.Source, e.Event, e.Hardware, e.Isolation = "perf", perf.event, perf.hardware, res.Isolation
+	e.Frequency, e.CallGraph = freq, r.t.Profile.CallGraph
 	cmd := perf.scriptCommand(ctx, data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -201,10 +210,6 @@ func (r *runner) record(ctx context.Context, perf *perfSetup, freq int, e *Entry
 // ingest runs the workload, which writes its own pprof profile to
 // [targets.X.profile] output, and reads that file.
 func (r *runner) ingest(ctx context.Context, e *Entry) (*profile.Profile, error) {
-	res, err := r.run(ctx, "profile workload", r.command)
-	if err != nil {
-		return nil, err
-	}
 	vars := map[string]string{}
 	for _, kv := range r.co.Env(r.t, r.out) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -213,6 +218,15 @@ func (r *runner) ingest(ctx context.Context, e *Entry) (*profile.Profile, error)
 	path := os.Expand(r.t.Profile.Output, func(k string) string { return vars[k] })
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(r.co.TargetDir(r.t), path)
+	}
+	// HONE_OUT may be the shared build cache: a file left by an earlier run
+	// must not pass for this run's profile.
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return nil, errs.Wrap(errs.Failure, err, "cannot remove the previous %s", path)
+	}
+	res, err := r.run(ctx, "profile workload", r.command)
+	if err != nil {
+		return nil, err
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -106,6 +106,16 @@ build = "cc -O2 -g -o $HONE_OUT/w w.c"
 
   [targets.c.bench]
   run = "$HONE_OUT/w 400000000"
+
+[targets.cdwarf]
+path  = "targets/c"
+build = "cc -O2 -g -o $HONE_OUT/w w.c"
+
+  [targets.cdwarf.bench]
+  run = "$HONE_OUT/w 200000000"
+
+  [targets.cdwarf.profile]
+  call_graph = "dwarf"
 `, map[string]string{"targets/c/w.c": src})
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "c.pb.gz")
@@ -160,6 +170,31 @@ build = "cc -O2 -g -o $HONE_OUT/w w.c"
 	if hs, _, err := Hotspots(p); err != nil || hs[0].Symbol != "heavy" || hs[0].FlatPct != e.Hotspots[0].FlatPct {
 		t.Errorf("stored pprof gives %+v, %v", hs[:1], err)
 	}
+
+	// -O2 code has no frame pointers, so -g stacks stop at the leaf; DWARF
+	// unwinding reaches main, which then holds nearly all the time.
+	if m := hotspotOrZero(e, "main"); m.CumPct > 50 {
+		t.Errorf("main cum%% = %.2f with frame pointers; the test no longer shows why dwarf exists", m.CumPct)
+	}
+	d, err := Run(ctx, ws, "cdwarf", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.CallGraph != "dwarf" || d.Hotspots[0].Symbol != "heavy" {
+		t.Errorf("call graph %q, top %q", d.CallGraph, d.Hotspots[0].Symbol)
+	}
+	if m := hotspot(t, d, "main"); m.CumPct < 90 || m.File != "targets/c/w.c" {
+		t.Errorf("main with dwarf unwinding: %+v, want cum%% > 90 in targets/c/w.c", m)
+	}
+}
+
+func hotspotOrZero(e *Entry, sym string) Hotspot {
+	for _, h := range e.Hotspots {
+		if h.Symbol == sym {
+			return h
+		}
+	}
+	return Hotspot{}
 }
 
 func counter(e *Entry, name string) *Counter {
@@ -232,11 +267,18 @@ build = "go build -o $HONE_OUT/gowork ."
 			if e.Hotspots[0].Symbol != "main.heavy" {
 				t.Errorf("top hotspot %q, want main.heavy", e.Hotspots[0].Symbol)
 			}
-			// Go's own profiler samples far less often than perf: wider bounds.
-			near(t, "main.heavy flat%", heavy.FlatPct, 70, 12)
-			near(t, "main.light flat%", light.FlatPct, 30, 12)
-			if heavy.File != "targets/go/main.go" || heavy.Line != lineOf(t, src, "heavy's hot line") {
-				t.Errorf("main.heavy at %s:%d, want targets/go/main.go:%d", heavy.File, heavy.Line, lineOf(t, src, "heavy's hot line"))
+			// The Go runtime takes its own share (preemption, GC, the
+			// profiler's signals), more so on a loaded machine, so the
+			// check is heavy's part of the two functions' time.
+			share := 100 * heavy.FlatPct / (heavy.FlatPct + light.FlatPct)
+			if math.Abs(share-70) > 8 {
+				t.Errorf("main.heavy is %.1f%% of heavy+light, want 70 ± 8 (%d samples; hotspots %+v)", share, e.Samples, e.Hotspots[:min(5, len(e.Hotspots))])
+			}
+			// gofmt puts the loop on two lines; the compiler decides which
+			// of them the loop's instructions belong to.
+			loop, body := lineOf(t, src, "heavy's loop"), lineOf(t, src, "heavy's body")
+			if heavy.File != "targets/go/main.go" || (heavy.Line != loop && heavy.Line != body) {
+				t.Errorf("main.heavy at %s:%d, want targets/go/main.go:%d or %d", heavy.File, heavy.Line, loop, body)
 			}
 			// perf's frame-pointer unwinding skips the caller of a
 			// frameless leaf (main.main here), so check runtime.main.

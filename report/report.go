@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
@@ -67,28 +68,32 @@ type Hotspot struct {
 //go:embed report.html.tmpl
 var pageSource string
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct":     func(f float64) string { return trimFloat(f, 1) + "%" },
-	"ratio":   func(f float64) string { return trimFloat(f, 3) + "×" },
-	"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"color":   colorOf,
-	"inc":     func(i int) int { return i + 1 },
-	"addOne":  func(f float64) float64 { return 1 + f },
-	"hundred": func(f float64) float64 { return 100 * f },
-	"addf":    func(a, b float64) float64 { return a + b },
-	"float":   func(i int) float64 { return float64(i) },
-	"short": func(s string) string {
-		if len(s) > 12 {
-			return s[:12]
-		}
-		return s
-	},
-}).Parse(pageSource))
+// page is parsed on first use: every hone process links this package, and
+// parsing at init would add to the start-up of commands that never render.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"pct":     func(f float64) string { return trimFloat(f, 1) + "%" },
+		"ratio":   func(f float64) string { return trimFloat(f, 3) + "×" },
+		"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"color":   colorOf,
+		"inc":     func(i int) int { return i + 1 },
+		"addOne":  func(f float64) float64 { return 1 + f },
+		"hundred": func(f float64) float64 { return 100 * f },
+		"addf":    func(a, b float64) float64 { return a + b },
+		"float":   func(i int) float64 { return float64(i) },
+		"short": func(s string) string {
+			if len(s) > 12 {
+				return s[:12]
+			}
+			return s
+		},
+	}).Parse(pageSource))
+})
 
 // Render writes r as an HTML page to w. Every string from the ledger is
 // escaped by html/template, so a hypothesis cannot inject markup or script.
 func Render(w io.Writer, r *Report) error {
-	if err := page.Execute(w, newView(r)); err != nil {
+	if err := page().Execute(w, newView(r)); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot write the HTML report")
 	}
 	return nil

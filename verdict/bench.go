@@ -3,8 +3,10 @@ package verdict
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"time"
 
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/sandbox"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -48,6 +50,17 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		Warmup: p.Warmup, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.Seed, Resamples: DefaultResamples,
 	}
 	br.baseline.Timeout, br.candidate.Timeout = p.Timeout.Duration, p.Timeout.Duration
+	// One HOME per side for the whole bench spares a folder per run; each
+	// side still never sees the other's.
+	for _, spec := range []*sandbox.Spec{&br.baseline, &br.candidate} {
+		if spec.Home == "" {
+			home, err := os.MkdirTemp(br.meter.scratch, "home-")
+			if err != nil {
+				return nil, nil, errs.Wrap(errs.Failure, err, "cannot create a HOME for the bench")
+			}
+			spec.Home = home
+		}
+	}
 	// Bench output is not compared; keep only enough to explain a failure.
 	br.baseline.OutputCap, br.candidate.OutputCap = 64<<10, 64<<10
 	rng := rand.New(rand.NewPCG(uint64(p.Seed), 0x6f72646572))

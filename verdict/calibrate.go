@@ -222,14 +222,14 @@ func measureSpin(ctx context.Context, m *meter, base sandbox.Spec, metric string
 		}
 		return median(vals), nil
 	}
-	if workload, err = measure(base.Command, 5); err != nil {
+	if workload, err = measure(base.Command, 7); err != nil {
 		return 0, 0, err
 	}
-	spun, err := measure(spinLoop(iters), 3)
+	spun, err := measure(spinLoop(iters), 5)
 	if err != nil {
 		return 0, 0, err
 	}
-	empty, err := measure(spinLoop(0), 3)
+	empty, err := measure(spinLoop(0), 5)
 	if err != nil {
 		return 0, 0, err
 	}

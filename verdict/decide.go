@@ -37,11 +37,13 @@ func judgeBench(e *Entry) {
 			fmt.Sprintf("inconclusive after %d pairs: the %s speedup CI [%.3f, %.3f] straddles %s; this run could detect changes of about %.2g%%",
 				b.Pairs, b.Metric, st.CILow, st.CIHigh, thr, st.DetectableChange*100))
 	}
-	e.Summary = figures
-	if e.Verdict == ledger.VerdictRejectedBench {
+	switch e.Verdict {
+	case ledger.VerdictRejectedBench:
 		e.Summary = e.Reason + ": " + figures
-	} else if e.Verdict == ledger.VerdictNeedsHumanReview {
+	case ledger.VerdictNeedsHumanReview:
 		e.Summary = figures + "; risk: " + strings.Join(e.RiskSignals, ", ")
+	default:
+		e.Summary = figures
 	}
 }
 

@@ -1,7 +1,6 @@
 package verdict
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,22 +13,18 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/hostinfo"
 )
 
 // hostFacts fills the machine part of the fingerprint: host, kernel, CPU,
 // load and tool versions.
 func hostFacts(ctx context.Context, e *Environment) {
 	e.Host, _ = os.Hostname()
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		e.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	e.CPUModel = cpuModel()
+	e.Kernel = hostinfo.Kernel()
+	e.CPUModel = hostinfo.CPUModel()
 	e.CPUs = runtime.NumCPU()
-	e.LoadAvg = loadAvg()
+	e.LoadAvg = hostinfo.LoadAvg()
 	e.Tools = map[string]string{}
 	if v, err := git.Output(ctx, "", "--version"); err == nil {
 		e.Tools["git"] = v
@@ -52,30 +47,6 @@ func toolVersion(ctx context.Context, tool string, args ...string) string {
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // maxHashedFiles bounds the binary fingerprint of one HONE_OUT.

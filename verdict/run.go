@@ -10,6 +10,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/checkout"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/hostinfo"
 	"github.com/hone-perf/hone/internal/sandbox"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -77,11 +78,11 @@ func lookupPatch(ctx context.Context, ws *workspace.Workspace, patchID string) (
 	if err != nil {
 		return ledger.Common{}, errs.NotFoundf("patch %q has a proposal but no commit at %s; fetch it with `hone ledger pull`", patchID, ledger.PatchRef(patchID))
 	}
-	if commit := ref.Hash().String(); prop.Commit != "" && prop.Commit != commit {
+	commit := ref.Hash().String()
+	if prop.Commit != "" && prop.Commit != commit {
 		return ledger.Common{}, errs.Invalidf("patch %q: %s points at %s but its proposal recorded %s; run `hone ledger verify`", patchID, ledger.PatchRef(patchID), commit, prop.Commit)
-	} else {
-		prop.Commit = commit
 	}
+	prop.Commit = commit
 	return *prop, nil
 }
 
@@ -220,7 +221,7 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 	}
 
 	progress(Progress{Phase: "bench", MaxPairs: br.protocol.MaxPairs, Metric: br.protocol.Metric})
-	e.Environment.LoadAvg = loadAvg()
+	e.Environment.LoadAvg = hostinfo.LoadAvg()
 	br.baseline = base.spec(ws, t, t.Bench.Run, 0)
 	br.candidate = cand.spec(ws, t, t.Bench.Run, 0)
 	bench, fail, err := br.run(ctx)

@@ -48,6 +48,8 @@ func Parse(file string, data []byte) (*Config, error) {
 
 var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
 
+var mismatchRE = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): type mismatch for \S+: expected (\S+) but found (\S+)$`)
+
 // decodeError turns the TOML decoder's errors into "file:line: key: problem".
 func decodeError(file string, err error) error {
 	var pe toml.ParseError
@@ -59,6 +61,9 @@ func decodeError(file string, err error) error {
 	}
 	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
 		return errs.Invalidf("%s:%s: %s: wrong type: want %s, got %s", file, m[1], m[2], typeName(m[4]), typeName(m[3]))
+	}
+	if m := mismatchRE.FindStringSubmatch(err.Error()); m != nil {
+		return errs.Invalidf("%s:%s: %s: wrong type: want %s, got %s", file, m[1], m[2], typeName(m[3]), typeName(m[4]))
 	}
 	return errs.Invalidf("%s: %v", file, err)
 }
@@ -75,8 +80,12 @@ func typeName(t string) string {
 		return "true or false"
 	case "slice", "array", "[]interface {}", "Array":
 		return "an array"
-	case "map[string]interface {}", "struct", "map", "Hash":
+	case "map[string]interface {}", "struct", "map", "table", "Hash":
 		return "a table"
+	case "ArrayHash":
+		return "an array of tables"
+	case "Datetime", "time.Time":
+		return "a date"
 	}
 	return t
 }
@@ -242,6 +251,13 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	}
 	if t.Profile.Frequency < 0 {
 		return p.errf(key("profile", "frequency"), "must be positive")
+	}
+	switch t.Profile.CallGraph {
+	case "":
+		t.Profile.CallGraph = "fp"
+	case "fp", "dwarf":
+	default:
+		return p.errf(key("profile", "call_graph"), "must be \"fp\" or \"dwarf\", not %q", t.Profile.CallGraph)
 	}
 	return nil
 }

@@ -156,7 +156,11 @@ func (w *Workspace) ResolvePin(t *Target) (string, error) {
 	// annotated tags here); ask git before failing.
 	out, err := git.Output(context.Background(), w.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", t.Pin+"^{commit}")
 	if err != nil || len(out) != 40 {
-		return "", w.Config.Errorf([]string{"targets", t.Name, "pin"}, "%q does not name a commit; set it to a branch, tag or commit that exists", t.Pin)
+		hint := "set it to a branch, tag or commit that exists"
+		if _, herr := w.Git.Head(); errors.Is(herr, plumbing.ErrReferenceNotFound) {
+			hint = "the repository has no commit yet: commit the target first"
+		}
+		return "", w.Config.Errorf([]string{"targets", t.Name, "pin"}, "%q does not name a commit; %s", t.Pin, hint)
 	}
 	return out, nil
 }

@@ -54,11 +54,12 @@ created in DIR, which must be new or empty, and kept.` + exitCodes(errs.Policy),
 func runDemo(ctx context.Context, app *App, keep string) (err error) {
 	dir := keep
 	if dir == "" {
-		tmp, err := os.MkdirTemp("", "hone-demo-")
-		if err != nil {
-			return errs.Wrap(errs.Failure, err, "cannot create a temporary directory")
+		tmp, mkErr := os.MkdirTemp("", "hone-demo-")
+		if mkErr != nil {
+			return errs.Wrap(errs.Failure, mkErr, "cannot create a temporary directory")
 		}
 		dir = filepath.Join(tmp, demo.Target)
+		// err is the named result: the workspace goes only when all went well.
 		defer func() {
 			if err == nil {
 				os.RemoveAll(tmp)

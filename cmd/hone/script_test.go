@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -20,6 +21,7 @@ func TestMain(m *testing.M) {
 // hone binary and real git repositories in temp dirs. Each script starts in an
 // empty $WORK with a git identity set; `hone` runs the binary under test.
 func TestScripts(t *testing.T) {
+	goEnv := goToolEnv(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -32,14 +34,32 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("HOME", env.WorkDir+"/.home")
 			env.Setenv("NO_COLOR", "1")
-			for _, k := range []string{"PATH", "GOCACHE", "GOPATH", "GOROOT", "GOMODCACHE", "TMPDIR"} {
+			for _, k := range []string{"PATH", "GOROOT", "TMPDIR"} {
 				if v, ok := os.LookupEnv(k); ok {
 					env.Setenv(k, v)
 				}
 			}
+			for k, v := range goEnv {
+				env.Setenv(k, v)
+			}
 			return os.MkdirAll(env.WorkDir+"/.home", 0o755)
 		},
 	})
+}
+
+// goToolEnv pins the go command's caches to the ones this test run uses.
+// Scripts get a fresh HOME, and without this any `go` a script runs would
+// rebuild the standard library and tools into an empty cache.
+func goToolEnv(t *testing.T) map[string]string {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	vals := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(vals) != 3 {
+		t.Fatalf("go env printed %q", out)
+	}
+	return map[string]string{"GOCACHE": vals[0], "GOMODCACHE": vals[1], "GOPATH": vals[2]}
 }
 
 // cmdExitCode is the script command `exitcode N prog args...`: it runs prog

@@ -17,7 +17,7 @@ func init() { register(newShellInitCmd) }
 // --json and --help output is passed through untouched. The same text is
 // valid bash and zsh.
 const shellFunc = `hone() {
-  if [ "$1" = worktree ] && { [ "$2" = enter ] || [ "$2" = exit ]; }; then
+  if [ "${1-}" = worktree ] && { [ "${2-}" = enter ] || [ "${2-}" = exit ]; }; then
     local __hone_arg __hone_dir __hone_status
     for __hone_arg in "$@"; do
       case "$__hone_arg" in

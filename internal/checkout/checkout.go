@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/sandbox"
@@ -43,11 +45,16 @@ func New(ctx context.Context, repo *workspace.Repo, commit string) (*Checkout, e
 	if err := os.MkdirAll(filepath.Dir(co.Dir), 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot create %s", filepath.Dir(co.Dir))
 	}
+	unlock, err := lockWorktrees(hone)
+	if err != nil {
+		return nil, err
+	}
 	_, err = git.Run(ctx, git.Cmd{
 		Dir:      repo.Root,
 		Args:     []string{"-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--detach", co.Dir, commit + "^{commit}"},
 		Isolated: true,
 	})
+	unlock()
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot check out %s", short(commit))
 	}
@@ -62,7 +69,16 @@ func New(ctx context.Context, repo *workspace.Repo, commit string) (*Checkout, e
 // safe to call more than once and works after ctx is cancelled.
 func (c *Checkout) Remove(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
-	_, err := git.Run(ctx, git.Cmd{Dir: c.repo.Root, Args: []string{"worktree", "remove", "--force", c.Dir}, Isolated: true})
+	hone, err := c.repo.HoneDir()
+	if err != nil {
+		return err
+	}
+	unlock, err := lockWorktrees(hone)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = git.Run(ctx, git.Cmd{Dir: c.repo.Root, Args: []string{"worktree", "remove", "--force", c.Dir}, Isolated: true})
 	if err != nil {
 		// A half-created or already deleted worktree: delete what is left and
 		// let git forget the registration.
@@ -113,4 +129,19 @@ func short(commit string) string {
 		return commit[:12]
 	}
 	return commit
+}
+
+// lockWorktrees serializes hone's own worktree additions and removals in one
+// repository: `git worktree add` reads every registered worktree and fails on
+// one that a concurrent `git worktree remove` has half deleted.
+func lockWorktrees(honeDir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(honeDir, "checkouts.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot open the checkout lock")
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot take the checkout lock")
+	}
+	return func() { f.Close() }, nil
 }

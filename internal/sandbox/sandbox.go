@@ -156,7 +156,11 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	res.Wall = time.Since(start)
 	// Whatever the shell left running in its group goes with it. In a PID
 	// namespace the kernel has already killed the rest when the shell died.
-	killTree(pid)
+	// The shell is reaped, so only its group is signalled: a live member
+	// keeps the group id from being reused.
+	if !level.pid {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
 
 	st := cmd.ProcessState
 	if st == nil {

@@ -13,14 +13,18 @@ import (
 //go:noinline
 func heavy(n int) uint64 {
 	var s uint64
-	for i := 0; i < n; i++ { s += uint64(i*i) ^ (s >> 3) } // heavy's hot line
+	for i := 0; i < n; i++ { // heavy's loop
+		s += uint64(i*i) ^ (s >> 3) // heavy's body
+	}
 	return s
 }
 
 //go:noinline
 func light(n int) uint64 {
 	var s uint64
-	for i := 0; i < n; i++ { s += uint64(i*i) ^ (s >> 3) } // light's hot line
+	for i := 0; i < n; i++ { // light's loop
+		s += uint64(i*i) ^ (s >> 3) // light's body
+	}
 	return s
 }
 

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns the two ends of a new pseudo-terminal.
+func openPTY(t *testing.T) (control, term *os.File) {
+	t.Helper()
+	control, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { control.Close() })
+	if err := unix.IoctlSetPointerInt(int(control.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(control.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	term, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { term.Close() })
+	return control, term
+}
+
+// Progress reaches stderr only when it is a terminal: pipes, files and
+// buffers (what agents and scripts read) never see it.
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	control, term := openPTY(t)
+	(&App{Err: term}).progress("step %d", 1)
+	(&App{Err: term}).endProgress()
+	buf := make([]byte, 64)
+	if err := control.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := control.Read(buf)
+	if err != nil || !bytes.Contains(buf[:n], []byte("step 1")) {
+		t.Errorf("terminal got %q, %v; want the progress line", buf[:n], err)
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&App{Err: w}).progress("step %d", 2)
+	(&App{Err: w}).endProgress()
+	w.Close()
+	var got bytes.Buffer
+	if _, err := got.ReadFrom(r); err != nil || got.Len() != 0 {
+		t.Errorf("pipe got %q, %v; want nothing", got.String(), err)
+	}
+	var b bytes.Buffer
+	(&App{Err: &b}).progress("step 3")
+	if b.Len() != 0 {
+		t.Errorf("buffer got %q; want nothing", b.String())
+	}
+}
