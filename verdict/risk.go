@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -13,16 +14,21 @@ import (
 // riskPatterns are what makes a faster patch need a human: speed bought with
 // concurrency (races that tests rarely catch), memory-unsafe code, or
 // floating-point flags that change results. They match added lines only.
-var riskPatterns = []struct {
+// They are compiled on first use, not at start-up of every hone process.
+var riskPatterns = sync.OnceValue(func() []riskPattern {
+	return []riskPattern{
+		{"atomics", regexp.MustCompile(`\b(sync/atomic|atomic\.[A-Z]\w*|_Atomic|__atomic_\w+|__sync_\w+|std::atomic|stdatomic\.h|atomic_\w+\s*\()`)},
+		{"locks", regexp.MustCompile(`\b(sync\.(RW)?Mutex|pthread_(mutex|rwlock|spin)_\w+|std::(mutex|shared_mutex|lock_guard|unique_lock)|spin_?lock\w*|\.R?Lock\(\))`)},
+		{"threads", regexp.MustCompile(`(^|[^\w.])go\s+(func\s*\(|[A-Za-z_][\w.]*\s*\()|\b(pthread_create|std::thread|std::async|thrd_create|fork\s*\(|errgroup\.|sync\.WaitGroup|runtime\.GOMAXPROCS)|#\s*pragma\s+omp|-fopenmp\b`)},
+		{"unsafe", regexp.MustCompile(`\bunsafe\b`)},
+		{"inline-asm", regexp.MustCompile(`\b(__asm__|__asm|asm\s*(volatile|goto)?\s*\()|^\s*TEXT\s+[·\w]`)},
+		{"fast-math", regexp.MustCompile(`-Ofast\b|-ffast-math\b|-funsafe-math-optimizations\b|-ffinite-math-only\b|-fno-math-errno\b|-freciprocal-math\b|-fassociative-math\b|#\s*pragma\s+GCC\s+optimize|__attribute__\s*\(\(\s*optimize`)},
+	}
+})
+
+type riskPattern struct {
 	name string
 	re   *regexp.Regexp
-}{
-	{"atomics", regexp.MustCompile(`\b(sync/atomic|atomic\.[A-Z]\w*|_Atomic|__atomic_\w+|__sync_\w+|std::atomic|stdatomic\.h|atomic_\w+\s*\()`)},
-	{"locks", regexp.MustCompile(`\b(sync\.(RW)?Mutex|pthread_(mutex|rwlock|spin)_\w+|std::(mutex|shared_mutex|lock_guard|unique_lock)|spin_?lock\w*|\.R?Lock\(\))`)},
-	{"threads", regexp.MustCompile(`(^|[^\w.])go\s+(func\s*\(|[A-Za-z_][\w.]*\s*\()|\b(pthread_create|std::thread|std::async|thrd_create|fork\s*\(|errgroup\.|sync\.WaitGroup|runtime\.GOMAXPROCS)|#\s*pragma\s+omp|-fopenmp\b`)},
-	{"unsafe", regexp.MustCompile(`\bunsafe\b`)},
-	{"inline-asm", regexp.MustCompile(`\b(__asm__|__asm|asm\s*(volatile|goto)?\s*\()|^\s*TEXT\s+[·\w]`)},
-	{"fast-math", regexp.MustCompile(`-Ofast\b|-ffast-math\b|-funsafe-math-optimizations\b|-ffinite-math-only\b|-fno-math-errno\b|-freciprocal-math\b|-fassociative-math\b|#\s*pragma\s+GCC\s+optimize|__attribute__\s*\(\(\s*optimize`)},
 }
 
 // riskSignals lists the risk signals in the lines the patch adds, as
@@ -45,7 +51,7 @@ func scanDiff(diff string) []string {
 			file = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
 		case strings.HasPrefix(line, "+"):
 			added := line[1:]
-			for _, p := range riskPatterns {
+			for _, p := range riskPatterns() {
 				if p.re.MatchString(added) {
 					seen[p.name+" in "+file] = true
 				}

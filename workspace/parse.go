@@ -8,13 +8,20 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-var targetNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var targetNameRE = lazyRegexp(`^[A-Za-z0-9_-]+$`)
+
+// lazyRegexp compiles on first use: hone.toml is parsed by every command, and
+// these patterns are needed only to name a problem.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Parse decodes and validates hone.toml. file is used only in messages. Every
 // problem is an Invalid error naming the key and, where known, its line.
@@ -46,9 +53,9 @@ func Parse(file string, data []byte) (*Config, error) {
 	return &cfg, nil
 }
 
-var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+var typeErrRE = lazyRegexp(`^toml: line (\d+) \(last key "(.*)"\): incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
 
-var mismatchRE = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*)"\): type mismatch for \S+: expected (\S+) but found (\S+)$`)
+var mismatchRE = lazyRegexp(`^toml: line (\d+) \(last key "(.*)"\): type mismatch for \S+: expected (\S+) but found (\S+)$`)
 
 // decodeError turns the TOML decoder's errors into "file:line: key: problem".
 func decodeError(file string, err error) error {
@@ -59,10 +66,10 @@ func decodeError(file string, err error) error {
 		}
 		return errs.Invalidf("%s:%d: %s", file, pe.Position.Line, pe.Message)
 	}
-	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := typeErrRE().FindStringSubmatch(err.Error()); m != nil {
 		return errs.Invalidf("%s:%s: %s: wrong type: want %s, got %s", file, m[1], m[2], typeName(m[4]), typeName(m[3]))
 	}
-	if m := mismatchRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := mismatchRE().FindStringSubmatch(err.Error()); m != nil {
 		return errs.Invalidf("%s:%s: %s: wrong type: want %s, got %s", file, m[1], m[2], typeName(m[3]), typeName(m[4]))
 	}
 	return errs.Invalidf("%s: %v", file, err)
@@ -193,7 +200,7 @@ func (p *parser) validate(c *Config) error {
 
 func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) error {
 	key := func(k ...string) toml.Key { return append(toml.Key{"targets", name}, k...) }
-	if !targetNameRE.MatchString(name) {
+	if !targetNameRE().MatchString(name) {
 		return p.errf(key(), "target name %q may only use letters, digits, '_' and '-'", name)
 	}
 	t.Name = name
@@ -353,7 +360,7 @@ func (w *Workspace) TargetNames() []string { return sortedKeys(w.Config.Targets)
 
 // CheckTargetName returns an Invalid error when name cannot be a target name.
 func CheckTargetName(name string) error {
-	if !targetNameRE.MatchString(name) {
+	if !targetNameRE().MatchString(name) {
 		return errs.Invalidf("target name %q may only use letters, digits, '_' and '-'", name)
 	}
 	return nil
