@@ -11,6 +11,7 @@ import (
 	"time"
 
 	hgit "github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -23,33 +24,16 @@ type testEntry struct {
 	Samples []float64 `toml:"samples,omitempty"`
 }
 
-var gitEnv = []string{
-	"GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
-	"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid",
-	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-}
-
 func TestMain(m *testing.M) {
-	for _, kv := range gitEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
+	testgit.SetenvMain()
 	if helperMain() {
 		return
 	}
 	os.Exit(m.Run())
 }
 
-// git runs git in dir and returns its trimmed output, failing the test on error.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitErr(dir, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
+// gitErr runs git in dir and returns its trimmed output (standard error
+// included) and error, for the runs that may fail.
 func gitErr(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -61,23 +45,10 @@ func gitErr(dir string, args ...string) (string, error) {
 // target directory.
 func newRepo(t testing.TB) string {
 	t.Helper()
-	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(dir, "hone.toml"), "[ledger]\n")
-	writeFile(t, filepath.Join(dir, "targets/demo/main.c"), "int main(void) { return 0; }\n")
-	git(t, dir, "add", ".")
-	git(t, dir, "commit", "-q", "-m", "start")
-	return dir
-}
-
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return testgit.NewRepo(t, map[string]string{
+		"hone.toml":           "[ledger]\n",
+		"targets/demo/main.c": "int main(void) { return 0; }\n",
+	})
 }
 
 func openLedger(t testing.TB, dir string) *ledger.Ledger {
@@ -94,11 +65,11 @@ func openLedger(t testing.TB, dir string) *ledger.Ledger {
 // fields it would record.
 func makePatch(t testing.TB, dir, id string) testEntry {
 	t.Helper()
-	pin := git(t, dir, "rev-parse", "main")
-	tree := git(t, dir, "rev-parse", "main^{tree}")
-	blob := strings.TrimSpace(gitStdin(t, dir, fmt.Sprintf("int main(void) { return %q; }\n", id), "hash-object", "-w", "--stdin"))
-	newSub := strings.TrimSpace(gitStdin(t, dir, fmt.Sprintf("100644 blob %s\tmain.c\n", blob), "mktree"))
-	top := git(t, dir, "ls-tree", tree)
+	pin := testgit.Git(t, dir, "rev-parse", "main")
+	tree := testgit.Git(t, dir, "rev-parse", "main^{tree}")
+	blob := testgit.Cmd{Dir: dir, Stdin: fmt.Sprintf("int main(void) { return %q; }\n", id)}.Git(t, "hash-object", "-w", "--stdin")
+	newSub := testgit.Cmd{Dir: dir, Stdin: fmt.Sprintf("100644 blob %s\tmain.c\n", blob)}.Git(t, "mktree")
+	top := testgit.Git(t, dir, "ls-tree", tree)
 	var lines []string
 	for _, l := range strings.Split(top, "\n") {
 		if strings.HasSuffix(l, "\ttargets") {
@@ -106,11 +77,11 @@ func makePatch(t testing.TB, dir, id string) testEntry {
 		}
 		lines = append(lines, l)
 	}
-	targetsTree := strings.TrimSpace(gitStdin(t, dir, fmt.Sprintf("040000 tree %s\tdemo\n", newSub), "mktree"))
+	targetsTree := testgit.Cmd{Dir: dir, Stdin: fmt.Sprintf("040000 tree %s\tdemo\n", newSub)}.Git(t, "mktree")
 	lines = append(lines, "040000 tree "+targetsTree+"\ttargets")
-	newTree := strings.TrimSpace(gitStdin(t, dir, strings.Join(lines, "\n")+"\n", "mktree"))
-	commit := git(t, dir, "commit-tree", newTree, "-p", pin, "-m", "patch "+id)
-	git(t, dir, "update-ref", ledger.PatchRef(id), commit)
+	newTree := testgit.Cmd{Dir: dir, Stdin: strings.Join(lines, "\n") + "\n"}.Git(t, "mktree")
+	commit := testgit.Git(t, dir, "commit-tree", newTree, "-p", pin, "-m", "patch "+id)
+	testgit.Git(t, dir, "update-ref", ledger.PatchRef(id), commit)
 	sum, err := hgit.CanonicalDiffSHA256(context.Background(), dir, pin, commit)
 	if err != nil {
 		t.Fatal(err)
@@ -120,18 +91,6 @@ func makePatch(t testing.TB, dir, id string) testEntry {
 	e.Hotspot, e.Class, e.Hypothesis = "main", 5, "return "+id
 	e.AttemptKey = ledger.AttemptKey(e.Target, e.Hotspot, e.Class, e.Hypothesis)
 	return e
-}
-
-func gitStdin(t testing.TB, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out)
 }
 
 func verdictFor(p testEntry, word, summary string) *testEntry {
@@ -160,17 +119,11 @@ func rewriteEntry(t testing.TB, dir, path, content string) {
 // scratch index that starts as the branch's tree.
 func editLedger(t testing.TB, dir string, edit func(run func(stdin string, args ...string) string)) {
 	t.Helper()
-	idx := filepath.Join(t.TempDir(), "index")
-	env := append(os.Environ(), "GIT_INDEX_FILE="+idx)
+	scratch := testgit.Cmd{Dir: dir, Env: []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}}
 	run := func(stdin string, args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = dir, env
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
+		t.Helper()
+		scratch.Stdin = stdin
+		return scratch.Git(t, args...)
 	}
 	run("", "read-tree", "hone/ledger")
 	edit(run)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -36,7 +37,7 @@ func TestEmptyLedger(t *testing.T) {
 	if _, err := l.Append(ctx, &p); err != nil {
 		t.Fatal(err)
 	}
-	if out := git(t, dir, "ls-tree", "-r", "--name-only", "hone/ledger"); !strings.Contains(out, "README.md") || !strings.Contains(out, p.ID+".toml") {
+	if out := testgit.Git(t, dir, "ls-tree", "-r", "--name-only", "hone/ledger"); !strings.Contains(out, "README.md") || !strings.Contains(out, p.ID+".toml") {
 		t.Fatalf("branch after the first append holds:\n%s", out)
 	}
 }
@@ -48,15 +49,15 @@ func TestInitIsIdempotent(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("Init = %v, %v; want created", created, err)
 	}
-	tip := git(t, dir, "rev-parse", "hone/ledger")
+	tip := testgit.Git(t, dir, "rev-parse", "hone/ledger")
 	created, err = l.Init(ctx)
 	if err != nil || created {
 		t.Fatalf("second Init = %v, %v; want nothing done", created, err)
 	}
-	if again := git(t, dir, "rev-parse", "hone/ledger"); again != tip {
+	if again := testgit.Git(t, dir, "rev-parse", "hone/ledger"); again != tip {
 		t.Fatalf("second Init moved the branch from %s to %s", tip, again)
 	}
-	if out := git(t, dir, "show", "hone/ledger:README.md"); !strings.Contains(out, "append-only") {
+	if out := testgit.Git(t, dir, "show", "hone/ledger:README.md"); !strings.Contains(out, "append-only") {
 		t.Fatalf("README: %s", out)
 	}
 }
@@ -76,7 +77,7 @@ func TestAppendAndLookups(t *testing.T) {
 	if s.Path != ledger.EntryPath("demo", ledger.KindProposal, p.ID) {
 		t.Fatalf("stored at %s", s.Path)
 	}
-	if out := git(t, dir, "show", "hone/ledger:"+s.Path); !strings.Contains(out, `hypothesis = "return p1"`) {
+	if out := testgit.Git(t, dir, "show", "hone/ledger:"+s.Path); !strings.Contains(out, `hypothesis = "return p1"`) {
 		t.Fatalf("git show of the entry:\n%s", out)
 	}
 
@@ -84,7 +85,7 @@ func TestAppendAndLookups(t *testing.T) {
 	if _, err := l.Append(ctx, v); err != nil {
 		t.Fatal(err)
 	}
-	note := git(t, dir, "notes", "--ref=hone", "show", p.Commit)
+	note := testgit.Git(t, dir, "notes", "--ref=hone", "show", p.Commit)
 	if want := ledger.NoteLine(&v.Common); note != want || strings.Contains(note, "\n") {
 		t.Fatalf("note = %q, want the one line %q", note, want)
 	}
@@ -271,7 +272,7 @@ func TestIndexFollowsTheBranch(t *testing.T) {
 func TestLinkedWorktreeSharesTheLedger(t *testing.T) {
 	dir := newRepo(t)
 	wt := filepath.Join(t.TempDir(), "wt")
-	git(t, dir, "worktree", "add", "-q", "--detach", wt)
+	testgit.Git(t, dir, "worktree", "add", "-q", "--detach", wt)
 	appendProfiles(t, openLedger(t, filepath.Join(wt, "targets", "demo")), "wt", 2)
 	appendProfiles(t, openLedger(t, dir), "main", 1)
 	for _, from := range []string{dir, wt} {

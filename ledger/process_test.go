@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -114,7 +115,7 @@ func TestConcurrentWriterProcesses(t *testing.T) {
 			}
 		}
 	}
-	if n := strings.Count(git(t, dir, "rev-list", "hone/ledger"), "\n") + 1; n != writers*each {
+	if n := strings.Count(testgit.Git(t, dir, "rev-list", "hone/ledger"), "\n") + 1; n != writers*each {
 		t.Fatalf("branch has %d commits, want one per entry: %d", n, writers*each)
 	}
 	assertSound(t, dir, l)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -23,12 +24,12 @@ func appendProfiles(t *testing.T, l *ledger.Ledger, tag string, n int) {
 func TestTwoClonesConverge(t *testing.T) {
 	base := t.TempDir()
 	remote := filepath.Join(base, "remote.git")
-	git(t, base, "init", "-q", "--bare", "-b", "main", remote)
+	testgit.Git(t, base, "init", "-q", "--bare", "-b", "main", remote)
 	a := newRepo(t)
-	git(t, a, "remote", "add", "origin", remote)
-	git(t, a, "push", "-q", "origin", "main")
+	testgit.Git(t, a, "remote", "add", "origin", remote)
+	testgit.Git(t, a, "push", "-q", "origin", "main")
 	b := filepath.Join(base, "b")
-	git(t, base, "clone", "-q", remote, b)
+	testgit.Git(t, base, "clone", "-q", remote, b)
 	la, lb := openLedger(t, a), openLedger(t, b)
 
 	// Each side proposes a patch and judges it, so notes and patch refs
@@ -37,7 +38,7 @@ func TestTwoClonesConverge(t *testing.T) {
 	appendOK(t, la, &pa)
 	appendOK(t, la, verdictFor(pa, ledger.VerdictAccepted, "faster by 12%"))
 	appendProfiles(t, la, "a", 98)
-	git(t, b, "fetch", "-q", a, "refs/hone/patches/pa:refs/hone/patches/pa")
+	testgit.Git(t, b, "fetch", "-q", a, "refs/hone/patches/pa:refs/hone/patches/pa")
 	pb := makePatch(t, b, "pb")
 	appendOK(t, lb, &pb)
 	appendOK(t, lb, verdictFor(pa, ledger.VerdictRejectedBench, "no change on b"))
@@ -63,10 +64,10 @@ func TestTwoClonesConverge(t *testing.T) {
 		}
 		assertSound(t, side.dir, side.l)
 	}
-	if ta, tb := git(t, a, "rev-parse", "hone/ledger", "refs/notes/hone"), git(t, b, "rev-parse", "hone/ledger", "refs/notes/hone"); ta != tb {
+	if ta, tb := testgit.Git(t, a, "rev-parse", "hone/ledger", "refs/notes/hone"), testgit.Git(t, b, "rev-parse", "hone/ledger", "refs/notes/hone"); ta != tb {
 		t.Fatalf("ledger and notes tips differ:\n%s\n%s", ta, tb)
 	}
-	note := git(t, a, "notes", "--ref=hone", "show", pa.Commit)
+	note := testgit.Git(t, a, "notes", "--ref=hone", "show", pa.Commit)
 	if want := 2; len(splitLines(note)) != want {
 		t.Fatalf("the note on pa holds %q, want both verdict lines", note)
 	}
@@ -81,19 +82,19 @@ func TestPullRefusesAChangedEntry(t *testing.T) {
 	la := openLedger(t, a)
 	appendProfiles(t, la, "a", 1)
 	b := t.TempDir()
-	git(t, b, "clone", "-q", "--no-checkout", a, ".")
-	git(t, b, "fetch", "-q", "origin", "hone/ledger:hone/ledger")
+	testgit.Git(t, b, "clone", "-q", "--no-checkout", a, ".")
+	testgit.Git(t, b, "fetch", "-q", "origin", "hone/ledger:hone/ledger")
 	all, err := la.List(ctx, ledger.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// b rewrites a's entry by hand, then appends; a must refuse the union.
 	rewriteEntry(t, b, all[0].Path, "tampered")
-	before := git(t, a, "rev-parse", "hone/ledger")
+	before := testgit.Git(t, a, "rev-parse", "hone/ledger")
 	if _, err := la.Pull(ctx, b); !errs.Is(err, errs.Invalid) {
 		t.Fatalf("pull of a changed entry: %v, want an integrity error", err)
 	}
-	if after := git(t, a, "rev-parse", "hone/ledger"); after != before {
+	if after := testgit.Git(t, a, "rev-parse", "hone/ledger"); after != before {
 		t.Fatal("a refused pull still moved the branch")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -30,7 +31,7 @@ func TestVerifyDetects(t *testing.T) {
 		want  []string // problem kinds, each must appear
 	}{
 		{"entry modified by a later commit", func(t *testing.T, dir string, p testEntry, v *testEntry) {
-			raw := git(t, dir, "show", "hone/ledger:"+path(p))
+			raw := testgit.Git(t, dir, "show", "hone/ledger:"+path(p))
 			rewriteEntry(t, dir, path(p), strings.Replace(raw, "return p1", "return p9", 1)+"\n")
 		}, []string{ledger.ProblemModified}},
 		{"entry deleted by a later commit", func(t *testing.T, dir string, p testEntry, v *testEntry) {
@@ -39,31 +40,31 @@ func TestVerifyDetects(t *testing.T) {
 			})
 		}, []string{ledger.ProblemDeleted}},
 		{"entry moved", func(t *testing.T, dir string, p testEntry, v *testEntry) {
-			blob := git(t, dir, "rev-parse", "hone/ledger:"+path(p))
+			blob := testgit.Git(t, dir, "rev-parse", "hone/ledger:"+path(p))
 			editLedger(t, dir, func(run func(string, ...string) string) {
 				run("", "update-index", "--force-remove", path(p))
 				run("", "update-index", "--add", "--cacheinfo", "100644,"+blob+",other/proposal/00/"+p.ID+".toml")
 			})
 		}, []string{ledger.ProblemDeleted, ledger.ProblemMisplaced}},
 		{"entry placed by hand under another id", func(t *testing.T, dir string, p testEntry, v *testEntry) {
-			blob := git(t, dir, "rev-parse", "hone/ledger:"+path(p))
+			blob := testgit.Git(t, dir, "rev-parse", "hone/ledger:"+path(p))
 			id := strings.Repeat("0", 32)
 			editLedger(t, dir, func(run func(string, ...string) string) {
 				run("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+ledger.EntryPath("demo", ledger.KindProposal, id))
 			})
 		}, []string{ledger.ProblemMisplaced}},
 		{"patch commit missing", func(t *testing.T, dir string, p testEntry, v *testEntry) {
-			git(t, dir, "update-ref", "-d", ledger.PatchRef("p1"))
+			testgit.Git(t, dir, "update-ref", "-d", ledger.PatchRef("p1"))
 		}, []string{ledger.ProblemMissingPatch}},
 		{"patch ref moved to another commit", func(t *testing.T, dir string, p testEntry, v *testEntry) {
-			git(t, dir, "update-ref", ledger.PatchRef("p1"), "main")
+			testgit.Git(t, dir, "update-ref", ledger.PatchRef("p1"), "main")
 		}, []string{ledger.ProblemMissingPatch}},
 		{"note that disagrees", func(t *testing.T, dir string, p testEntry, v *testEntry) {
 			line := strings.Replace(ledger.NoteLine(&v.Common), "accepted", "rejected-bench", 1)
-			git(t, dir, "notes", "--ref=hone", "add", "-f", "-m", line, p.Commit)
+			testgit.Git(t, dir, "notes", "--ref=hone", "add", "-f", "-m", line, p.Commit)
 		}, []string{ledger.ProblemNoteMismatch, ledger.ProblemMissingNote}},
 		{"note line with no entry", func(t *testing.T, dir string, p testEntry, v *testEntry) {
-			git(t, dir, "notes", "--ref=hone", "append", "-m", "hone-verdict "+strings.Repeat("1", 32)+" accepted patch=p1 forged", p.Commit)
+			testgit.Git(t, dir, "notes", "--ref=hone", "append", "-m", "hone-verdict "+strings.Repeat("1", 32)+" accepted patch=p1 forged", p.Commit)
 		}, []string{ledger.ProblemOrphanNote}},
 		{"stray file", func(t *testing.T, dir string, p testEntry, v *testEntry) {
 			rewriteEntry(t, dir, "demo/notes.txt", "hello\n")
@@ -109,8 +110,8 @@ func TestVerifyDetectsAWrongDiffHash(t *testing.T) {
 // and repair adds exactly the missing line.
 func TestRepairAddsMissingNotes(t *testing.T) {
 	dir, l, p, v := judgedLedger(t)
-	git(t, dir, "notes", "--ref=hone", "remove", p.Commit)
-	git(t, dir, "notes", "--ref=hone", "add", "-m", "a person's own remark", p.Commit)
+	testgit.Git(t, dir, "notes", "--ref=hone", "remove", p.Commit)
+	testgit.Git(t, dir, "notes", "--ref=hone", "add", "-m", "a person's own remark", p.Commit)
 	rep, err := l.Verify(ctx)
 	if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != ledger.ProblemMissingNote {
 		t.Fatalf("Verify = %+v, %v; want one missing-note", rep, err)
@@ -120,7 +121,7 @@ func TestRepairAddsMissingNotes(t *testing.T) {
 		t.Fatalf("RepairNotes = %d, %v", n, err)
 	}
 	assertSound(t, dir, l)
-	note := git(t, dir, "notes", "--ref=hone", "show", p.Commit)
+	note := testgit.Git(t, dir, "notes", "--ref=hone", "show", p.Commit)
 	if want := "a person's own remark\n" + ledger.NoteLine(&v.Common); note != want {
 		t.Fatalf("note = %q, want %q", note, want)
 	}

@@ -3,11 +3,11 @@ package mcp
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,23 +15,8 @@ import (
 // shell target, "spin", on branch main) and returns its top level.
 func newWorkspace(t *testing.T) string {
 	t.Helper()
-	for k, v := range map[string]string{
-		"GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
-		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid",
-		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-	} {
-		t.Setenv(k, v)
-	}
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS("../harness/testdata/workspace")); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "spin"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return dir
+	testgit.Setenv(t)
+	return testgit.NewRepoFS(t, os.DirFS("../harness/testdata/workspace"))
 }
 
 func readDiff(t *testing.T, name string) string {

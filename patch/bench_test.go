@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -76,7 +77,7 @@ func benchDiff(iter int) []byte {
 func bigWorkspace(b testing.TB, files, size int) *workspace.Workspace {
 	b.Helper()
 	dir := b.TempDir()
-	gitT(b, dir, nil, "init", "-q", "-b", "main")
+	testgit.Git(b, dir, "init", "-q", "-b", "main")
 	cmd := exec.Command("git", "fast-import", "--quiet")
 	cmd.Dir = dir
 	in, err := cmd.StdinPipe()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -70,7 +71,7 @@ func commitEffects(t testing.TB, ws *workspace.Workspace, pin string, effects []
 			}
 			sha := strings.Repeat("1", 40)
 			if f[1] != "160000" {
-				sha = gitT(t, ws.Root, []byte(content), "hash-object", "-w", "--stdin")
+				sha = testgit.Cmd{Dir: ws.Root, Stdin: content}.Git(t, "hash-object", "-w", "--stdin")
 			}
 			for k := range flat {
 				if strings.HasPrefix(k, p+"/") || strings.HasPrefix(p, k+"/") {
@@ -89,7 +90,7 @@ func commitEffects(t testing.TB, ws *workspace.Workspace, pin string, effects []
 		}
 	}
 	tree := buildTree(t, ws.Root, flat)
-	return gitT(t, ws.Root, []byte("attack\n"), "commit-tree", tree, "-p", pin)
+	return testgit.Cmd{Dir: ws.Root, Stdin: "attack\n"}.Git(t, "commit-tree", tree, "-p", pin)
 }
 
 func assertRefused(t *testing.T, what string, err error) {
@@ -108,8 +109,8 @@ func assertRefused(t *testing.T, what string, err error) {
 func TestAttacksRefused(t *testing.T) {
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
-	pin := gitT(t, ws.Root, nil, "rev-parse", "main")
-	refsBefore := gitT(t, ws.Root, nil, "for-each-ref")
+	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
+	refsBefore := testgit.Git(t, ws.Root, "for-each-ref")
 	allow := AllowlistOf(ws.Config.Targets["t"])
 	cases := loadCorpus(t, "attacks")
 	if len(cases) < 60 {
@@ -142,7 +143,7 @@ func TestAttacksRefused(t *testing.T) {
 		})
 	}
 	t.Logf("%d attacks, %d also committed and refused by the guards", len(cases), committed)
-	if after := gitT(t, ws.Root, nil, "for-each-ref"); after != refsBefore {
+	if after := testgit.Git(t, ws.Root, "for-each-ref"); after != refsBefore {
 		t.Fatalf("refs changed by refused attacks:\nbefore:\n%s\nafter:\n%s", refsBefore, after)
 	}
 	entries, err := ledger.Open(ws).List(ctx, ledger.Filter{})
@@ -157,14 +158,14 @@ func TestAttacksRefused(t *testing.T) {
 func TestLegitimateDiffsAccepted(t *testing.T) {
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
-	pin := gitT(t, ws.Root, nil, "rev-parse", "main")
+	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
 	for i, c := range loadCorpus(t, "legit") {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Propose(ctx, ws, Request{Target: "t", Hotspot: "A", Class: 1 + i%MaxClass, Hypothesis: "legit " + c.name, Diff: c.diff})
 			if err != nil {
 				t.Fatalf("propose: %v", err)
 			}
-			got := gitT(t, ws.Root, nil, "-c", "core.quotePath=false", "diff-tree", "-r", "--no-renames", "--no-commit-id", "--format=", pin, res.Commit)
+			got := testgit.Git(t, ws.Root, "-c", "core.quotePath=false", "diff-tree", "-r", "--no-renames", "--no-commit-id", "--format=", pin, res.Commit)
 			var lines []string
 			for _, l := range strings.Split(got, "\n") {
 				meta, p, _ := strings.Cut(l, "\t")
@@ -183,10 +184,10 @@ func TestLegitimateDiffsAccepted(t *testing.T) {
 			}
 			defer sb.close()
 			full, _, err := sb.applyFull(ctx, pin, c.diff)
-			if err != nil || full != gitT(t, ws.Root, nil, "rev-parse", res.Commit+"^{tree}") {
+			if err != nil || full != testgit.Git(t, ws.Root, "rev-parse", res.Commit+"^{tree}") {
 				t.Fatalf("whole-index tree %s (%v) differs from the patch's", full, err)
 			}
-			if ref := gitT(t, ws.Root, nil, "rev-parse", ledger.PatchRef(res.PatchID)); ref != res.Commit {
+			if ref := testgit.Git(t, ws.Root, "rev-parse", ledger.PatchRef(res.PatchID)); ref != res.Commit {
 				t.Fatalf("patch ref %s, commit %s", ref, res.Commit)
 			}
 			if vs, err := GuardCommits(ctx, ws.Root, AllowlistOf(ws.Config.Targets["t"]), pin+".."+res.Commit); err != nil || len(vs) != 0 {
@@ -206,10 +207,10 @@ func checkContentLikeGitApply(t *testing.T, ws *workspace.Workspace, pin, commit
 		if e.mode == "100644" || e.mode == "100755" {
 			full := filepath.Join(wt, p)
 			os.MkdirAll(filepath.Dir(full), 0o755)
-			os.WriteFile(full, []byte(gitT(t, ws.Root, nil, "cat-file", "blob", e.sha)+"\n"), 0o644)
+			os.WriteFile(full, []byte(testgit.Git(t, ws.Root, "cat-file", "blob", e.sha)+"\n"), 0o644)
 		}
 	}
-	gitT(t, wt, c.diff, "apply", "-")
+	testgit.Cmd{Dir: wt, Stdin: string(c.diff)}.Git(t, "apply", "-")
 	for _, e := range c.expect {
 		f := strings.SplitN(e, " ", 4)
 		if f[2] == "000000" {
@@ -219,7 +220,7 @@ func checkContentLikeGitApply(t *testing.T, ws *workspace.Workspace, pin, commit
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := gitT(t, ws.Root, nil, "cat-file", "blob", commit+":"+f[3]); got != strings.TrimSpace(string(want)) {
+		if got := testgit.Git(t, ws.Root, "cat-file", "blob", commit+":"+f[3]); got != strings.TrimSpace(string(want)) {
 			t.Fatalf("%s: content %q, git apply gives %q", f[3], got, want)
 		}
 	}

@@ -4,44 +4,20 @@ import (
 	"bytes"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
 
-var gitTestEnv = []string{
-	"GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
-	"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid",
-	"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z",
-	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-}
-
+// TestMain fixes the commit dates too, so fixture commits hash the same on
+// every run.
 func TestMain(m *testing.M) {
-	for _, kv := range gitTestEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
+	testgit.SetenvMain("GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
 	os.Exit(m.Run())
-}
-
-func gitT(t testing.TB, dir string, stdin []byte, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // fileSpec is one entry of a fixture tree: a mode and the blob content (for
@@ -105,18 +81,18 @@ func fixtureFiles() map[string]fileSpec {
 func newFixture(t testing.TB, files map[string]fileSpec) *workspace.Workspace {
 	t.Helper()
 	dir := t.TempDir()
-	gitT(t, dir, nil, "init", "-q", "-b", "main")
+	testgit.Git(t, dir, "init", "-q", "-b", "main")
 	entries := map[string]treeEntry{}
 	for p, f := range files {
 		sha := f.content
 		if f.mode != "160000" {
-			sha = gitT(t, dir, []byte(f.content), "hash-object", "-w", "--stdin")
+			sha = testgit.Cmd{Dir: dir, Stdin: f.content}.Git(t, "hash-object", "-w", "--stdin")
 		}
 		entries[p] = treeEntry{mode: f.mode, sha: sha}
 	}
 	tree := buildTree(t, dir, entries)
-	commit := gitT(t, dir, []byte("pin\n"), "commit-tree", tree)
-	gitT(t, dir, nil, "update-ref", "refs/heads/main", commit)
+	commit := testgit.Cmd{Dir: dir, Stdin: "pin\n"}.Git(t, "commit-tree", tree)
+	testgit.Git(t, dir, "update-ref", "refs/heads/main", commit)
 	if err := os.WriteFile(filepath.Join(dir, "hone.toml"), []byte(files["hone.toml"].content), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -171,13 +147,13 @@ func buildTree(t testing.TB, dir string, flat map[string]treeEntry) string {
 		raw.WriteString(e.mode + " " + n + "\x00")
 		raw.Write(sha)
 	}
-	return gitT(t, dir, raw.Bytes(), "hash-object", "-t", "tree", "-w", "--literally", "--stdin")
+	return testgit.Cmd{Dir: dir, Stdin: raw.String()}.Git(t, "hash-object", "-t", "tree", "-w", "--literally", "--stdin")
 }
 
 // flatTree lists a commit's tree as path -> entry, gitlinks included.
 func flatTree(t testing.TB, dir, rev string) map[string]treeEntry {
 	t.Helper()
-	return parseLsTree(gitT(t, dir, nil, "ls-tree", "-r", "-z", "--full-tree", rev))
+	return parseLsTree(testgit.Git(t, dir, "ls-tree", "-r", "-z", "--full-tree", rev))
 }
 
 func parseLsTree(out string) map[string]treeEntry {

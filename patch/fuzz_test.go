@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/testgit"
 )
 
 // FuzzCheck feeds arbitrary diffs to the front check and git's apply. The
@@ -26,7 +28,7 @@ func FuzzCheck(f *testing.F) {
 		}
 	}
 	ws := newFixture(f, fixtureFiles())
-	pin := gitT(f, ws.Root, nil, "rev-parse", "main")
+	pin := testgit.Git(f, ws.Root, "rev-parse", "main")
 	before := flatTree(f, ws.Root, pin)
 	f.Fuzz(func(t *testing.T, diff []byte) {
 		c, sb, err := check(context.Background(), ws, "t", diff)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/testgit"
 )
 
 // An "evil merge" adds a file outside the target that neither parent has; a
@@ -12,18 +14,18 @@ import (
 func TestGuardCommitsChecksEveryParent(t *testing.T) {
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
-	pin := gitT(t, ws.Root, nil, "rev-parse", "main")
+	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
 	allow := AllowlistOf(ws.Config.Targets["t"])
 	good := commitEffects(t, ws, pin, []string{`add 100644 "targets/t/fast.go"`})
 	side := commitEffects(t, ws, pin, []string{`add 100644 "targets/t/other.go"`})
 	flat := flatTree(t, ws.Root, good)
 	flat["targets/t/other.go"] = flatTree(t, ws.Root, side)["targets/t/other.go"]
-	clean := gitT(t, ws.Root, []byte("merge\n"), "commit-tree", buildTree(t, ws.Root, flat), "-p", good, "-p", side)
+	clean := testgit.Cmd{Dir: ws.Root, Stdin: "merge\n"}.Git(t, "commit-tree", buildTree(t, ws.Root, flat), "-p", good, "-p", side)
 	if vs, err := GuardCommits(ctx, ws.Root, allow, pin+".."+clean); err != nil || len(vs) != 0 {
 		t.Fatalf("clean merge: %v %v", vs, err)
 	}
 	flat["secret.txt"] = flatTree(t, ws.Root, good)["targets/t/fast.go"]
-	evil := gitT(t, ws.Root, []byte("merge\n"), "commit-tree", buildTree(t, ws.Root, flat), "-p", good, "-p", side)
+	evil := testgit.Cmd{Dir: ws.Root, Stdin: "merge\n"}.Git(t, "commit-tree", buildTree(t, ws.Root, flat), "-p", good, "-p", side)
 	vs, err := GuardCommits(ctx, ws.Root, allow, pin+".."+evil)
 	if err != nil || len(vs) != 2 || vs[0].Path != "secret.txt" || vs[0].Parent != good || vs[1].Parent != side {
 		t.Fatalf("evil merge: want secret.txt against both parents, got %v %v", vs, err)
@@ -36,7 +38,7 @@ func TestGuardCommitsChecksEveryParent(t *testing.T) {
 func TestGuardRefsOnlyGuardsConfiguredRefs(t *testing.T) {
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
-	pin := gitT(t, ws.Root, nil, "rev-parse", "main")
+	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
 	bad := commitEffects(t, ws, pin, []string{`add 100644 "secret.txt"`})
 	ups := []RefUpdate{
 		{Ref: "refs/heads/feature", Old: zeroHash, New: bad},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -157,7 +158,7 @@ func TestProposeIntoNewTargetDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gitT(t, ws.Root, nil, "diff-tree", "-r", "--name-status", "--no-commit-id", res.Commit+"^", res.Commit); got != "A\ttargets/fresh/a.c" {
+	if got := testgit.Git(t, ws.Root, "diff-tree", "-r", "--name-status", "--no-commit-id", res.Commit+"^", res.Commit); got != "A\ttargets/fresh/a.c" {
 		t.Fatalf("changes: %q", got)
 	}
 	escape := strings.Replace(diff, "targets/fresh/a.c", "targets/t/a.c", -1)
@@ -172,7 +173,7 @@ func TestProposeIntoNewTargetDirectory(t *testing.T) {
 func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
-	pin := gitT(t, ws.Root, nil, "rev-parse", "main")
+	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
 	root, ok := subtree(ws.Git, pin, "targets/t")
 	if !ok {
 		t.Fatal("no target tree at the pin")

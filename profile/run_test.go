@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -28,27 +29,8 @@ func need(t *testing.T, tools ...string) {
 // it, and opens it as a workspace.
 func newWorkspace(t *testing.T, honeToml string, files map[string]string) *workspace.Workspace {
 	t.Helper()
-	dir := t.TempDir()
 	files["hone.toml"] = honeToml
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	ws, err := workspace.Open(dir)
+	ws, err := workspace.Open(testgit.NewRepo(t, files))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,56 +5,36 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
-
-func gitT(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-func write(t *testing.T, dir, name, text string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fixture is a workspace whose target "a" is pinned to a commit, after which
 // the working tree changes: the view must show the pin, not the files.
 func fixture(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	dir := t.TempDir()
-	gitT(t, dir, "init", "-q", "-b", "main")
-	write(t, dir, "hone.toml", "[targets.a]\npin = \"v1\"\n\n[targets.gone]\npath = \"targets/missing\"\n\n[targets.linked]\npath = \"alias\"\n")
-	write(t, dir, "targets/a/main.c", "line 1\nline 2\nline 3\n")
-	write(t, dir, "targets/a/noeol.txt", "one\ntwo")
-	write(t, dir, "targets/a/empty.txt", "")
-	write(t, dir, "targets/a/src/util.c", "int util;\n")
-	write(t, dir, "targets/a/blob.bin", "PK\x00\x01binary")
-	write(t, dir, "targets/a/long.txt", strings.Repeat("x", MaxLineBytes+10)+"\nshort\n")
+	testgit.Git(t, dir, "init", "-q", "-b", "main")
 	var many strings.Builder
 	for i := 1; i <= 2500; i++ {
 		fmt.Fprintf(&many, "%d\n", i)
 	}
-	write(t, dir, "targets/a/many.txt", many.String())
-	write(t, dir, "secret.txt", "outside the target\n")
+	testgit.WriteFiles(t, dir, map[string]string{
+		"hone.toml":            "[targets.a]\npin = \"v1\"\n\n[targets.gone]\npath = \"targets/missing\"\n\n[targets.linked]\npath = \"alias\"\n",
+		"targets/a/main.c":     "line 1\nline 2\nline 3\n",
+		"targets/a/noeol.txt":  "one\ntwo",
+		"targets/a/empty.txt":  "",
+		"targets/a/src/util.c": "int util;\n",
+		"targets/a/blob.bin":   "PK\x00\x01binary",
+		"targets/a/long.txt":   strings.Repeat("x", MaxLineBytes+10) + "\nshort\n",
+		"targets/a/many.txt":   many.String(),
+		"secret.txt":           "outside the target\n",
+	})
 	if err := os.Symlink("../../secret.txt", filepath.Join(dir, "targets/a/link")); err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +47,14 @@ func fixture(t *testing.T) *workspace.Workspace {
 	if err := os.Chmod(filepath.Join(dir, "targets/a/main.c"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	gitT(t, dir, "add", "-A")
-	gitT(t, dir, "commit", "-q", "-m", "pin")
-	gitT(t, dir, "tag", "v1")
-	write(t, dir, "targets/a/main.c", "changed after the pin\n")
-	write(t, dir, "targets/a/new.c", "not at the pin\n")
-	gitT(t, dir, "commit", "-q", "-am", "later")
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-q", "-m", "pin")
+	testgit.Git(t, dir, "tag", "v1")
+	testgit.WriteFiles(t, dir, map[string]string{
+		"targets/a/main.c": "changed after the pin\n",
+		"targets/a/new.c":  "not at the pin\n",
+	})
+	testgit.Git(t, dir, "commit", "-q", "-am", "later")
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)

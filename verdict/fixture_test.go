@@ -3,11 +3,11 @@ package verdict
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -61,18 +61,8 @@ build = "go build -o $HONE_OUT/prog ."
 // with the given hone.toml and commits it as the pin.
 func newFixture(t *testing.T, sample, name, toml string) *fixture {
 	t.Helper()
-	for k, v := range map[string]string{
-		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@hone.invalid",
-		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@hone.invalid",
-		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-	} {
-		t.Setenv(k, v)
-	}
-	dir := t.TempDir()
-	dst := filepath.Join(dir, "targets", name)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testgit.Setenv(t)
+	files := map[string]string{"hone.toml": toml}
 	ents, err := os.ReadDir(filepath.Join("testdata", sample))
 	if err != nil {
 		t.Fatal(err)
@@ -82,10 +72,10 @@ func newFixture(t *testing.T, sample, name, toml string) *fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dst, strings.TrimSuffix(e.Name(), ".txt")), b, 0o644)
+		files["targets/"+name+"/"+strings.TrimSuffix(e.Name(), ".txt")] = string(b)
 	}
-	os.WriteFile(filepath.Join(dir, "hone.toml"), []byte(toml), 0o644)
-	pin := gitOut(t, dir, nil, "sh", "-c", "git init -q -b main && git add -A && git commit -qm pin && git rev-parse HEAD")
+	dir := testgit.NewRepo(t, files)
+	pin := testgit.Git(t, dir, "rev-parse", "HEAD")
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -97,38 +87,22 @@ func newFixture(t *testing.T, sample, name, toml string) *fixture {
 	return &fixture{t: t, ws: ws, target: tgt, pin: pin}
 }
 
-func gitOut(t *testing.T, dir string, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // patch commits the pin with edits applied to files of the target (path ->
 // function of the old content) using plumbing only, as hone patch would, and
 // returns the commit.
 func (f *fixture) patch(edits map[string]func(string) string) string {
 	f.t.Helper()
 	root := f.ws.Root
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(f.t.TempDir(), "index")}
-	gitOut(f.t, root, env, "git", "read-tree", f.pin)
+	scratch := testgit.Cmd{Dir: root, Env: []string{"GIT_INDEX_FILE=" + filepath.Join(f.t.TempDir(), "index")}}
+	scratch.Git(f.t, "read-tree", f.pin)
 	for file, edit := range edits {
 		p := f.target.Path + "/" + file
-		old := gitOut(f.t, root, nil, "git", "show", f.pin+":"+p)
-		tmp := filepath.Join(f.t.TempDir(), "blob")
-		if err := os.WriteFile(tmp, []byte(edit(old+"\n")), 0o644); err != nil {
-			f.t.Fatal(err)
-		}
-		blob := gitOut(f.t, root, nil, "git", "hash-object", "-w", tmp)
-		gitOut(f.t, root, env, "git", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)
+		old := testgit.Git(f.t, root, "show", f.pin+":"+p)
+		blob := testgit.Cmd{Dir: root, Stdin: edit(old + "\n")}.Git(f.t, "hash-object", "-w", "--stdin")
+		scratch.Git(f.t, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)
 	}
-	tree := gitOut(f.t, root, env, "git", "write-tree")
-	return gitOut(f.t, root, nil, "git", "commit-tree", tree, "-p", f.pin, "-m", "patch")
+	tree := scratch.Git(f.t, "write-tree")
+	return testgit.Git(f.t, root, "commit-tree", tree, "-p", f.pin, "-m", "patch")
 }
 
 func replace(old, new string) func(string) string {
@@ -163,7 +137,7 @@ func (f *fixture) want(e *Entry, verdict, reason string) {
 // patch ref and a proposal entry.
 func (f *fixture) propose(commit, id, hypothesis string) {
 	f.t.Helper()
-	gitOut(f.t, f.ws.Root, nil, "git", "update-ref", ledger.PatchRef(id), commit)
+	testgit.Git(f.t, f.ws.Root, "update-ref", ledger.PatchRef(id), commit)
 	prop := &ledger.Common{
 		Kind: ledger.KindProposal, Target: f.target.Name, PatchID: id, Commit: commit, Pin: f.pin,
 		Hotspot: "walk", Class: 1, Hypothesis: hypothesis,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -34,11 +35,11 @@ func TestRunRecordsAndRecomputes(t *testing.T) {
 	if !strings.Contains(e.CalibrationWarning, "hone calibrate c") {
 		t.Errorf("calibration warning %q", e.CalibrationWarning)
 	}
-	note := gitOut(t, f.ws.Root, nil, "git", "log", "-1", "--format=%N", "--notes=hone", ledger.PatchRef("p1"))
+	note := testgit.Git(t, f.ws.Root, "log", "-1", "--format=%N", "--notes=hone", ledger.PatchRef("p1"))
 	if !strings.Contains(note, e.ID+" accepted patch=p1 speedup ") {
 		t.Errorf("note on the patch commit: %q", note)
 	}
-	if list := gitOut(t, f.ws.Root, nil, "git", "worktree", "list"); strings.Count(list, "\n") != 0 {
+	if list := testgit.Git(t, f.ws.Root, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("checkouts left behind:\n%s", list)
 	}
 
@@ -77,7 +78,7 @@ func TestRunCancelledRecordsNothing(t *testing.T) {
 	if lerr != nil || len(entries) != 1 {
 		t.Errorf("ledger holds %d entries for p2 (want only the proposal): %v", len(entries), lerr)
 	}
-	if list := gitOut(t, f.ws.Root, nil, "git", "worktree", "list"); strings.Count(list, "\n") != 0 {
+	if list := testgit.Git(t, f.ws.Root, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("checkouts left behind:\n%s", list)
 	}
 }

@@ -2,47 +2,21 @@ package workspace
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
 )
 
 // newRepo makes a git repository with one commit holding hone.toml and a target.
 func newRepo(t *testing.T, honeToml string) string {
 	t.Helper()
-	dir := t.TempDir()
-	gitT(t, dir, "init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(dir, "hone.toml"), honeToml)
-	writeFile(t, filepath.Join(dir, "targets/a/deep/main.c"), "int main(void) { return 0; }\n")
-	gitT(t, dir, "add", "-A")
-	gitT(t, dir, "commit", "-q", "-m", "init")
-	return dir
-}
-
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func writeFile(t *testing.T, p, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return testgit.NewRepo(t, map[string]string{
+		"hone.toml":             honeToml,
+		"targets/a/deep/main.c": "int main(void) { return 0; }\n",
+	})
 }
 
 func realpath(t *testing.T, p string) string {
@@ -56,9 +30,9 @@ func realpath(t *testing.T, p string) string {
 
 func TestOpenFromSubfolderAndWorktree(t *testing.T) {
 	dir := newRepo(t, "[targets.a]\npin = \"main\"\n")
-	head := gitT(t, dir, "rev-parse", "HEAD")
+	head := testgit.Git(t, dir, "rev-parse", "HEAD")
 	wt := filepath.Join(t.TempDir(), "linked")
-	gitT(t, dir, "worktree", "add", "-q", "--detach", wt)
+	testgit.Git(t, dir, "worktree", "add", "-q", "--detach", wt)
 
 	tests := []struct{ name, from, root string }{
 		{"top level", dir, dir},
@@ -99,7 +73,7 @@ func TestOpenErrors(t *testing.T) {
 	})
 	t.Run("no hone.toml", func(t *testing.T) {
 		dir := t.TempDir()
-		gitT(t, dir, "init", "-q")
+		testgit.Git(t, dir, "init", "-q")
 		_, err := Open(dir)
 		if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "hone init") {
 			t.Errorf("err = %v", err)
@@ -148,13 +122,13 @@ func TestOpenErrors(t *testing.T) {
 
 func TestResolvePinAnnotatedTag(t *testing.T) {
 	dir := newRepo(t, "[targets.a]\npin = \"v1\"\n")
-	gitT(t, dir, "tag", "-a", "-m", "release", "v1")
+	testgit.Git(t, dir, "tag", "-a", "-m", "release", "v1")
 	ws, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pin, err := ws.ResolvePin(ws.Config.Targets["a"])
-	if want := gitT(t, dir, "rev-parse", "HEAD"); err != nil || pin != want {
+	if want := testgit.Git(t, dir, "rev-parse", "HEAD"); err != nil || pin != want {
 		t.Errorf("ResolvePin = %q, %v; want %s", pin, err, want)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -55,30 +55,12 @@ func TestMain(m *testing.M) {
 
 func newRepo(t testing.TB) *workspace.Repo {
 	t.Helper()
-	for k, v := range map[string]string{
-		"GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
-		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid",
-		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HONE_SESSION": "",
-	} {
-		t.Setenv(k, v)
-	}
-	dir := t.TempDir()
-	gitT(t, dir, "init", "-q", "-b", "main")
-	gitT(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
-	repo, err := workspace.OpenRepo(dir)
+	testgit.Setenv(t, "HONE_SESSION=")
+	repo, err := workspace.OpenRepo(testgit.NewRepo(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return repo
-}
-
-func gitT(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := git.Output(context.Background(), dir, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func helper(mode, dir, name, start string) *exec.Cmd {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/harness"
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/profile"
 	"github.com/hone-perf/hone/workspace"
@@ -45,23 +46,8 @@ func TestMain(m *testing.M) {
 // target, "spin", on branch main).
 func newWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
-	for k, v := range map[string]string{
-		"GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
-		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid",
-		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-	} {
-		t.Setenv(k, v)
-	}
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS("../testdata/workspace")); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "spin"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	ws, err := workspace.Open(dir)
+	testgit.Setenv(t)
+	ws, err := workspace.Open(testgit.NewRepoFS(t, os.DirFS("../testdata/workspace")))
 	if err != nil {
 		t.Fatal(err)
 	}

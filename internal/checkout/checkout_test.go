@@ -8,18 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
-
-func gitEnv(t *testing.T) {
-	for k, v := range map[string]string{
-		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@hone.invalid",
-		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@hone.invalid",
-		"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-	} {
-		t.Setenv(k, v)
-	}
-}
 
 func sh(t *testing.T, dir, script string) string {
 	t.Helper()
@@ -35,13 +26,12 @@ func sh(t *testing.T, dir, script string) string {
 // newWorkspace makes a repository with one C target whose build counts its
 // own runs in a file outside the repository, so tests can see cache hits.
 func newWorkspace(t *testing.T, build string) (*workspace.Workspace, string) {
-	gitEnv(t)
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "targets/hello"), 0o755)
-	os.WriteFile(filepath.Join(dir, "targets/hello/hello.c"), []byte("#include <stdio.h>\nint main(void){puts(\"hi\");return 0;}\n"), 0o644)
-	toml := "[targets.hello]\nbuild = '''" + build + "'''\n[targets.hello.bench]\nrun = \"$HONE_OUT/hello\"\n"
-	os.WriteFile(filepath.Join(dir, "hone.toml"), []byte(toml), 0o644)
-	pin := sh(t, dir, "git init -q -b main && git add -A && git commit -qm init && git rev-parse HEAD")
+	testgit.Setenv(t)
+	dir := testgit.NewRepo(t, map[string]string{
+		"targets/hello/hello.c": "#include <stdio.h>\nint main(void){puts(\"hi\");return 0;}\n",
+		"hone.toml":             "[targets.hello]\nbuild = '''" + build + "'''\n[targets.hello.bench]\nrun = \"$HONE_OUT/hello\"\n",
+	})
+	pin := testgit.Git(t, dir, "rev-parse", "HEAD")
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
