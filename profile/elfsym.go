@@ -25,6 +25,9 @@ type elfBinary struct {
 	linesOnce sync.Once
 	rows      []lineRow
 	files     []string
+
+	dwarfOnce sync.Once
+	dwarfData *dwarf.Data // nil when the file has no readable DWARF
 }
 
 type lineRow struct {
@@ -48,6 +51,26 @@ func openBinary(path string) *elfBinary {
 		}
 	}
 	return b
+}
+
+// dwarf parses the file's DWARF once for both its users, the line table and
+// the inline frames. The parsed data holds its own copy of the sections, so
+// the file is closed at once.
+func (b *elfBinary) dwarf() *dwarf.Data {
+	b.dwarfOnce.Do(func() {
+		if !b.ok {
+			return
+		}
+		f, err := elf.Open(b.path)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		if d, err := f.DWARF(); err == nil {
+			b.dwarfData = d
+		}
+	})
+	return b.dwarfData
 }
 
 // vaddr converts a file offset into the virtual address the symbol table and
@@ -112,16 +135,8 @@ func (b *elfBinary) line(vaddr uint64) (file string, line int, ok bool) {
 }
 
 func (b *elfBinary) loadLines() {
-	if !b.ok {
-		return
-	}
-	f, err := elf.Open(b.path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
+	d := b.dwarf()
+	if d == nil {
 		return
 	}
 	fileIdx := map[string]int32{}

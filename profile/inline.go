@@ -2,7 +2,6 @@ package profile
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"sort"
 	"strings"
 
@@ -69,16 +68,8 @@ func (b *elfBinary) frames(vaddr uint64) []srcFrame {
 // Binaries without DWARF, or with info this reader cannot follow, simply
 // report no inlining.
 func (b *elfBinary) loadInlines() {
-	if !b.ok {
-		return
-	}
-	f, err := elf.Open(b.path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
+	d := b.dwarf()
+	if d == nil {
 		return
 	}
 	names := map[dwarf.Offset]string{}
