@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hone-perf/hone/internal/atomicfile"
 )
 
 // The index is a cache of every entry's common fields, one line per entry,
@@ -260,15 +262,7 @@ func (l *Ledger) writeIndex(ix *index) {
 	}
 	head := fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%08x\n", indexMagic, l.ws.Config.Ledger.Branch, ix.tip, ix.tree,
 		bytes.Count(ix.body, []byte{'\n'}), crc32.ChecksumIEEE(ix.body))
-	f, err := os.CreateTemp(l.honeDir(), "ledger.index.tmp-*")
-	if err != nil {
-		return
-	}
-	f.Chmod(0o644) // CreateTemp makes it private; the git directory's other readers may use it too
-	_, werr := f.Write(append([]byte(head), ix.body...))
-	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), l.indexPath()) != nil {
-		os.Remove(f.Name())
-	}
+	atomicfile.Write(l.indexPath(), append([]byte(head), ix.body...), 0o644)
 }
 
 // index returns the index of the current branch tip, bringing the cache up to

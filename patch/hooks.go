@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hone-perf/hone/internal/atomicfile"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 )
@@ -146,22 +147,7 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // writeHook replaces a hook file atomically, executable.
 func writeHook(p, script string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".hone-")
-	if err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot write %s", p)
-	}
-	_, err = tmp.WriteString(script)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o755)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), p)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(p, []byte(script), 0o755); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot write %s", p)
 	}
 	return nil

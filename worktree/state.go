@@ -17,6 +17,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/hone-perf/hone/internal/atomicfile"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -132,19 +133,7 @@ func writeTOML(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot write %s", path)
-	}
-	_, err = tmp.Write(buf.Bytes())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot write %s", path)
 	}
 	return nil
