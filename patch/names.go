@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hone-perf/hone/internal/gitpath"
 )
 
 // checkName applies the path-syntax rules to one repository-relative path, as
@@ -28,7 +30,7 @@ func checkName(name string) string {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return fmt.Sprintf("control character %U in path", r)
 		}
-		if hfsIgnorable(r) {
+		if gitpath.HFSIgnorable(r) {
 			return fmt.Sprintf("invisible character %U in path (HFS+ ignores it, so it can hide .git)", r)
 		}
 	}
@@ -77,16 +79,6 @@ func isShortName(c string) bool {
 		j++
 	}
 	return j > i+1 && (j == len(c) || c[j] == '.')
-}
-
-// hfsIgnorable lists the code points HFS+ drops when comparing names, the same
-// set as git's is_hfs_dotgit.
-func hfsIgnorable(r rune) bool {
-	switch {
-	case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
-		return true
-	}
-	return false
 }
 
 // unquoteGit reads a C-quoted name the way git's unquote_c_style does: only

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/gitpath"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -184,7 +185,7 @@ func FuzzCleanPath(f *testing.F) {
 			return
 		}
 		for _, seg := range parts {
-			if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "/\\\x00") || isDotGit(seg) {
+			if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "/\\\x00") || gitpath.IsDotGit(seg) {
 				t.Fatalf("cleanPath(%q) kept %q", p, seg)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/gitpath"
 )
 
 var targetNameRE = lazyRegexp(`^[A-Za-z0-9_-]+$`)
@@ -330,7 +331,7 @@ func checkRelPath(p string) error {
 		return fmt.Errorf("must name a subdirectory, not the repository top level")
 	}
 	for _, seg := range strings.Split(path.Clean(p), "/") {
-		if strings.EqualFold(seg, ".git") {
+		if gitpath.IsDotGit(seg) {
 			return fmt.Errorf("must not point into .git (%q)", p)
 		}
 	}
