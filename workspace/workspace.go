@@ -107,6 +107,13 @@ func Open(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	return repo.Workspace()
+}
+
+// Workspace loads the hone.toml of an open repository, with the same lookup
+// as Open. Without one it returns a NotFound error, so callers for whom the
+// file is optional can go on with the Repo alone.
+func (repo *Repo) Workspace() (*Workspace, error) {
 	candidates := []string{filepath.Join(repo.Root, FileName)}
 	if main := filepath.Dir(repo.CommonDir); main != repo.Root {
 		candidates = append(candidates, filepath.Join(main, FileName))

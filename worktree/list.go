@@ -130,20 +130,20 @@ func Open(dir string) (*workspace.Repo, *workspace.Config, error) {
 			dir = os.Getenv("PWD")
 		}
 	}
-	ws, err := workspace.Open(dir)
-	if err == nil {
-		return ws.Repo, ws.Config, nil
+	repo, err := workspace.OpenRepo(dir)
+	if errs.Is(err, errs.NotFound) {
+		return nil, nil, &errs.Error{Code: errs.Policy, Err: ErrOutsideRepo,
+			Msg: err.Error() + "; hone makes worktrees only with git and has no hook to create one elsewhere"}
 	}
-	if !errs.Is(err, errs.NotFound) {
+	if err != nil {
 		return nil, nil, err
 	}
-	repo, rerr := workspace.OpenRepo(dir)
-	if rerr == nil {
-		return repo, nil, nil
+	ws, err := repo.Workspace()
+	switch {
+	case err == nil:
+		return repo, ws.Config, nil
+	case errs.Is(err, errs.NotFound):
+		return repo, nil, nil // hone.toml is optional for worktree sessions
 	}
-	if errs.Is(rerr, errs.NotFound) {
-		return nil, nil, &errs.Error{Code: errs.Policy, Err: ErrOutsideRepo,
-			Msg: rerr.Error() + "; hone makes worktrees only with git and has no hook to create one elsewhere"}
-	}
-	return nil, nil, rerr
+	return nil, nil, err
 }

@@ -82,7 +82,7 @@ func initWorkspace(ctx context.Context, dir, target, path string) (*initResult, 
 		return nil, err
 	}
 	res := &initResult{Root: repo.Root, Config: filepath.Join(repo.Root, workspace.FileName)}
-	ws, err := workspace.Open(repo.Root)
+	ws, err := repo.Workspace()
 	switch {
 	case err == nil:
 		res.Config = ws.ConfigPath
@@ -94,7 +94,7 @@ func initWorkspace(ctx context.Context, dir, target, path string) (*initResult, 
 			return nil, err
 		}
 		res.CreatedConfig = true
-		if ws, err = workspace.Open(repo.Root); err != nil {
+		if ws, err = repo.Workspace(); err != nil {
 			return nil, err
 		}
 	default:
