@@ -1,10 +1,9 @@
 package profile
 
 import (
-	"bufio"
-	"bytes"
-	"strconv"
 	"strings"
+
+	"github.com/hone-perf/hone/internal/perfstat"
 )
 
 // statEvents are the counters asked of `perf stat`, in the order reported.
@@ -36,28 +35,18 @@ func isHardwareEvent(e string) bool {
 // is "<not supported>" or "<not counted>" gives a counter with no value.
 func parseStat(out []byte) []Counter {
 	found := map[string]Counter{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, ",")
-		if len(f) < 3 {
-			continue
-		}
-		name, _, _ := strings.Cut(f[2], ":")
-		c := Counter{Name: name, Unit: f[1]}
-		switch f[0] {
-		case "<not supported>":
-		case "<not counted>":
+	for _, r := range perfstat.Parse(out) {
+		name, _, _ := strings.Cut(r.Event, ":")
+		c := Counter{Name: name, Unit: r.Unit}
+		switch {
+		case r.Raw == "<not supported>":
+		case r.Raw == "<not counted>":
 			c.Supported = true
-		default:
-			v, err := strconv.ParseFloat(f[0], 64)
-			if err != nil {
-				continue
-			}
+		case r.Counted:
+			v := r.Value
 			c.Supported, c.Value = true, &v
+		default:
+			continue
 		}
 		found[name] = c
 	}

@@ -1,8 +1,6 @@
 package verdict
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/perfstat"
 	"github.com/hone-perf/hone/internal/sandbox"
 )
 
@@ -105,17 +104,11 @@ func parsePerfCSV(path string) (map[string]float64, []string) {
 	}
 	counts := map[string]float64{}
 	var missing []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), ",")
-		if len(f) < 3 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		ev := f[2]
-		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
-			counts[ev] = v
-		} else if strings.HasPrefix(f[0], "<") {
-			missing = append(missing, ev)
+	for _, r := range perfstat.Parse(b) {
+		if r.Counted {
+			counts[r.Event] = r.Value
+		} else if strings.HasPrefix(r.Raw, "<") {
+			missing = append(missing, r.Event)
 		}
 	}
 	return counts, missing
