@@ -3,11 +3,11 @@ package demo
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/sandbox"
 )
 
 // Result is what one hone command did.
@@ -130,17 +130,20 @@ func firstLine(b []byte) string {
 	return line
 }
 
-var plainArg = regexp.MustCompile(`^[A-Za-z0-9_./=:@%+,-]+$`)
+// plainArg reports whether a shell reads a as one word without quotes.
+func plainArg(a string) bool {
+	return a != "" && strings.Trim(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:@%+,-") == ""
+}
 
 // ShellQuote renders args as a command line a POSIX shell reads back as the
 // same words.
 func ShellQuote(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
-		if plainArg.MatchString(a) {
+		if plainArg(a) {
 			q[i] = a
 		} else {
-			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+			q[i] = sandbox.Quote(a)
 		}
 	}
 	return strings.Join(q, " ")

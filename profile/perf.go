@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/sandbox"
 )
 
 // perfSetup is what this machine's perf can do, found before each profile.
@@ -77,7 +78,7 @@ func (s *perfSetup) inPIDNamespace() error {
 	if err != nil {
 		return errs.Failuref("profiling inside hone's sandbox (a PID namespace) needs unshare; install it with `apt-get install util-linux`")
 	}
-	s.procPrefix = shellQuote(u) + " --mount --mount-proc "
+	s.procPrefix = sandbox.Quote(u) + " --mount --mount-proc "
 	return nil
 }
 
@@ -103,16 +104,16 @@ func (s *perfSetup) recordCommand(data string, freq int, callGraph, workload str
 		cg = "--call-graph=dwarf"
 	}
 	return s.procPrefix + strings.Join([]string{
-		shellQuote(s.path), "record", "-q", "-N", cg, "-e", s.event, "-F", strconv.Itoa(freq),
-		"-o", shellQuote(data), "--", "/bin/sh", "-c", shellQuote(workload),
+		sandbox.Quote(s.path), "record", "-q", "-N", cg, "-e", s.event, "-F", strconv.Itoa(freq),
+		"-o", sandbox.Quote(data), "--", "/bin/sh", "-c", sandbox.Quote(workload),
 	}, " ")
 }
 
 // statCommand is the shell text that runs the workload once under perf stat.
 func (s *perfSetup) statCommand(out, workload string) string {
 	return s.procPrefix + strings.Join([]string{
-		shellQuote(s.path), "stat", "-x,", "-o", shellQuote(out), "-e", statEventList(s.suffix),
-		"--", "/bin/sh", "-c", shellQuote(workload),
+		sandbox.Quote(s.path), "stat", "-x,", "-o", sandbox.Quote(out), "-e", statEventList(s.suffix),
+		"--", "/bin/sh", "-c", sandbox.Quote(workload),
 	}, " ")
 }
 
@@ -123,8 +124,6 @@ func (s *perfSetup) scriptCommand(ctx context.Context, data string) *exec.Cmd {
 	return exec.CommandContext(ctx, s.path, "script", "-i", data, "-F", ScriptFields,
 		"--no-demangle", "--no-inline", "--show-mmap-events")
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func firstLine(b []byte) string {
 	s := strings.TrimSpace(string(b))

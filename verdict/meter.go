@@ -79,7 +79,7 @@ func probePerf(ctx context.Context, scratch string) PerfInfo {
 		return PerfInfo{}
 	}
 	out := filepath.Join(scratch, "perf-probe.csv")
-	res, err := sandbox.Run(ctx, sandbox.Spec{Dir: scratch, Command: "perf stat -x, -o " + shellQuote(out) + " -e " + strings.Join(perfEvents, ",") + " -- /bin/true"})
+	res, err := sandbox.Run(ctx, sandbox.Spec{Dir: scratch, Command: "perf stat -x, -o " + sandbox.Quote(out) + " -e " + strings.Join(perfEvents, ",") + " -- /bin/true"})
 	if err != nil || !res.Success() {
 		return PerfInfo{}
 	}
@@ -129,15 +129,15 @@ func (m *meter) measure(ctx context.Context, spec sandbox.Spec) (map[string]floa
 		return nil, nil, errs.Wrap(errs.Failure, err, "cannot create a scratch folder")
 	}
 	defer os.RemoveAll(dir)
-	inner := shellQuote(spec.Command)
+	inner := sandbox.Quote(spec.Command)
 	if m.instrVia == "perf" {
-		spec.Command = "perf stat -x, -o " + shellQuote(filepath.Join(dir, "perf.csv")) + " -e instructions:u -- sh -c " + inner
+		spec.Command = "perf stat -x, -o " + sandbox.Quote(filepath.Join(dir, "perf.csv")) + " -e instructions:u -- sh -c " + inner
 	} else {
 		// Go programs are only deterministic under valgrind without
 		// asynchronous preemption; the setting is inert for other programs.
 		spec.Env = append(append([]string{}, spec.Env...), "GODEBUG=asyncpreemptoff=1")
 		spec.Command = "valgrind -q --tool=cachegrind --cache-sim=no --trace-children=yes --cachegrind-out-file=" +
-			shellQuote(filepath.Join(dir, "cg.%p")) + " sh -c " + inner
+			sandbox.Quote(filepath.Join(dir, "cg.%p")) + " sh -c " + inner
 	}
 	res, err := sandbox.Run(ctx, spec)
 	if err != nil {
@@ -187,7 +187,7 @@ func (m *meter) counters(ctx context.Context, spec sandbox.Spec) (map[string]flo
 		return nil, 0
 	}
 	out := filepath.Join(m.scratch, "perf-warmup.csv")
-	spec.Command = "perf stat -x, -o " + shellQuote(out) + " -e " + strings.Join(m.perf.Supported, ",") + " -- sh -c " + shellQuote(spec.Command)
+	spec.Command = "perf stat -x, -o " + sandbox.Quote(out) + " -e " + strings.Join(m.perf.Supported, ",") + " -- sh -c " + sandbox.Quote(spec.Command)
 	res, err := sandbox.Run(ctx, spec)
 	counts, _ := parsePerfCSV(out)
 	if err != nil || !res.Success() {
@@ -195,5 +195,3 @@ func (m *meter) counters(ctx context.Context, spec sandbox.Spec) (map[string]flo
 	}
 	return counts, res.Wall
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
