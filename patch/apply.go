@@ -100,7 +100,7 @@ func (s *sandbox) applyAndWrite(ctx context.Context, pin string, diff []byte) (s
 		if strings.Contains(msg, "invalid path") || strings.Contains(msg, "beyond a symbolic link") {
 			return "", errs.Policyf("refused by git apply: %s", msg)
 		}
-		return "", errs.Invalidf("the diff does not apply to the pin %s: %s", shortHash(pin), msg)
+		return "", errs.Invalidf("the diff does not apply to the pin %s: %s", git.Short(pin), msg)
 	}
 	out, err := s.git(ctx, nil, nil, "write-tree")
 	if err != nil {
@@ -241,11 +241,4 @@ func authority(changes []Change, a Allowlist) error {
 		}
 	}
 	return nil
-}
-
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }

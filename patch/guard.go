@@ -28,9 +28,9 @@ func (v Violation) String() string {
 		fmt.Fprintf(&b, "%s: ", v.Ref)
 	}
 	if v.Commit != "" {
-		fmt.Fprintf(&b, "commit %s", shortHash(v.Commit))
+		fmt.Fprintf(&b, "commit %s", git.Short(v.Commit))
 		if v.Parent != "" {
-			fmt.Fprintf(&b, " (against parent %s)", shortHash(v.Parent))
+			fmt.Fprintf(&b, " (against parent %s)", git.Short(v.Parent))
 		}
 		b.WriteString(": ")
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hone-perf/hone/internal/git"
 )
 
 // WriteText renders e for people: the header, the hotspot table and the
@@ -18,14 +20,14 @@ func WriteText(w io.Writer, e *Entry) error {
 	if e.Source == "pprof" {
 		kind = "from the pprof file the workload wrote"
 	}
-	fmt.Fprintf(w, "profile %s of %s at %s, %s\n", e.ID, e.Target, short(e.Pin), e.Created.UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "profile %s of %s at %s, %s\n", e.ID, e.Target, git.Short(e.Pin), e.Created.UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "event %s (%s), %d samples", e.Event, kind, e.Samples)
 	if e.Frequency > 0 && e.Source == "perf" {
 		fmt.Fprintf(w, " at %d Hz", e.Frequency)
 	}
 	fmt.Fprintln(w)
 	if e.Binary != "" {
-		fmt.Fprintf(w, "binary %s sha256:%s\n", e.Binary, short(e.BinaryHash))
+		fmt.Fprintf(w, "binary %s sha256:%s\n", e.Binary, git.Short(e.BinaryHash))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -79,7 +81,7 @@ func WriteList(w io.Writer, es []*Entry) error {
 		if len(e.Hotspots) > 0 {
 			top = fmt.Sprintf("%s %.2f%%", e.Hotspots[0].Symbol, e.Hotspots[0].FlatPct)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d samples\t%s\n", e.ID, e.Created.UTC().Format(time.RFC3339), short(e.Pin), e.Event, e.Samples, top)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d samples\t%s\n", e.ID, e.Created.UTC().Format(time.RFC3339), git.Short(e.Pin), e.Event, e.Samples, top)
 	}
 	return tw.Flush()
 }
@@ -104,11 +106,4 @@ func WriteDiff(w io.Writer, c *Comparison) error {
 		fmt.Fprintf(tw, "%.2f\t%.2f\t%+.2f\t%.2f\t%.2f\t%+.2f\t  %s%s\n", m.FlatA, m.FlatB, m.FlatDelta, m.CumA, m.CumB, m.CumDelta, m.Symbol, status)
 	}
 	return tw.Flush()
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/checkout"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/sandbox"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -65,7 +66,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	}
 	env := environment(perf)
 
-	step("checking out " + pin[:12])
+	step("checking out " + git.Short(pin))
 	co, err := checkout.New(ctx, ws.Repo, pin)
 	if err != nil {
 		return nil, err

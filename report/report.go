@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 )
 
 // Report is everything one page shows.
@@ -81,12 +82,7 @@ var page = sync.OnceValue(func() *template.Template {
 		"hundred": func(f float64) float64 { return 100 * f },
 		"addf":    func(a, b float64) float64 { return a + b },
 		"float":   func(i int) float64 { return float64(i) },
-		"short": func(s string) string {
-			if len(s) > 12 {
-				return s[:12]
-			}
-			return s
-		},
+		"short":   git.Short,
 	}).Parse(pageSource))
 })
 

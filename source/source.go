@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -151,13 +152,13 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 	// The target's own path must be a real directory at the pin: a symlink
 	// there would show files from outside the target.
 	root, err := r.walk(tree, strings.Split(t.Path, "/"), func(at string) error {
-		return errs.NotFoundf("target %q: its path %q does not exist at pin %s (%s); check targets.%s.path and pin in hone.toml", t.Name, t.Path, t.Pin, short(pin), t.Name)
+		return errs.NotFoundf("target %q: its path %q does not exist at pin %s (%s); check targets.%s.path and pin in hone.toml", t.Name, t.Path, t.Pin, git.Short(pin), t.Name)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if root.Mode != filemode.Dir {
-		return nil, errs.Policyf("target %q: %q is not a directory at pin %s (%s) but a %s; hone does not follow it", t.Name, t.Path, t.Pin, short(pin), typeOf(root.Mode))
+		return nil, errs.Policyf("target %q: %q is not a directory at pin %s (%s) but a %s; hone does not follow it", t.Name, t.Path, t.Pin, git.Short(pin), typeOf(root.Mode))
 	}
 	rootTree, err := ws.Git.TreeObject(root.Hash)
 	if err != nil {
@@ -167,7 +168,7 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 		return r.dir(rootTree)
 	}
 	e, err := r.walk(rootTree, parts, func(at string) error {
-		return errs.NotFoundf("%s does not exist in target %q at pin %s (%s)", at, t.Name, t.Pin, short(pin))
+		return errs.NotFoundf("%s does not exist in target %q at pin %s (%s)", at, t.Name, t.Pin, git.Short(pin))
 	})
 	if err != nil {
 		return nil, err
@@ -341,11 +342,4 @@ func typeOf(m filemode.FileMode) string {
 		return Submodule
 	}
 	return File
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }

@@ -151,7 +151,7 @@ func create(ctx context.Context, repo *workspace.Repo, root, dir string, opts En
 	if err := saveSession(repo, s); err != nil {
 		return nil, fmt.Errorf("%w (worktree %s was created; enter it again with --name %s)", err, dir, opts.Name)
 	}
-	msg := fmt.Sprintf("Created worktree %s on branch %s from %s (%s)", dir, branch, baseRef, commit[:12])
+	msg := fmt.Sprintf("Created worktree %s on branch %s from %s (%s)", dir, branch, baseRef, git.Short(commit))
 	if added {
 		msg += "; added /" + ManagedDir + "/ to .gitignore"
 	}

@@ -107,7 +107,7 @@ func remove(ctx context.Context, repo *workspace.Repo, s *Session, discard bool,
 	if (files > 0 || commits > 0) && !discard {
 		base := "its base"
 		if s.BaseCommit != "" {
-			base = fmt.Sprintf("its base %s (%s)", s.BaseRef, s.BaseCommit[:12])
+			base = fmt.Sprintf("its base %s (%s)", s.BaseRef, git.Short(s.BaseCommit))
 		}
 		return errs.Policyf("refusing to remove worktree %s: it has %s and %s not on %s; commit and merge them, run `hone worktree exit` to keep the worktree, or add --discard-changes to delete them", s.WorktreePath, plural(files, "uncommitted file", "uncommitted files"), plural(commits, "commit", "commits"), base)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/source"
 )
 
@@ -66,7 +67,7 @@ symlink, submodule); for files size, binary, total_lines, offset, lines
 }
 
 func printSource(app *App, v *source.View) error {
-	at := fmt.Sprintf("%s at %s (%s)", v.RepoPath, v.Pin, v.PinCommit[:12])
+	at := fmt.Sprintf("%s at %s (%s)", v.RepoPath, v.Pin, git.Short(v.PinCommit))
 	switch v.Type {
 	case source.Dir:
 		fmt.Fprintf(app.Out, "%s: directory, %d entries\n", at, len(v.Entries))

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -85,7 +86,7 @@ Every pin is resolved; one that names no commit is a hone.toml error.` + exitCod
 			tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tPATH\tPIN\tCOMMIT")
 			for _, t := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Path, t.Pin, t.PinCommit[:12])
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Path, t.Pin, git.Short(t.PinCommit))
 			}
 			return tw.Flush()
 		}),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hone-perf/hone/harness"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/mcp"
 	"github.com/hone-perf/hone/playbooks"
 	"github.com/hone-perf/hone/profile"
@@ -29,7 +30,7 @@ func Brief(ctx context.Context, ws *workspace.Workspace, target string) (string,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are optimizing the target %q with hone. hone applies patches only inside the target's allowlist, runs its gates and an interleaved benchmark itself, and records every attempt in git. Your tools: %s.\n\n", target, strings.Join(mcp.ToolNames, ", "))
-	fmt.Fprintf(&b, "Target: %s, directory %s/, pinned at %s (%s).", target, t.Path, t.Pin, pin[:12])
+	fmt.Fprintf(&b, "Target: %s, directory %s/, pinned at %s (%s).", target, t.Path, t.Pin, git.Short(pin))
 	if len(t.Protect) > 0 {
 		fmt.Fprintf(&b, " Protected, never patchable: %s.", strings.Join(t.Protect, ", "))
 	}

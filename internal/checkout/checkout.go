@@ -56,7 +56,7 @@ func New(ctx context.Context, repo *workspace.Repo, commit string) (*Checkout, e
 	})
 	unlock()
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot check out %s", short(commit))
+		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot check out %s", git.Short(commit))
 	}
 	if err := os.MkdirAll(co.Out, 0o755); err != nil {
 		co.Remove(context.WithoutCancel(ctx))
@@ -122,13 +122,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
 }
 
 // lockWorktrees serializes hone's own worktree additions and removals in one

@@ -102,3 +102,13 @@ func CanonicalDiffSHA256(ctx context.Context, dir, from, to string) (string, err
 	sum := sha256.Sum256(out)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// Short abbreviates a commit or object id to the 12 hex digits hone shows in
+// messages; a shorter string (a truncated or hand-edited value) is returned
+// whole rather than sliced past its end.
+func Short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
