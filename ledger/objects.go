@@ -1,8 +1,9 @@
 package ledger
 
 import (
-	"compress/zlib"
+	"encoding/binary"
 	"errors"
+	"hash/adler32"
 	"io"
 	"io/fs"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -49,17 +49,10 @@ func (o objects) store(obj *plumbing.MemoryObject) (plumbing.Hash, error) {
 	return o.put(obj.Type(), data)
 }
 
-// zlibWriters are reused: a compressor's allocation costs more than
-// compressing a small object.
-var zlibWriters = sync.Pool{New: func() any {
-	zw, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
-	return zw
-}}
-
-// put writes one loose object: "<type> <size>\0<content>", zlib-compressed at
-// git's core.looseCompression default (best speed), into a temporary file
-// that is then renamed to objects/<2 hex>/<38 hex>, so readers never see a
-// partial object. An object that already exists loose is not written again.
+// put writes one loose object, "<type> <size>\0<content>" in a zlib stream,
+// into a temporary file that is then renamed to objects/<2 hex>/<38 hex>, so
+// readers never see a partial object. An object that already exists loose is
+// not written again.
 func (o objects) put(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
 	hex := h.String()
@@ -76,12 +69,8 @@ func (o objects) put(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) 
 		return fail(err)
 	}
 	defer os.Remove(f.Name()) // a no-op once renamed
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
-	zw.Reset(f)
-	zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00"))
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
+	payload := append([]byte(t.String()+" "+strconv.Itoa(len(data))+"\x00"), data...)
+	if _, err := f.Write(storedZlib(payload)); err != nil {
 		f.Close()
 		return fail(err)
 	}
@@ -104,6 +93,31 @@ func (o objects) put(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) 
 		}
 	}
 	return h, nil
+}
+
+// storedZlib wraps p in a zlib stream of uncompressed ("stored") deflate
+// blocks: what git itself writes with core.looseCompression=0. A hone process
+// writes a handful of small objects and exits; setting up a compressor (over
+// half a megabyte of tables, every page a fresh fault) costs more than the
+// bytes it would save, and git gc compresses the objects when it packs them.
+func storedZlib(p []byte) []byte {
+	const maxBlock = 0xffff
+	sum := adler32.Checksum(p)
+	blocks := max(1, (len(p)+maxBlock-1)/maxBlock)
+	out := make([]byte, 0, 2+5*blocks+len(p)+4)
+	out = append(out, 0x78, 0x01) // deflate, 32 KiB window, fastest; the header's check bits hold
+	for {
+		n := min(len(p), maxBlock)
+		var final byte
+		if n == len(p) {
+			final = 1
+		}
+		out = append(out, final, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+		out = append(out, p[:n]...)
+		if p = p[n:]; len(p) == 0 {
+			return binary.BigEndian.AppendUint32(out, sum)
+		}
+	}
 }
 
 func (o objects) readBlob(h plumbing.Hash) ([]byte, error) {
