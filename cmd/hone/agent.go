@@ -17,7 +17,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-func init() { register(newAgentCmd) }
+func init() { register("agent", newAgentCmd) }
 
 func newAgentCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{

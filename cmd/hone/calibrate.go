@@ -9,7 +9,7 @@ import (
 	"github.com/hone-perf/hone/verdict"
 )
 
-func init() { register(newCalibrateCmd) }
+func init() { register("calibrate", newCalibrateCmd) }
 
 func newCalibrateCmd(app *App) *cobra.Command {
 	var opts verdict.CalibrationOptions

@@ -20,7 +20,7 @@ import (
 	"github.com/hone-perf/hone/ledger"
 )
 
-func init() { register(newDemoCmd) }
+func init() { register("demo", newDemoCmd) }
 
 func newDemoCmd(app *App) *cobra.Command {
 	var keep string

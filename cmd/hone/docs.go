@@ -13,7 +13,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-func init() { register(newDocsCmd) }
+func init() { register("docs", newDocsCmd) }
 
 func newDocsCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{

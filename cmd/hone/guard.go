@@ -14,7 +14,7 @@ import (
 	"github.com/hone-perf/hone/worktree"
 )
 
-func init() { register(newGuardCmd) }
+func init() { register("guard", newGuardCmd) }
 
 func newGuardCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{

@@ -10,7 +10,7 @@ import (
 	"github.com/hone-perf/hone/patch"
 )
 
-func init() { register(newHooksCmd) }
+func init() { register("hooks", newHooksCmd) }
 
 func newHooksCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{

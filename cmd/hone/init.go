@@ -17,7 +17,7 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func init() { register(newInitCmd) }
+func init() { register("init", newInitCmd) }
 
 // worktreeIgnore is the line init adds to .gitignore: managed worktrees live
 // there and must never be committed.

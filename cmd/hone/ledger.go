@@ -16,7 +16,7 @@ import (
 	"github.com/hone-perf/hone/ledger"
 )
 
-func init() { register(newLedgerCmd) }
+func init() { register("ledger", newLedgerCmd) }
 
 func newLedgerCmd(app *App) *cobra.Command {
 	list := newLedgerListCmd(app)

@@ -13,7 +13,7 @@ import (
 // This file exists only in binaries built with -tags honebench, for
 // scripts/bench-ledger.sh: it times one append as a whole hone process. The
 // shipped hone has no command that writes an arbitrary entry.
-func init() { register(newLedgerBenchCmd) }
+func init() { register("bench-append", newLedgerBenchCmd) }
 
 type benchEntry struct {
 	ledger.Common
@@ -23,6 +23,8 @@ type benchEntry struct {
 func newLedgerBenchCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:    "bench-append TARGET",
+		Short:  "Append one profile entry to the ledger (benchmark builds only)",
+		Long:   "Append one profile entry to the ledger, for scripts/bench-ledger.sh." + exitCodes(),
 		Hidden: true,
 		Args:   exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {

@@ -12,7 +12,7 @@ import (
 	"github.com/hone-perf/hone/mcp"
 )
 
-func init() { register(newMCPCmd) }
+func init() { register("mcp", newMCPCmd) }
 
 func newMCPCmd(app *App) *cobra.Command {
 	var dir string

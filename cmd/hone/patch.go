@@ -15,7 +15,7 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func init() { register(newPatchCmd) }
+func init() { register("patch", newPatchCmd) }
 
 func newPatchCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{

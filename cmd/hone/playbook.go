@@ -13,7 +13,7 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func init() { register(newPlaybookCmd) }
+func init() { register("playbook", newPlaybookCmd) }
 
 func newPlaybookCmd(app *App) *cobra.Command {
 	var asJSON bool

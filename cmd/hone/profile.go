@@ -9,7 +9,7 @@ import (
 	"github.com/hone-perf/hone/profile"
 )
 
-func init() { register(newProfileCmd) }
+func init() { register("profile", newProfileCmd) }
 
 func newProfileCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{

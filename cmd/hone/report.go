@@ -12,7 +12,7 @@ import (
 	"github.com/hone-perf/hone/report"
 )
 
-func init() { register(newReportCmd) }
+func init() { register("report", newReportCmd) }
 
 func newReportCmd(app *App) *cobra.Command {
 	var (

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -30,12 +31,39 @@ type App struct {
 }
 
 // commands is filled by each command file's init, so adding a command never
-// means editing this file.
-var commands []func(*App) *cobra.Command
+// means editing this file. Each constructor is registered under the name of
+// the command it builds, so an invocation can build only the command it names.
+var commands []registered
 
-func register(f func(*App) *cobra.Command) { commands = append(commands, f) }
+type registered struct {
+	name string
+	new  func(*App) *cobra.Command
+}
 
-func newRoot(app *App) *cobra.Command {
+func register(name string, f func(*App) *cobra.Command) {
+	commands = append(commands, registered{name, f})
+}
+
+// onlyCommand returns the top-level command args run when it can be built
+// alone: args start with its name and it does not read the whole tree. Every
+// other invocation (help, completion, flags before the command, a typo that
+// wants suggestions, docs) gets the whole tree. Building the flags and help of
+// every command is a tenth of a hone start.
+func onlyCommand(args []string) string {
+	if len(args) == 0 || args[0] == "docs" {
+		return ""
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// newRoot builds the command tree for args: the whole tree, or only the
+// command args name (see onlyCommand).
+func newRoot(app *App, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "hone",
 		Short: "The trust layer for performance optimization",
@@ -56,8 +84,11 @@ verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + ex
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return errs.Usagef("%v; see `%s --help`", err, c.CommandPath())
 	})
-	for _, f := range commands {
-		root.AddCommand(f(app))
+	only := onlyCommand(args)
+	for _, c := range commands {
+		if only == "" || c.name == only {
+			root.AddCommand(c.new(app))
+		}
 	}
 	documentBuiltins(root)
 	return root
@@ -114,7 +145,7 @@ func Main(args []string) int {
 func (app *App) Run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRoot(app)
+	root := newRoot(app, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -198,23 +229,38 @@ func rangeArgs(min, max int) cobra.PositionalArgs {
 }
 
 // exitCodes renders the EXIT STATUS section of a command's long help: success
-// and failure always, then the codes the command can also return.
+// and failure always, then the codes the command can also return. Every
+// command's help is built at every start, so this stays allocation-light.
 func exitCodes(extra ...errs.Code) string {
-	desc := map[errs.Code]string{
-		errs.Failure:     "hone or its environment failed (git, perf, disk)",
-		errs.Usage:       "usage error: unknown flag, missing or extra argument",
-		errs.Policy:      "refused by policy (allowlist, protected path, duplicate attempt, worktree rule)",
-		errs.NotFound:    "not found (target, patch, entry, playbook class, path at the pin)",
-		errs.Invalid:     "invalid input (malformed diff, hone.toml error, corrupt ledger entry)",
-		errs.Busy:        "busy: a lock is held by another live process",
-		errs.NotAccepted: "with --exit-code: the verdict is not accepted",
-	}
 	var b strings.Builder
-	b.WriteString("\n\nEXIT STATUS\n  0   success\n")
+	b.WriteString("\n\nEXIT STATUS\n  0   success")
 	for _, c := range append([]errs.Code{errs.Failure, errs.Usage}, extra...) {
-		fmt.Fprintf(&b, "  %-3d %s\n", int(c), desc[c])
+		b.WriteString("\n  ")
+		n := strconv.Itoa(int(c))
+		b.WriteString(n + strings.Repeat(" ", max(1, 4-len(n))))
+		b.WriteString(exitCodeMeaning(c))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return b.String()
+}
+
+func exitCodeMeaning(c errs.Code) string {
+	switch c {
+	case errs.Failure:
+		return "hone or its environment failed (git, perf, disk)"
+	case errs.Usage:
+		return "usage error: unknown flag, missing or extra argument"
+	case errs.Policy:
+		return "refused by policy (allowlist, protected path, duplicate attempt, worktree rule)"
+	case errs.NotFound:
+		return "not found (target, patch, entry, playbook class, path at the pin)"
+	case errs.Invalid:
+		return "invalid input (malformed diff, hone.toml error, corrupt ledger entry)"
+	case errs.Busy:
+		return "busy: a lock is held by another live process"
+	case errs.NotAccepted:
+		return "with --exit-code: the verdict is not accepted"
+	}
+	return c.Name()
 }
 
 // workspace opens the workspace around the App's directory.

@@ -9,7 +9,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-func init() { register(newShellInitCmd) }
+func init() { register("shell-init", newShellInitCmd) }
 
 // shellFunc wraps hone so that `hone worktree enter` and `hone worktree exit`
 // also change the shell's directory: a process cannot change its parent's, so

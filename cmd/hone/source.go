@@ -11,7 +11,7 @@ import (
 	"github.com/hone-perf/hone/source"
 )
 
-func init() { register(newSourceCmd) }
+func init() { register("source", newSourceCmd) }
 
 func newSourceCmd(app *App) *cobra.Command {
 	var offset, limit int

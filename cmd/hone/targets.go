@@ -12,7 +12,7 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func init() { register(newTargetsCmd) }
+func init() { register("targets", newTargetsCmd) }
 
 // targetJSON is one target as `hone targets --json` prints it: hone.toml's
 // keys with the workspace defaults merged in, plus pin_commit.

@@ -12,7 +12,7 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func init() { register(newVerdictCmd) }
+func init() { register("verdict", newVerdictCmd) }
 
 func newVerdictCmd(app *App) *cobra.Command {
 	var opts verdict.Options

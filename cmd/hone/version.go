@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newVersionCmd) }
+func init() { register("version", newVersionCmd) }
 
 func newVersionCmd(app *App) *cobra.Command {
 	var asJSON bool

@@ -12,7 +12,7 @@ import (
 	"github.com/hone-perf/hone/worktree"
 )
 
-func init() { register(newWorktreeCmd) }
+func init() { register("worktree", newWorktreeCmd) }
 
 func newWorktreeCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
