@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # ci-deps.sh: make sure the tools hone's tests drive for real are installed:
-# git, a C compiler (cc), perf, valgrind and chromium (the HTML report's
-# rendering test). A no-op when all are present. Missing ones are installed
-# with apt-get on Debian/Ubuntu when running as root; otherwise it names the
-# command to run and fails, because the tests would silently skip instead.
+# git, a C compiler (cc), perf, valgrind, chromium (the HTML report's
+# rendering test) and groff (the man pages' check). A no-op when all are
+# present. Missing ones are installed with apt-get on Debian/Ubuntu when
+# running as root; otherwise it names the command to run and fails, because
+# the tests would silently skip instead.
 set -euo pipefail
 
-declare -A pkg=([git]=git [cc]=gcc [perf]=linux-perf [valgrind]=valgrind [chromium]=chromium)
+declare -A pkg=([git]=git [cc]=gcc [perf]=linux-perf [valgrind]=valgrind [chromium]=chromium [groff]=groff-base)
 missing=()
-for tool in git cc perf valgrind chromium; do
+for tool in git cc perf valgrind chromium groff; do
 	command -v "$tool" >/dev/null 2>&1 || missing+=("${pkg[$tool]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

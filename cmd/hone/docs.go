@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/refdoc"
 )
 
 func init() { register("docs", newDocsCmd) }
@@ -33,19 +31,16 @@ Each command prints the files it wrote, one per line.` + exitCodes(),
 		}),
 	}
 	cmd.AddCommand(newDocsGenCmd(app, "man", "Write a man page (section 1) for every command into DIR",
-		func(root *cobra.Command, dir string) error {
-			return doc.GenManTree(root, &doc.GenManHeader{Title: "HONE", Section: "1", Source: "hone " + version, Manual: "hone manual"}, dir)
-		},
-		func(c *cobra.Command) string { return strings.ReplaceAll(c.CommandPath(), " ", "-") + ".1" }))
-	cmd.AddCommand(newDocsGenCmd(app, "markdown", "Write a markdown page for every command into DIR",
-		func(root *cobra.Command, dir string) error { return doc.GenMarkdownTree(root, dir) },
-		func(c *cobra.Command) string { return strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md" }))
+		func(root *cobra.Command, dir string) ([]string, error) {
+			return refdoc.Man(root, dir, refdoc.ManHeader{Section: "1", Source: "hone " + version, Manual: "hone manual"})
+		}))
+	cmd.AddCommand(newDocsGenCmd(app, "markdown", "Write a markdown page for every command into DIR", refdoc.Markdown))
 	return cmd
 }
 
-// newDocsGenCmd builds one generator subcommand. name mirrors the generator's
-// own file naming, so the command can list exactly what it wrote.
-func newDocsGenCmd(app *App, use, short string, gen func(*cobra.Command, string) error, name func(*cobra.Command) string) *cobra.Command {
+// newDocsGenCmd builds one generator subcommand; gen writes the pages and
+// returns their paths, which the command lists.
+func newDocsGenCmd(app *App, use, short string, gen func(root *cobra.Command, dir string) ([]string, error)) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   use + " DIR",
@@ -57,15 +52,8 @@ func newDocsGenCmd(app *App, use, short string, gen func(*cobra.Command, string)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return errs.Wrap(errs.Failure, err, "cannot create %s", dir)
 			}
-			root := cmd.Root()
-			// Without the tag the pages carry no generation date, so
-			// regenerating them changes nothing unless a command changed.
-			var files []string
-			walkCommands(root, func(c *cobra.Command) {
-				c.DisableAutoGenTag = true
-				files = append(files, filepath.Join(dir, name(c)))
-			})
-			if err := gen(root, dir); err != nil {
+			files, err := gen(cmd.Root(), dir)
+			if err != nil {
 				return errs.Wrap(errs.Failure, err, "cannot write the %s pages into %s", use, dir)
 			}
 			if asJSON {
@@ -79,16 +67,4 @@ func newDocsGenCmd(app *App, use, short string, gen func(*cobra.Command, string)
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the written files as JSON: {\"dir\", \"files\"}")
 	return cmd
-}
-
-// walkCommands visits the commands cobra's generators document: c and every
-// available, non-help-topic descendant.
-func walkCommands(c *cobra.Command, visit func(*cobra.Command)) {
-	visit(c)
-	for _, sub := range c.Commands() {
-		if !sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {
-			continue
-		}
-		walkCommands(sub, visit)
-	}
 }
