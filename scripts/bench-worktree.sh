@@ -3,7 +3,7 @@
 # `git worktree add` of the same tree?
 #
 # Usage: scripts/bench-worktree.sh [HONE_BINARY] [RUNS] [FILES]
-#   HONE_BINARY  default /tmp/hone-wt (go build -o /tmp/hone-wt ./cmd/hone)
+#   HONE_BINARY  default /tmp/hone-wt (scripts/build.sh /tmp/hone-wt)
 #   RUNS         timed pairs, default 30
 #   FILES        files in the benchmark tree, default 2000 (in 40 directories)
 #
@@ -17,7 +17,7 @@ set -euo pipefail
 hone=${1:-/tmp/hone-wt}
 runs=${2:-30}
 files=${3:-2000}
-[ -x "$hone" ] || { echo "no hone binary at $hone; go build -o $hone ./cmd/hone" >&2; exit 2; }
+[ -x "$hone" ] || { echo "no hone binary at $hone; scripts/build.sh $hone" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
