@@ -58,16 +58,27 @@ func report(b *testing.B, hone, git cost) {
 
 // BenchmarkAppendProcess: one entry appended by a whole hone process, against
 // `git notes add`, which also writes a blob, a tree and a commit and moves a
-// ref.
+// ref. With HONE_BENCH_FLOOR set (scripts/bench-ledger.sh sets it), it also
+// times testdata/floor, a process that links hone's libraries and does
+// nothing, in the same loop: the part of hone's figure no change to hone's
+// own code can remove.
 func BenchmarkAppendProcess(b *testing.B) {
 	bin := honeBin(b)
+	floorBin := os.Getenv("HONE_BENCH_FLOOR")
 	dir := newRepo(b)
-	var hone, git cost
+	var hone, git, floor cost
 	for i := 0; i < b.N; i++ {
 		hone.add(timeRun(b, dir, bin, "bench-append", "demo"))
 		git.add(timeRun(b, dir, "git", "notes", "--ref=refs/notes/bench", "add", "-f", "-m", fmt.Sprintf("note %d", i), "HEAD"))
+		if floorBin != "" {
+			floor.add(timeRun(b, dir, floorBin, "noop"))
+		}
 	}
 	report(b, hone, git)
+	if floorBin != "" {
+		b.ReportMetric(float64(floor.wall.Microseconds())/1000/float64(b.N), "floor-wall-ms/op")
+		b.ReportMetric(float64(floor.wall)/float64(git.wall), "wall-floor/git")
+	}
 }
 
 // BenchmarkLookup10k: the entries of one attempt key among 10,000, as a whole
