@@ -90,6 +90,9 @@ verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + ex
 			root.AddCommand(c.new(app))
 		}
 	}
+	// A named command cannot reach cobra's completion command, whose four
+	// shell subcommands would otherwise be built at every start.
+	root.CompletionOptions.DisableDefaultCmd = only != ""
 	documentBuiltins(root)
 	return root
 }
