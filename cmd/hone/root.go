@@ -159,14 +159,14 @@ func (app *App) Run(args []string) int {
 		// cobra's own errors (unknown command, bad arguments) arrive untyped and
 		// before any RunE ran; anything untyped from a RunE is hone's failure.
 		if cmd == nil || !cmdRan(cmd) {
-			err = errs.Usagef("%v; see `hone --help`", err)
+			err = errs.Usagef("%s; see `hone --help`", strings.TrimSpace(err.Error()))
 		} else {
 			err = errs.Wrap(errs.Failure, err, "hone")
 		}
 	}
 	code := errs.CodeOf(err)
 	if cmd != nil && jsonFlag(cmd) || wantsJSON(args) {
-		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": err.Error()}}
+		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": oneLine(err.Error())}}
 		b, _ := json.Marshal(obj)
 		fmt.Fprintln(app.Err, string(b))
 	} else if code != errs.NotAccepted {
@@ -175,7 +175,17 @@ func (app *App) Run(args []string) int {
 	return int(code)
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+// oneLine joins a multi-line message (cobra's "Did you mean this?" block)
+// into the one line every error gets, dropping blank lines and indentation.
+func oneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
 
 func jsonFlag(cmd *cobra.Command) bool {
 	f := cmd.Flags().Lookup("json")
