@@ -32,7 +32,7 @@ Each command prints the files it wrote, one per line.` + exitCodes(),
 	}
 	cmd.AddCommand(newDocsGenCmd(app, "man", "Write a man page (section 1) for every command into DIR",
 		func(root *cobra.Command, dir string) ([]string, error) {
-			return refdoc.Man(root, dir, refdoc.ManHeader{Section: "1", Source: "hone " + version, Manual: "hone manual"})
+			return refdoc.Man(root, dir, refdoc.ManHeader{Section: "1", Source: "hone " + honeVersion(), Manual: "hone manual"})
 		}))
 	cmd.AddCommand(newDocsGenCmd(app, "markdown", "Write a markdown page for every command into DIR", refdoc.Markdown))
 	return cmd

@@ -37,7 +37,7 @@ before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.` 
 			if dir == "" {
 				dir = app.Dir
 			}
-			err := mcp.Serve(ctx, dir, version, mcp.StreamTransport(app.In, app.Out))
+			err := mcp.Serve(ctx, dir, honeVersion(), mcp.StreamTransport(app.In, app.Out))
 			if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
 				// Input ended or hone was asked to stop: the normal end of a session.
 				return nil

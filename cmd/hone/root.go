@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,8 +21,27 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..."
+// (scripts/build.sh does); see honeVersion for builds that did not set it.
 var version = "dev"
+
+// honeVersion is version, or for a build that did not set it, what the go
+// command stamped into the binary: the module version of `go install
+// module@version`, or the pseudo-version of a build from a git checkout.
+var honeVersion = sync.OnceValue(func() string {
+	info, _ := debug.ReadBuildInfo()
+	return stampedVersion(version, info)
+})
+
+func stampedVersion(ldflags string, info *debug.BuildInfo) string {
+	if ldflags != "dev" || info == nil {
+		return ldflags
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return ldflags
+}
 
 // App holds what every command shares: its streams and where it runs. Tests
 // build one with buffers; main uses the process's own.
@@ -76,7 +97,7 @@ All state lives in the git repository: ledger entries on the hone/ledger branch,
 verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + exitCodes(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
+		Version:       honeVersion(),
 	}
 	root.SetIn(app.In)
 	root.SetOut(app.Out)

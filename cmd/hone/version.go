@@ -19,9 +19,9 @@ func newVersionCmd(app *App) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if asJSON {
-				return app.printJSON(map[string]string{"version": version, "go_version": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
+				return app.printJSON(map[string]string{"version": honeVersion(), "go_version": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
 			}
-			fmt.Fprintf(app.Out, "hone %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(app.Out, "hone %s (%s, %s/%s)\n", honeVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		}),
 	}
