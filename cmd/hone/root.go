@@ -97,8 +97,12 @@ All state lives in the git repository: ledger entries on the hone/ledger branch,
 verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + exitCodes(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       honeVersion(),
+		// Only a non-empty Version gives --version; the text is resolved when
+		// printed, so reading the build info stays off every other start.
+		Version: version,
 	}
+	cobra.AddTemplateFunc("honeVersion", honeVersion)
+	root.SetVersionTemplate("hone version {{honeVersion}}\n")
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
