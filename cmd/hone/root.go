@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -273,10 +272,7 @@ func exitCodes(extra ...errs.Code) string {
 	var b strings.Builder
 	b.WriteString("\n\nEXIT STATUS\n  0   success")
 	for _, c := range append([]errs.Code{errs.Failure, errs.Usage}, extra...) {
-		b.WriteString("\n  ")
-		n := strconv.Itoa(int(c))
-		b.WriteString(n + strings.Repeat(" ", max(1, 4-len(n))))
-		b.WriteString(exitCodeMeaning(c))
+		fmt.Fprintf(&b, "\n  %-3d %s", int(c), exitCodeMeaning(c))
 	}
 	return b.String()
 }
