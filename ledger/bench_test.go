@@ -45,15 +45,17 @@ func timeRun(b *testing.B, dir string, name string, args ...string) cost {
 }
 
 func report(b *testing.B, hone, git cost) {
-	n := float64(b.N)
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / n }
-	b.ReportMetric(ms(hone.wall), "hone-wall-ms/op")
-	b.ReportMetric(ms(git.wall), "git-wall-ms/op")
+	b.ReportMetric(msPerOp(b, hone.wall), "hone-wall-ms/op")
+	b.ReportMetric(msPerOp(b, git.wall), "git-wall-ms/op")
 	b.ReportMetric(float64(hone.wall)/float64(git.wall), "wall-hone/git")
-	b.ReportMetric(ms(hone.cpu), "hone-cpu-ms/op")
-	b.ReportMetric(ms(git.cpu), "git-cpu-ms/op")
+	b.ReportMetric(msPerOp(b, hone.cpu), "hone-cpu-ms/op")
+	b.ReportMetric(msPerOp(b, git.cpu), "git-cpu-ms/op")
 	b.ReportMetric(float64(hone.cpu)/float64(git.cpu), "cpu-hone/git")
 	b.ReportMetric(0, "ns/op")
+}
+
+func msPerOp(b *testing.B, d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000 / float64(b.N)
 }
 
 // BenchmarkAppendProcess: one entry appended by a whole hone process, against
@@ -76,7 +78,7 @@ func BenchmarkAppendProcess(b *testing.B) {
 	}
 	report(b, hone, git)
 	if floorBin != "" {
-		b.ReportMetric(float64(floor.wall.Microseconds())/1000/float64(b.N), "floor-wall-ms/op")
+		b.ReportMetric(msPerOp(b, floor.wall), "floor-wall-ms/op")
 		b.ReportMetric(float64(floor.wall)/float64(git.wall), "wall-floor/git")
 	}
 }
