@@ -2,13 +2,13 @@ package verdict
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -93,26 +93,9 @@ func TestHangingGateIsKilledWithGrandchildren(t *testing.T) {
 	if time.Since(start) > 30*time.Second {
 		t.Errorf("the verdict took %v", time.Since(start))
 	}
-	if n := liveWith(t, marker); n != 0 {
+	if n := testproc.Count(t, marker); n != 0 {
 		t.Errorf("%d processes of the hanging gate survived it", n)
 	}
-}
-
-func liveWith(t *testing.T, s string) int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(b), s) {
-			n++
-		}
-	}
-	return n
 }
 
 func TestNetworkIsDeniedInGates(t *testing.T) {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hone-perf/hone/internal/testproc"
 )
 
 func TestRunCapturesExitAndOutput(t *testing.T) {
@@ -80,29 +81,9 @@ func TestTimeoutKillsWholeTree(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("took %v to kill", time.Since(start))
 	}
-	if n := countProcs(t, marker); n != 0 {
+	if n := testproc.Count(t, marker); n != 0 {
 		t.Errorf("%d processes of the tree still alive after the timeout", n)
 	}
-}
-
-// countProcs counts live processes whose command line contains s.
-func countProcs(t *testing.T, s string) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
-			n++
-		}
-	}
-	return n
 }
 
 func TestNetworkDenied(t *testing.T) {
