@@ -52,7 +52,9 @@ func newDocsGenCmd(app *App, use, short string, gen func(root *cobra.Command, di
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return errs.Wrap(errs.Failure, err, "cannot create %s", dir)
 			}
-			files, err := gen(cmd.Root(), dir)
+			// The pages document every command, not just the ones this
+			// invocation built.
+			files, err := gen(newRoot(app, nil), dir)
 			if err != nil {
 				return errs.Wrap(errs.Failure, err, "cannot write the %s pages into %s", use, dir)
 			}

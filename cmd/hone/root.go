@@ -65,12 +65,12 @@ func register(name string, f func(*App) *cobra.Command) {
 }
 
 // onlyCommand returns the top-level command args run when it can be built
-// alone: args start with its name and it does not read the whole tree. Every
-// other invocation (help, completion, flags before the command, a typo that
-// wants suggestions, docs) gets the whole tree. Building the flags and help of
-// every command is a tenth of a hone start.
+// alone: args start with its name. Every other invocation (help, completion,
+// flags before the command, a typo that wants suggestions) gets the whole
+// tree. Building the flags and help of every command is a tenth of a hone
+// start.
 func onlyCommand(args []string) string {
-	if len(args) == 0 || args[0] == "docs" {
+	if len(args) == 0 {
 		return ""
 	}
 	for _, c := range commands {
