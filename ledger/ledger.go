@@ -90,7 +90,7 @@ func Open(ws *workspace.Workspace) *Ledger {
 	return &Ledger{
 		ws:   ws,
 		now:  time.Now,
-		refs: &refStore{commonDir: ws.CommonDir, honeDir: filepath.Join(ws.CommonDir, "hone")},
+		refs: &refStore{commonDir: ws.CommonDir, honeDir: ws.StatePath()},
 		obj:  objects{st: ws.Git.Storer, dir: filepath.Join(ws.CommonDir, "objects")},
 	}
 }

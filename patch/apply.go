@@ -15,6 +15,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // Change is one path git reports as different between two trees.
@@ -27,21 +28,21 @@ type Change struct {
 	Hash    string `json:"-"` // the new object
 }
 
-// sandbox is a throwaway index and object directory. Git reads the
+// scratchIndex is a throwaway index and object directory. Git reads the
 // repository's objects through GIT_ALTERNATE_OBJECT_DIRECTORIES and writes
 // new ones only here, so a refused patch leaves nothing in the repository;
 // accepted objects are moved in by keep (as git's own push quarantine does).
-type sandbox struct {
+type scratchIndex struct {
 	dir     string // repository directory git runs in
 	objects string // the repository's object directory
 	tmp     string
 	store   *filesystem.Storage // for trees hone writes itself (splice.go)
 }
 
-func newSandbox(dir, commonDir string) (*sandbox, error) {
-	base := filepath.Join(commonDir, "hone")
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", base)
+func newScratchIndex(r *repo.Repo) (*scratchIndex, error) {
+	base, err := r.StateDir()
+	if err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp(base, "apply-")
 	if err != nil {
@@ -51,14 +52,14 @@ func newSandbox(dir, commonDir string) (*sandbox, error) {
 		os.RemoveAll(tmp)
 		return nil, errs.Wrap(errs.Failure, err, "cannot create a throwaway object directory")
 	}
-	return &sandbox{dir: dir, objects: filepath.Join(commonDir, "objects"), tmp: tmp}, nil
+	return &scratchIndex{dir: r.Root, objects: filepath.Join(r.CommonDir, "objects"), tmp: tmp}, nil
 }
 
-func (s *sandbox) close() { os.RemoveAll(s.tmp) }
+func (s *scratchIndex) close() { os.RemoveAll(s.tmp) }
 
-// git runs one isolated git command inside the sandbox: no user or system
+// git runs one isolated git command on the scratch index: no user or system
 // configuration, the throwaway index, new objects kept apart.
-func (s *sandbox) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
+func (s *scratchIndex) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
 	c := git.Cmd{
 		Dir:      s.dir,
 		Args:     append([]string{"-c", "core.protectNTFS=true", "-c", "core.protectHFS=true"}, args...),
@@ -78,7 +79,7 @@ func (s *sandbox) git(ctx context.Context, stdin []byte, env []string, args ...s
 // applyFull applies diff to the whole tree of pin in the throwaway index and
 // returns the resulting tree and what git changed. It is used when the
 // target's path is not a tree at the pin (a target still to be created).
-func (s *sandbox) applyFull(ctx context.Context, pin string, diff []byte) (string, []Change, error) {
+func (s *scratchIndex) applyFull(ctx context.Context, pin string, diff []byte) (string, []Change, error) {
 	if _, err := s.git(ctx, nil, nil, "read-tree", pin); err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the pin %s into a throwaway index", pin)
 	}
@@ -94,7 +95,7 @@ func (s *sandbox) applyFull(ctx context.Context, pin string, diff []byte) (strin
 
 // applyAndWrite runs git apply on the throwaway index, with git's own path
 // checks (NTFS and HFS protections on), and writes the index's tree.
-func (s *sandbox) applyAndWrite(ctx context.Context, pin string, diff []byte) (string, error) {
+func (s *scratchIndex) applyAndWrite(ctx context.Context, pin string, diff []byte) (string, error) {
 	if _, err := s.git(ctx, diff, nil, "apply", "--cached", "--whitespace=nowarn", "-p1", "-"); err != nil {
 		msg := gitStderr(err)
 		if strings.Contains(msg, "invalid path") || strings.Contains(msg, "beyond a symbolic link") {
@@ -120,9 +121,9 @@ func gitStderr(err error) string {
 	return err.Error()
 }
 
-// keep moves the sandbox's new objects into the repository. Objects are
+// keep moves the scratch index's new objects into the repository. Objects are
 // immutable and named by their hash, so an existing one is simply skipped.
-func (s *sandbox) keep() error {
+func (s *scratchIndex) keep() error {
 	src := filepath.Join(s.tmp, "objects")
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -178,12 +178,12 @@ func TestLegitimateDiffsAccepted(t *testing.T) {
 			checkContentLikeGitApply(t, ws, pin, res.Commit, c)
 			// The target-only index spliced into the pin gives the very tree
 			// a whole-tree index gives.
-			sb, err := newSandbox(ws.Root, ws.CommonDir)
+			idx, err := newScratchIndex(ws.Repo)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sb.close()
-			full, _, err := sb.applyFull(ctx, pin, c.diff)
+			defer idx.close()
+			full, _, err := idx.applyFull(ctx, pin, c.diff)
 			if err != nil || full != testgit.Git(t, ws.Root, "rev-parse", res.Commit+"^{tree}") {
 				t.Fatalf("whole-index tree %s (%v) differs from the patch's", full, err)
 			}

@@ -61,19 +61,19 @@ const MaxClass = 7
 // Check runs the front check and git's apply into a throwaway index, and
 // checks what git changed. Nothing is stored.
 func Check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, error) {
-	c, sb, err := check(ctx, ws, target, diff)
-	if sb != nil {
-		sb.close()
+	c, idx, err := check(ctx, ws, target, diff)
+	if idx != nil {
+		idx.close()
 	}
 	return c, err
 }
 
-func check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, *sandbox, error) {
+func check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, *scratchIndex, error) {
 	t, err := ws.Target(target)
 	if err != nil {
 		return nil, nil, err
 	}
-	pin, err := ws.ResolvePin(t)
+	pin, err := ws.ResolvePin(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +82,7 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	if err != nil {
 		return nil, nil, err
 	}
-	sb, err := newSandbox(ws.Root, ws.CommonDir)
+	idx, err := newScratchIndex(ws.Repo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,17 +91,17 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 		changes []Change
 	)
 	if root, ok := subtree(ws.Git, pin, a.Root); ok {
-		tree, changes, err = sb.applyPartial(ctx, ws.Git, pin, a.Root, root, diff)
+		tree, changes, err = idx.applyPartial(ctx, ws.Git, pin, a.Root, root, diff)
 	} else {
-		tree, changes, err = sb.applyFull(ctx, pin, diff)
+		tree, changes, err = idx.applyFull(ctx, pin, diff)
 	}
 	if err != nil {
-		return nil, sb, err
+		return nil, idx, err
 	}
 	if err := authority(changes, a); err != nil {
-		return nil, sb, err
+		return nil, idx, err
 	}
-	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum}, sb, nil
+	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum}, idx, nil
 }
 
 // validate checks the idea's fields; bad values are usage errors, as they

@@ -36,9 +36,9 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	if err := refuseDone(ctx, l, key); err != nil {
 		return nil, err
 	}
-	c, sb, err := check(ctx, ws, req.Target, req.Diff)
-	if sb != nil {
-		defer sb.close()
+	c, idx, err := check(ctx, ws, req.Target, req.Diff)
+	if idx != nil {
+		defer idx.close()
 	}
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	if commit, ok := resolveRef(ws, ref); ok {
 		return existing(ctx, ws, l, p, commit, res)
 	}
-	commit, err := commitTree(ctx, ws, sb, c, p.Hypothesis)
+	commit, err := commitTree(ctx, ws, idx, c, p.Hypothesis)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +117,9 @@ func existing(ctx context.Context, ws *workspace.Workspace, l *ledger.Ledger, p 
 	return res, nil
 }
 
-// commitTree writes the patch commit in the sandbox and moves its objects
+// commitTree writes the patch commit in the scratch index and moves its objects
 // into the repository. Author and committer are fixed and dated like the pin.
-func commitTree(ctx context.Context, ws *workspace.Workspace, sb *sandbox, c *Checked, msg string) (string, error) {
+func commitTree(ctx context.Context, ws *workspace.Workspace, idx *scratchIndex, c *Checked, msg string) (string, error) {
 	pc, err := ws.Git.CommitObject(plumbing.NewHash(c.Pin))
 	if err != nil {
 		return "", errs.Wrap(errs.Failure, err, "cannot read the pin commit %s", c.Pin)
@@ -129,11 +129,11 @@ func commitTree(ctx context.Context, ws *workspace.Workspace, sb *sandbox, c *Ch
 		"GIT_AUTHOR_NAME=" + AuthorName, "GIT_AUTHOR_EMAIL=" + AuthorEmail, "GIT_AUTHOR_DATE=" + date,
 		"GIT_COMMITTER_NAME=" + AuthorName, "GIT_COMMITTER_EMAIL=" + AuthorEmail, "GIT_COMMITTER_DATE=" + date,
 	}
-	out, err := sb.git(ctx, []byte(msg+"\n"), env, "commit-tree", "--no-gpg-sign", c.Tree, "-p", c.Pin)
+	out, err := idx.git(ctx, []byte(msg+"\n"), env, "commit-tree", "--no-gpg-sign", c.Tree, "-p", c.Pin)
 	if err != nil {
 		return "", errs.Wrap(errs.Failure, err, "cannot write the patch commit")
 	}
-	if err := sb.keep(); err != nil {
+	if err := idx.keep(); err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil

@@ -24,7 +24,7 @@ import (
 
 // applyPartial applies diff to an index holding only the pin's tree at root
 // (rootHash) and returns the full patched tree and git's list of changes.
-func (s *sandbox) applyPartial(ctx context.Context, repo *gogit.Repository, pin, root string, rootHash plumbing.Hash, diff []byte) (string, []Change, error) {
+func (s *scratchIndex) applyPartial(ctx context.Context, repo *gogit.Repository, pin, root string, rootHash plumbing.Hash, diff []byte) (string, []Change, error) {
 	if _, err := s.git(ctx, nil, nil, "read-tree", "--prefix="+root+"/", rootHash.String()); err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the target's tree at the pin into a throwaway index")
 	}
@@ -92,7 +92,7 @@ func subtree(repo *gogit.Repository, pin, root string) (plumbing.Hash, bool) {
 
 // wrap writes the trees that hold h at the path comps and nothing else: the
 // tree of the partial index before apply.
-func (s *sandbox) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, error) {
+func (s *scratchIndex) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, error) {
 	for i := len(comps) - 1; i >= 0; i-- {
 		var err error
 		h, err = s.writeTree(&object.Tree{Entries: []object.TreeEntry{{Name: comps[i], Mode: filemode.Dir, Hash: h}}})
@@ -104,7 +104,7 @@ func (s *sandbox) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, error) {
 }
 
 // splice writes a copy of t with the tree at comps replaced by sub.
-func (s *sandbox) splice(repo *gogit.Repository, t *object.Tree, comps []string, sub plumbing.Hash) (plumbing.Hash, error) {
+func (s *scratchIndex) splice(repo *gogit.Repository, t *object.Tree, comps []string, sub plumbing.Hash) (plumbing.Hash, error) {
 	entries := append([]object.TreeEntry(nil), t.Entries...)
 	for i := range entries {
 		if entries[i].Name != comps[0] {
@@ -126,8 +126,8 @@ func (s *sandbox) splice(repo *gogit.Repository, t *object.Tree, comps []string,
 	return plumbing.ZeroHash, errs.Failuref("the pin's tree has no %s", comps[0])
 }
 
-// writeTree stores a tree object in the sandbox's object directory.
-func (s *sandbox) writeTree(t *object.Tree) (plumbing.Hash, error) {
+// writeTree stores a tree object in the scratch index's object directory.
+func (s *scratchIndex) writeTree(t *object.Tree) (plumbing.Hash, error) {
 	if s.store == nil {
 		s.store = filesystem.NewStorage(osfs.New(s.tmp), cache.NewObjectLRUDefault())
 	}

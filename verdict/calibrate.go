@@ -93,7 +93,7 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 			return nil, errs.Usagef("--inject %g: must be a fraction in (0, 1), e.g. 0.05", f)
 		}
 	}
-	pin, err := ws.ResolvePin(t)
+	pin, err := ws.ResolvePin(ctx, t)
 	if err != nil {
 		return nil, err
 	}

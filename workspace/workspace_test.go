@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,7 @@ func TestOpenFromSubfolderAndWorktree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pin, err := ws.ResolvePin(tg)
+			pin, err := ws.ResolvePin(context.Background(), tg)
 			if err != nil || pin != head {
 				t.Errorf("ResolvePin = %q, %v; want %s", pin, err, head)
 			}
@@ -94,7 +95,7 @@ func TestOpenErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = ws.ResolvePin(ws.Config.Targets["a"])
+		_, err = ws.ResolvePin(context.Background(), ws.Config.Targets["a"])
 		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "hone.toml:3: targets.a.pin:") {
 			t.Errorf("err = %v", err)
 		}
@@ -127,7 +128,7 @@ func TestResolvePinAnnotatedTag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin, err := ws.ResolvePin(ws.Config.Targets["a"])
+	pin, err := ws.ResolvePin(context.Background(), ws.Config.Targets["a"])
 	if want := testgit.Git(t, dir, "rev-parse", "HEAD"); err != nil || pin != want {
 		t.Errorf("ResolvePin = %q, %v; want %s", pin, err, want)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -40,7 +41,7 @@ type EnterResult struct {
 // creating or resuming Enter while one is active is refused, so no worktree
 // is left untracked. The whole call holds the session lock, so a concurrent
 // Enter or Exit fails fast with a Busy error.
-func Enter(ctx context.Context, repo *workspace.Repo, opts EnterOptions) (*EnterResult, error) {
+func Enter(ctx context.Context, repo *repo.Repo, opts EnterOptions) (*EnterResult, error) {
 	if err := checkEnterOptions(&opts); err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func checkEnterOptions(opts *EnterOptions) error {
 	return nil
 }
 
-func create(ctx context.Context, repo *workspace.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
+func create(ctx context.Context, repo *repo.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
 	branch := BranchPrefix + opts.Name
 	if branchExists(repo, branch) {
 		return nil, errs.Policyf("branch %s already exists but %s does not; delete the branch (`git branch -D %s`) or choose another name", branch, dir, branch)
@@ -158,7 +159,7 @@ func create(ctx context.Context, repo *workspace.Repo, root, dir string, opts En
 	return &EnterResult{Session: *s, GitignoreUpdated: added, Message: msg + targetNote(s.Target)}, nil
 }
 
-func resume(ctx context.Context, repo *workspace.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
+func resume(ctx context.Context, repo *repo.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
 	wt, err := findWorktree(ctx, repo, dir)
 	if err != nil {
 		return nil, err
@@ -187,7 +188,7 @@ func resume(ctx context.Context, repo *workspace.Repo, root, dir string, opts En
 // it is moved there: the previous worktree stays on disk untouched, Exit still
 // returns to the directory the session started from, and the new worktree,
 // not made by this session, is never removed by Exit.
-func enterPath(ctx context.Context, repo *workspace.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
+func enterPath(ctx context.Context, repo *repo.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
 	p := opts.Path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(opts.Cwd, p)
@@ -230,7 +231,7 @@ func enterPath(ctx context.Context, repo *workspace.Repo, root string, active *S
 // branch tip: origin/HEAD when the remote names one, else the first local
 // branch of init.defaultBranch, main, master. A repository with none of them
 // is refused rather than silently given HEAD.
-func resolveBase(ctx context.Context, repo *workspace.Repo, base string) (ref, commit string, err error) {
+func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit string, err error) {
 	if base == "head" {
 		h, err := repo.Git.Head()
 		if err != nil {
@@ -301,7 +302,7 @@ func checkNotNested(root, name string) error {
 }
 
 // findWorktree returns git's entry for the worktree at path, or nil.
-func findWorktree(ctx context.Context, repo *workspace.Repo, path string) (*gitWorktree, error) {
+func findWorktree(ctx context.Context, repo *repo.Repo, path string) (*gitWorktree, error) {
 	list, err := listGitWorktrees(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -319,7 +320,7 @@ func managedPath(root, name string) string {
 	return filepath.Join(root, ManagedDir, filepath.FromSlash(name))
 }
 
-func branchExists(repo *workspace.Repo, branch string) bool {
+func branchExists(repo *repo.Repo, branch string) bool {
 	_, err := repo.Git.Reference(plumbing.NewBranchReferenceName(branch), false)
 	return err == nil
 }

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/workspace"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // sessionLock serializes enter and exit on one session across processes. It is
@@ -22,7 +22,7 @@ import (
 // files). The pid written into the file only names the holder in messages.
 type sessionLock struct{ f *os.File }
 
-func lockSession(repo *workspace.Repo, session string) (*sessionLock, error) {
+func lockSession(repo *repo.Repo, session string) (*sessionLock, error) {
 	dir := sessionsDir(repo)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", dir)

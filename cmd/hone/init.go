@@ -13,6 +13,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -77,12 +78,12 @@ hone.toml exists, --target must name a target it already defines.` + exitCodes(e
 }
 
 func initWorkspace(ctx context.Context, dir, target, path string) (*initResult, error) {
-	repo, err := workspace.OpenRepo(dir)
+	repo, err := repo.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	res := &initResult{Root: repo.Root, Config: filepath.Join(repo.Root, workspace.FileName)}
-	ws, err := repo.Workspace()
+	ws, err := workspace.Load(repo)
 	switch {
 	case err == nil:
 		res.Config = ws.ConfigPath
@@ -94,7 +95,7 @@ func initWorkspace(ctx context.Context, dir, target, path string) (*initResult, 
 			return nil, err
 		}
 		res.CreatedConfig = true
-		if ws, err = repo.Workspace(); err != nil {
+		if ws, err = workspace.Load(repo); err != nil {
 			return nil, err
 		}
 	default:
@@ -131,7 +132,7 @@ func checkExistingTarget(ws *workspace.Workspace, target, path string) error {
 	return nil
 }
 
-func writeConfig(ctx context.Context, repo *workspace.Repo, file, target, path string) error {
+func writeConfig(ctx context.Context, repo *repo.Repo, file, target, path string) error {
 	pin := ""
 	if target != "" {
 		if err := workspace.CheckTargetName(target); err != nil {

@@ -74,7 +74,7 @@ Every pin is resolved; one that names no commit is a hone.toml error.` + exitCod
 			out := make([]targetJSON, 0, len(ws.Config.Targets))
 			for _, name := range ws.TargetNames() {
 				t := ws.Config.Targets[name]
-				pin, err := ws.ResolvePin(t)
+				pin, err := ws.ResolvePin(ctx, t)
 				if err != nil {
 					return err
 				}

@@ -96,8 +96,7 @@ func TestFailedBuildIsNotCached(t *testing.T) {
 	if err != nil || b.OK() {
 		t.Fatalf("broken build: %+v, %v", b, err)
 	}
-	hone, _ := ws.HoneDir()
-	if ents, _ := os.ReadDir(filepath.Join(hone, "build-cache")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(ws.StatePath("build-cache")); len(ents) != 0 {
 		t.Errorf("build cache holds %d entries after a failed build", len(ents))
 	}
 }
