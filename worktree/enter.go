@@ -49,11 +49,11 @@ func Enter(ctx context.Context, repo *repo.Repo, opts EnterOptions) (*EnterResul
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockSession(repo, opts.Session)
+	held, err := lockSession(repo, opts.Session)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.unlock()
+	defer held.Release()
 	active, err := loadSession(repo, opts.Session)
 	if err != nil {
 		return nil, err

@@ -55,11 +55,11 @@ func Exit(ctx context.Context, repo *repo.Repo, opts ExitOptions) (*ExitResult, 
 			return nil, err
 		}
 	}
-	lock, err := lockSession(repo, opts.Session)
+	held, err := lockSession(repo, opts.Session)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.unlock()
+	defer held.Release()
 	s, err := loadSession(repo, opts.Session)
 	if err != nil {
 		return nil, err

@@ -12,10 +12,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/lock"
 	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/sandbox"
 	"github.com/hone-perf/hone/workspace"
@@ -42,7 +41,7 @@ func New(ctx context.Context, r *repo.Repo, commit string) (*Checkout, error) {
 	if err := os.MkdirAll(filepath.Dir(co.Dir), 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot create %s", filepath.Dir(co.Dir))
 	}
-	unlock, err := lockWorktrees(r)
+	held, err := lockWorktrees(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +50,7 @@ func New(ctx context.Context, r *repo.Repo, commit string) (*Checkout, error) {
 		Args:     []string{"-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--detach", co.Dir, commit + "^{commit}"},
 		Isolated: true,
 	})
-	unlock()
+	held.Release()
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot check out %s", git.Short(commit))
 	}
@@ -66,11 +65,11 @@ func New(ctx context.Context, r *repo.Repo, commit string) (*Checkout, error) {
 // safe to call more than once and works after ctx is cancelled.
 func (c *Checkout) Remove(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
-	unlock, err := lockWorktrees(c.repo)
+	held, err := lockWorktrees(ctx, c.repo)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer held.Release()
 	_, err = git.Run(ctx, git.Cmd{Dir: c.repo.Root, Args: []string{"worktree", "remove", "--force", c.Dir}, Isolated: true})
 	if err != nil {
 		// A half-created or already deleted worktree: delete what is left and
@@ -120,14 +119,6 @@ func randomHex(n int) string {
 // lockWorktrees serializes hone's own worktree additions and removals in one
 // repository: `git worktree add` reads every registered worktree and fails on
 // one that a concurrent `git worktree remove` has half deleted.
-func lockWorktrees(r *repo.Repo) (unlock func(), err error) {
-	f, err := os.OpenFile(r.StatePath("checkouts.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot open the checkout lock")
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot take the checkout lock")
-	}
-	return func() { f.Close() }, nil
+func lockWorktrees(ctx context.Context, r *repo.Repo) (*lock.Lock, error) {
+	return lock.Acquire(ctx, r.StatePath("checkouts.lock"), "add or remove a checkout")
 }
