@@ -111,7 +111,7 @@ func TestAttacksRefused(t *testing.T) {
 	ws := newFixture(t, fixtureFiles())
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
 	refsBefore := testgit.Git(t, ws.Root, "for-each-ref")
-	allow := AllowlistOf(ws.Config.Targets["t"])
+	allow := ws.Config.Targets["t"].Rules()
 	cases := loadCorpus(t, "attacks")
 	if len(cases) < 60 {
 		t.Fatalf("corpus has %d attacks, want at least 60", len(cases))
@@ -190,7 +190,7 @@ func TestLegitimateDiffsAccepted(t *testing.T) {
 			if ref := testgit.Git(t, ws.Root, "rev-parse", ledger.PatchRef(res.PatchID)); ref != res.Commit {
 				t.Fatalf("patch ref %s, commit %s", ref, res.Commit)
 			}
-			if vs, err := GuardCommits(ctx, ws.Root, AllowlistOf(ws.Config.Targets["t"]), pin+".."+res.Commit); err != nil || len(vs) != 0 {
+			if vs, err := GuardCommits(ctx, ws.Root, ws.Config.Targets["t"].Rules(), pin+".."+res.Commit); err != nil || len(vs) != 0 {
 				t.Fatalf("guard commits refuses an accepted patch: %v %v", vs, err)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/workspace"
@@ -55,7 +56,7 @@ const zeroHash = "0000000000000000000000000000000000000000"
 // rev-list`) against each of its parents: a merge can add a file that a
 // first-parent diff hides. Rename detection is off so a move's source is
 // checked too; a root commit is checked against the empty tree.
-func GuardCommits(ctx context.Context, dir string, a Allowlist, revs ...string) ([]Violation, error) {
+func GuardCommits(ctx context.Context, dir string, a allowlist.Rules, revs ...string) ([]Violation, error) {
 	out, err := git.Output(ctx, dir, append([]string{"rev-list", "--parents"}, revs...)...)
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "cannot list the commits %s", strings.Join(revs, " "))
@@ -71,7 +72,7 @@ func GuardCommits(ctx context.Context, dir string, a Allowlist, revs ...string) 
 			parents = []string{""}
 		}
 		for _, p := range parents {
-			args := []string{"diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames", "--no-commit-id"}
+			args := append(append([]string{"diff-tree"}, git.RawDiffArgs...), "--no-commit-id")
 			if p == "" {
 				args = append(args, "--root", ids[0])
 			} else {
@@ -81,9 +82,9 @@ func GuardCommits(ctx context.Context, dir string, a Allowlist, revs ...string) 
 			if err != nil {
 				return nil, errs.Wrap(errs.Failure, err, "cannot diff commit %s", ids[0])
 			}
-			changes, err := parseRaw(raw)
+			changes, err := git.ParseRaw(raw)
 			if err != nil {
-				return nil, err
+				return nil, errs.Wrap(errs.Failure, err, "cannot diff commit %s", ids[0])
 			}
 			vs = append(vs, violations(changes, a, ids[0], p)...)
 		}
@@ -91,10 +92,10 @@ func GuardCommits(ctx context.Context, dir string, a Allowlist, revs ...string) 
 	return vs, nil
 }
 
-func violations(changes []Change, a Allowlist, commit, parent string) []Violation {
+func violations(changes []git.Change, a allowlist.Rules, commit, parent string) []Violation {
 	var vs []Violation
 	for _, c := range changes {
-		if rule := changeRule(c, a); rule != "" {
+		if rule := a.ChangeRule(c); rule != "" {
 			vs = append(vs, Violation{Commit: commit, Parent: parent, Path: c.Path, Rule: rule})
 		}
 	}
@@ -103,7 +104,7 @@ func violations(changes []Change, a Allowlist, commit, parent string) []Violatio
 
 // GuardStaged checks the staged changes (the index against HEAD, or against
 // the empty tree before the first commit).
-func GuardStaged(ctx context.Context, dir string, a Allowlist) ([]Violation, error) {
+func GuardStaged(ctx context.Context, dir string, a allowlist.Rules) ([]Violation, error) {
 	base := "HEAD"
 	if _, err := git.Output(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		empty, err := git.Run(ctx, git.Cmd{Dir: dir, Args: []string{"hash-object", "-t", "tree", "--stdin"}, Stdin: strings.NewReader("")})
@@ -112,13 +113,13 @@ func GuardStaged(ctx context.Context, dir string, a Allowlist) ([]Violation, err
 		}
 		base = strings.TrimSpace(string(empty))
 	}
-	raw, err := git.Run(ctx, git.Cmd{Dir: dir, Args: []string{"diff-index", "--cached", "-z", "--raw", "--numstat", "--no-renames", base}})
+	raw, err := git.Run(ctx, git.Cmd{Dir: dir, Args: append(append([]string{"diff-index", "--cached"}, git.RawDiffArgs...), base)})
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot list the staged changes")
 	}
-	changes, err := parseRaw(raw)
+	changes, err := git.ParseRaw(raw)
 	if err != nil {
-		return nil, err
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the staged changes")
 	}
 	return violations(changes, a, "", ""), nil
 }
@@ -180,7 +181,7 @@ func GuardRefs(ctx context.Context, dir string, cfg *workspace.Config, updates [
 				revs = append(revs, u.Old)
 			}
 		}
-		found2, err := GuardCommits(ctx, dir, AllowlistOf(t), revs...)
+		found2, err := GuardCommits(ctx, dir, t.Rules(), revs...)
 		if err != nil {
 			return nil, err
 		}

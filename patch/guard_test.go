@@ -15,7 +15,7 @@ func TestGuardCommitsChecksEveryParent(t *testing.T) {
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
-	allow := AllowlistOf(ws.Config.Targets["t"])
+	allow := ws.Config.Targets["t"].Rules()
 	good := commitEffects(t, ws, pin, []string{`add 100644 "targets/t/fast.go"`})
 	side := commitEffects(t, ws, pin, []string{`add 100644 "targets/t/other.go"`})
 	flat := flatTree(t, ws.Root, good)

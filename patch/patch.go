@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -48,10 +49,10 @@ type Result struct {
 
 // Checked is a diff that passed every check, applied but stored nowhere.
 type Checked struct {
-	Target  string   `json:"target"`
-	Pin     string   `json:"pin"`
-	Tree    string   `json:"tree"`
-	Changes []Change `json:"changes"`
+	Target  string       `json:"target"`
+	Pin     string       `json:"pin"`
+	Tree    string       `json:"tree"`
+	Changes []git.Change `json:"changes"`
 	Summary
 }
 
@@ -77,7 +78,7 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	if err != nil {
 		return nil, nil, err
 	}
-	a := AllowlistOf(t)
+	a := t.Rules()
 	sum, err := frontCheck(diff, a, ws.Config.Patch.MaxDiffBytes)
 	if err != nil {
 		return nil, nil, err
@@ -88,7 +89,7 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	}
 	var (
 		tree    string
-		changes []Change
+		changes []git.Change
 	)
 	if root, ok := subtree(ws.Git, pin, a.Root); ok {
 		tree, changes, err = idx.applyPartial(ctx, ws.Git, pin, a.Root, root, diff)

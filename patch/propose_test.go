@@ -189,7 +189,7 @@ func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := authority(changes, AllowlistOf(ws.Config.Targets["t"])); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "secret2.txt") {
+	if err := authority(changes, ws.Config.Targets["t"].Rules()); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "secret2.txt") {
 		t.Fatalf("want secret2.txt refused, got %v (changes %+v)", err, changes)
 	}
 }

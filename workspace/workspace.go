@@ -54,7 +54,7 @@ func Load(r *repo.Repo) (*Workspace, error) {
 			return nil, err
 		}
 		ws := &Workspace{Repo: r, ConfigPath: p, Config: cfg}
-		if err := ws.checkSymlinks(); err != nil {
+		if err := ws.checkPaths(); err != nil {
 			return nil, err
 		}
 		return ws, nil
@@ -63,19 +63,15 @@ func Load(r *repo.Repo) (*Workspace, error) {
 }
 
 // Target returns the named target or a NotFound error listing the known ones.
-func (w *Workspace) Target(name string) (*Target, error) {
-	if t, ok := w.Config.Targets[name]; ok {
-		return t, nil
-	}
-	names := w.TargetNames()
-	if len(names) == 0 {
-		return nil, errs.NotFoundf("unknown target %q: %s defines no targets; add a [targets.%s] table", name, FileName, name)
-	}
-	return nil, errs.NotFoundf("unknown target %q; known targets: %s", name, strings.Join(names, ", "))
-}
+func (w *Workspace) Target(name string) (*Target, error) { return w.Config.Target(name) }
 
-// ResolvePin returns the 40-hex commit the target's pin names. A pin that does
-// not resolve is a hone.toml error (exit 5) naming the key and its line.
+// TargetNames lists the targets in name order.
+func (w *Workspace) TargetNames() []string { return w.Config.TargetNames() }
+
+// ResolvePin returns the 40-hex commit the target's pin names, after
+// checking the target against the pin's tree (see CheckTree). A pin that
+// does not resolve, or a tree the target does not fit, is a hone.toml error
+// (exit 5) naming the key and its line.
 func (w *Workspace) ResolvePin(ctx context.Context, t *Target) (string, error) {
 	pin, err := w.ResolveCommit(ctx, t.Pin)
 	if errors.Is(err, repo.ErrNoCommit) {
@@ -85,13 +81,20 @@ func (w *Workspace) ResolvePin(ctx context.Context, t *Target) (string, error) {
 		}
 		return "", w.Config.Errorf([]string{"targets", t.Name, "pin"}, "%q does not name a commit; %s", t.Pin, hint)
 	}
-	return pin, err
+	if err != nil {
+		return "", err
+	}
+	if err := w.Config.CheckTree(w.Repo, t, pin); err != nil {
+		return "", err
+	}
+	return pin, nil
 }
 
-// checkSymlinks refuses a target path that leaves the repository through a
+// checkPaths refuses a target path that leaves the repository through a
 // symlinked directory in the working tree (targets -> /elsewhere): commands
 // run in <checkout>/<path>, so such a target would run outside the checkout.
-func (w *Workspace) checkSymlinks() error {
+// A path that names a file is refused too: every patch would be.
+func (w *Workspace) checkPaths() error {
 	root, err := filepath.EvalSymlinks(w.Root)
 	if err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot resolve %s", w.Root)
@@ -116,8 +119,14 @@ func (w *Workspace) checkSymlinks() error {
 				return w.Config.Errorf([]string{"targets", name, "path"}, "%q leaves the repository through the symlink %s -> %s; point it at a real directory inside the repository", t.Path, dir, real)
 			}
 		}
+		if fi, err := os.Stat(filepath.Join(w.Root, filepath.FromSlash(t.Path))); err == nil && !fi.IsDir() {
+			return w.Config.Errorf([]string{"targets", name, "path"}, notADirectory, t.Path, "the working tree")
+		}
 	}
 	return nil
 }
+
+// notADirectory is the message for a path that names a file.
+const notADirectory = "%q is a file in %s, not a directory; set path to the directory holding the target and name the files patches may change in files = [...]"
 
 func (w *Workspace) String() string { return fmt.Sprintf("workspace %s", w.Root) }

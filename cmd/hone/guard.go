@@ -95,7 +95,7 @@ JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.` + exitCodes(
 			if strings.HasPrefix(args[1], "-") {
 				return errs.Usagef("REV-RANGE %q looks like an option; give a range such as main..agent/fast", args[1])
 			}
-			vs, err := patch.GuardCommits(ctx, ws.Root, patch.AllowlistOf(t), args[1])
+			vs, err := patch.GuardCommits(ctx, ws.Root, t.Rules(), args[1])
 			if err != nil {
 				return err
 			}
@@ -191,7 +191,7 @@ allowlist. Elsewhere it does nothing and exits 0.` + exitCodes(errs.Policy, errs
 			if err != nil {
 				return err
 			}
-			vs, err := patch.GuardStaged(ctx, ws.Root, patch.AllowlistOf(t))
+			vs, err := patch.GuardStaged(ctx, ws.Root, t.Rules())
 			if err != nil {
 				return err
 			}
