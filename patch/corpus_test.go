@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/guard"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
@@ -131,12 +132,12 @@ func TestAttacksRefused(t *testing.T) {
 			}
 			committed++
 			commit := commitEffects(t, ws, pin, c.effects)
-			vs, err := GuardCommits(ctx, ws.Root, allow, pin+".."+commit)
+			vs, err := guard.Commits(ctx, ws.Root, allow, pin+".."+commit)
 			if err != nil || len(vs) == 0 {
 				t.Fatalf("guard commits: want violations, got %v, %v", vs, err)
 			}
 			ref := "refs/heads/agent/t/" + c.name
-			vs, err = GuardRefs(ctx, ws.Root, ws.Config, []RefUpdate{{Ref: ref, Old: zeroHash, New: commit}}, "--all")
+			vs, err = guard.Refs(ctx, ws.Root, ws.Config, []guard.RefUpdate{{Ref: ref, Old: strings.Repeat("0", 40), New: commit}}, "--all")
 			if err != nil || len(vs) == 0 {
 				t.Fatalf("guard pre-receive: want violations, got %v, %v", vs, err)
 			}
@@ -190,7 +191,7 @@ func TestLegitimateDiffsAccepted(t *testing.T) {
 			if ref := testgit.Git(t, ws.Root, "rev-parse", ledger.PatchRef(res.PatchID)); ref != res.Commit {
 				t.Fatalf("patch ref %s, commit %s", ref, res.Commit)
 			}
-			if vs, err := GuardCommits(ctx, ws.Root, ws.Config.Targets["t"].Rules(), pin+".."+res.Commit); err != nil || len(vs) != 0 {
+			if vs, err := guard.Commits(ctx, ws.Root, ws.Config.Targets["t"].Rules(), pin+".."+res.Commit); err != nil || len(vs) != 0 {
 				t.Fatalf("guard commits refuses an accepted patch: %v %v", vs, err)
 			}
 		})

@@ -2,8 +2,8 @@
 // nothing but its target's allowlist. A diff is read strictly (front check),
 // applied by git itself into a throwaway index built from the pin, and what
 // git reports as changed is checked again; that second check is the
-// authority. The guard functions apply the same rules to commits, pushes and
-// staged changes, for git hooks.
+// authority. Package guard applies the same rules (package allowlist) to
+// commits, pushes and staged changes, for git hooks.
 package patch
 
 import (

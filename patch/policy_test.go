@@ -24,23 +24,3 @@ func TestUnquoteGit(t *testing.T) {
 		}
 	}
 }
-
-func TestGuardedTarget(t *testing.T) {
-	pats := []string{"refs/heads/agent/<target>/*", "refs/heads/<target>-opt"}
-	for _, c := range []struct {
-		ref, target string
-		ok          bool
-	}{
-		{"refs/heads/agent/wf/try1", "wf", true},
-		{"refs/heads/agent/wf/deep/er", "wf", true},
-		{"refs/heads/wf-opt", "wf", true},
-		{"refs/heads/main", "", false},
-		{"refs/heads/agent/wf", "", false},
-		{"refs/tags/agent/wf/x", "", false},
-	} {
-		got, ok := GuardedTarget(pats, c.ref)
-		if got != c.target || ok != c.ok {
-			t.Errorf("%s: %q %v, want %q %v", c.ref, got, ok, c.target, c.ok)
-		}
-	}
-}

@@ -1,4 +1,9 @@
-package patch
+// Package guard holds work that does not go through hone to a target's
+// allowlist where git moves refs: commits, staged changes, and pushes
+// (pre-push on the client, pre-receive on the server), and installs the git
+// hooks that call it. It applies the rules of package allowlist, as
+// `hone patch propose` does.
+package guard
 
 import (
 	"bufio"
@@ -52,11 +57,11 @@ func Violated(vs []Violation) error {
 
 const zeroHash = "0000000000000000000000000000000000000000"
 
-// GuardCommits checks every commit rev-list selects (args as for `git
+// Commits checks every commit rev-list selects (args as for `git
 // rev-list`) against each of its parents: a merge can add a file that a
 // first-parent diff hides. Rename detection is off so a move's source is
 // checked too; a root commit is checked against the empty tree.
-func GuardCommits(ctx context.Context, dir string, a allowlist.Rules, revs ...string) ([]Violation, error) {
+func Commits(ctx context.Context, dir string, a allowlist.Rules, revs ...string) ([]Violation, error) {
 	out, err := git.Output(ctx, dir, append([]string{"rev-list", "--parents"}, revs...)...)
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "cannot list the commits %s", strings.Join(revs, " "))
@@ -102,9 +107,9 @@ func violations(changes []git.Change, a allowlist.Rules, commit, parent string) 
 	return vs
 }
 
-// GuardStaged checks the staged changes (the index against HEAD, or against
+// Staged checks the staged changes (the index against HEAD, or against
 // the empty tree before the first commit).
-func GuardStaged(ctx context.Context, dir string, a allowlist.Rules) ([]Violation, error) {
+func Staged(ctx context.Context, dir string, a allowlist.Rules) ([]Violation, error) {
 	base := "HEAD"
 	if _, err := git.Output(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		empty, err := git.Run(ctx, git.Cmd{Dir: dir, Args: []string{"hash-object", "-t", "tree", "--stdin"}, Stdin: strings.NewReader("")})
@@ -156,14 +161,14 @@ func readUpdates(r io.Reader, n int, mk func([]string) RefUpdate) ([]RefUpdate, 
 	return out, sc.Err()
 }
 
-// GuardRefs checks ref updates whose name matches a [guard] refs pattern,
+// Refs checks ref updates whose name matches a [guard] refs pattern,
 // against the target named in the ref. exclude lists rev-list arguments that
 // mark commits already trusted (for pre-receive: "--all"; for pre-push: the
 // remote's refs); the target's pin is always trusted.
-func GuardRefs(ctx context.Context, dir string, cfg *workspace.Config, updates []RefUpdate, exclude ...string) ([]Violation, error) {
+func Refs(ctx context.Context, dir string, cfg *workspace.Config, updates []RefUpdate, exclude ...string) ([]Violation, error) {
 	var vs []Violation
 	for _, u := range updates {
-		name, ok := GuardedTarget(cfg.Guard.Refs, u.Ref)
+		name, ok := TargetOf(cfg.Guard.Refs, u.Ref)
 		if !ok || strings.Trim(u.New, "0") == "" {
 			continue
 		}
@@ -181,7 +186,7 @@ func GuardRefs(ctx context.Context, dir string, cfg *workspace.Config, updates [
 				revs = append(revs, u.Old)
 			}
 		}
-		found2, err := GuardCommits(ctx, dir, t.Rules(), revs...)
+		found2, err := Commits(ctx, dir, t.Rules(), revs...)
 		if err != nil {
 			return nil, err
 		}
@@ -193,10 +198,10 @@ func GuardRefs(ctx context.Context, dir string, cfg *workspace.Config, updates [
 	return vs, nil
 }
 
-// GuardedTarget matches ref against the [guard] refs patterns and returns the
+// TargetOf matches ref against the [guard] refs patterns and returns the
 // target name taken from the ref where the pattern says <target>. "*" matches
 // anything, slashes included, so no branch below a guarded prefix escapes.
-func GuardedTarget(patterns []string, ref string) (string, bool) {
+func TargetOf(patterns []string, ref string) (string, bool) {
 	for _, p := range patterns {
 		var re strings.Builder
 		re.WriteString("^")
