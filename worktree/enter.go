@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,16 +122,16 @@ func checkEnterOptions(opts *EnterOptions) error {
 	return nil
 }
 
-func create(ctx context.Context, repo *repo.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
+func create(ctx context.Context, r *repo.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
 	branch := BranchPrefix + opts.Name
-	if branchExists(repo, branch) {
+	if branchExists(r, branch) {
 		return nil, errs.Policyf("branch %s already exists but %s does not; delete the branch (`git branch -D %s`) or choose another name", branch, dir, branch)
 	}
-	baseRef, commit, err := resolveBase(ctx, repo, opts.Base)
+	baseRef, commit, err := resolveBase(ctx, r, opts.Base)
 	if err != nil {
 		return nil, err
 	}
-	added, err := ensureIgnored(root)
+	added, err := repo.IgnoreWorktrees(root)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +140,7 @@ func create(ctx context.Context, repo *repo.Repo, root, dir string, opts EnterOp
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	rec := &record{Name: opts.Name, Branch: branch, Base: opts.Base, BaseRef: baseRef, BaseCommit: commit, CreatedAt: now}
-	if err := writeTOML(recordFile(repo, opts.Name), rec); err != nil {
+	if err := writeTOML(recordFile(r, opts.Name), rec); err != nil {
 		return nil, fmt.Errorf("%w (worktree %s was created; enter it again with --name %s)", err, dir, opts.Name)
 	}
 	s := &Session{
@@ -149,12 +148,12 @@ func create(ctx context.Context, repo *repo.Repo, root, dir string, opts EnterOp
 		RepoRoot: root, OriginalCwd: opts.Cwd, Base: opts.Base, BaseRef: baseRef, BaseCommit: commit,
 		Target: opts.Target, EnteredAt: now,
 	}
-	if err := saveSession(repo, s); err != nil {
+	if err := saveSession(r, s); err != nil {
 		return nil, fmt.Errorf("%w (worktree %s was created; enter it again with --name %s)", err, dir, opts.Name)
 	}
 	msg := fmt.Sprintf("Created worktree %s on branch %s from %s (%s)", dir, branch, baseRef, git.Short(commit))
 	if added {
-		msg += "; added /" + ManagedDir + "/ to .gitignore"
+		msg += "; added " + repo.IgnoreLine + " to .gitignore"
 	}
 	return &EnterResult{Session: *s, GitignoreUpdated: added, Message: msg + targetNote(s.Target)}, nil
 }
@@ -255,37 +254,6 @@ func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit
 		}
 	}
 	return "", "", errs.NotFoundf("--base fresh needs the default branch, but there is no origin/HEAD and no local branch %s; use --base head, or set [worktree] base = \"head\" in %s", strings.Join(candidates, ", "), workspace.FileName)
-}
-
-// ensureIgnored adds /.sema-worktrees/ to the main worktree's .gitignore
-// unless a line there already ignores it, and reports whether it wrote.
-func ensureIgnored(root string) (bool, error) {
-	p := filepath.Join(root, ".gitignore")
-	b, err := os.ReadFile(p)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, errs.Wrap(errs.Failure, err, "cannot read %s", p)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Trim(strings.TrimSpace(line), "/") == ManagedDir {
-			return false, nil
-		}
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return false, errs.Wrap(errs.Failure, err, "cannot update %s", p)
-	}
-	add := "/" + ManagedDir + "/\n"
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		add = "\n" + add
-	}
-	_, err = f.WriteString(add)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return false, errs.Wrap(errs.Failure, err, "cannot update %s", p)
-	}
-	return true, nil
 }
 
 // checkNotNested refuses a name that would put a worktree inside another

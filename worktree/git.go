@@ -15,7 +15,7 @@ import (
 
 // ManagedDir is the directory, under the main worktree, that holds the
 // worktrees hone creates.
-const ManagedDir = ".sema-worktrees"
+const ManagedDir = repo.WorktreesDir
 
 // BranchPrefix starts the branch of every managed worktree.
 const BranchPrefix = "worktree-"

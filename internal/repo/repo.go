@@ -141,3 +141,42 @@ func (r *Repo) HasCommits() bool {
 	_, err := r.Git.Head()
 	return !errors.Is(err, plumbing.ErrReferenceNotFound)
 }
+
+// WorktreesDir is the folder, at a main worktree's top level, where
+// `hone worktree enter` makes managed worktrees. It must never be committed.
+const WorktreesDir = ".sema-worktrees"
+
+// IgnoreLine is the one line hone adds to .gitignore for WorktreesDir.
+const IgnoreLine = "/" + WorktreesDir + "/"
+
+// IgnoreWorktrees makes <root>/.gitignore ignore WorktreesDir: it appends
+// IgnoreLine unless a line already names the folder (with or without its
+// slashes), and reports whether it wrote.
+func IgnoreWorktrees(root string) (bool, error) {
+	p := filepath.Join(root, ".gitignore")
+	b, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, errs.Wrap(errs.Failure, err, "cannot read %s", p)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Trim(strings.TrimSpace(line), "/") == WorktreesDir {
+			return false, nil
+		}
+	}
+	add := IgnoreLine + "\n"
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		add = "\n" + add
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return false, errs.Wrap(errs.Failure, err, "cannot update %s", p)
+	}
+	_, err = f.WriteString(add)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, errs.Wrap(errs.Failure, err, "cannot update %s", p)
+	}
+	return true, nil
+}

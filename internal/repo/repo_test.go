@@ -94,3 +94,33 @@ func TestResolveCommit(t *testing.T) {
 		t.Errorf("HasCommits in an empty repository: %v", err)
 	}
 }
+
+// hone init and hone worktree enter write the same one line, once, whatever
+// spelling of it the file already has.
+func TestIgnoreWorktrees(t *testing.T) {
+	for _, c := range []struct {
+		before, after string
+		wrote         bool
+	}{
+		{"", "/.sema-worktrees/\n", true},
+		{"*.o", "*.o\n/.sema-worktrees/\n", true},
+		{"*.o\n", "*.o\n/.sema-worktrees/\n", true},
+		{".sema-worktrees/\n", ".sema-worktrees/\n", false},
+		{"  /.sema-worktrees  \n", "  /.sema-worktrees  \n", false},
+		{".sema-worktrees", ".sema-worktrees", false},
+		{".sema-worktrees/x\n", ".sema-worktrees/x\n/.sema-worktrees/\n", true},
+	} {
+		root := t.TempDir()
+		p := filepath.Join(root, ".gitignore")
+		if c.before != "" {
+			if err := os.WriteFile(p, []byte(c.before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wrote, err := IgnoreWorktrees(root)
+		b, _ := os.ReadFile(p)
+		if err != nil || wrote != c.wrote || string(b) != c.after {
+			t.Errorf("%q: wrote %v, %v, file %q; want %v, %q", c.before, wrote, err, b, c.wrote, c.after)
+		}
+	}
+}
