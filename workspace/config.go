@@ -129,7 +129,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.Strin
 
 // DefaultBench is the protocol used when hone.toml says nothing.
 var DefaultBench = BenchConfig{
-	Metric:     "cpu-time",
+	Metric:     MetricCPUTime,
 	Pairs:      10,
 	MaxPairs:   30,
 	Warmup:     1,

@@ -289,12 +289,10 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 	def := func(k string) bool { return p.md.IsDefined(append(append(toml.Key{}, at...), k)...) }
 	k := func(name string) toml.Key { return append(append(toml.Key{}, at...), name) }
 	if def("metric") {
-		switch src.Metric {
-		case "instructions", "cpu-time", "wall":
-			dst.Metric = src.Metric
-		default:
-			return p.errf(k("metric"), "must be instructions, cpu-time or wall, not %q", src.Metric)
+		if err := CheckMetric(src.Metric); err != nil {
+			return p.errf(k("metric"), "%v", err)
 		}
+		dst.Metric = src.Metric
 	}
 	if def("pairs") {
 		if src.Pairs < 1 {

@@ -105,7 +105,7 @@ func TestParseErrors(t *testing.T) {
 		{"path into .git", "[targets.a]\npath = \".GIT/hooks\"\n", `targets.a.path: must not point into .git`},
 		{"path into .git by its short name", "[targets.a]\npath = \"t/git~1/hooks\"\n", `targets.a.path: must not point into .git`},
 		{"path into .git with a trailing dot", "[targets.a]\npath = \"t/.git./x\"\n", `targets.a.path: must not point into .git`},
-		{"bad metric", "[bench]\nmetric = \"speed\"\n", `hone.toml:2: bench.metric: must be instructions, cpu-time or wall`},
+		{"bad metric", "[bench]\nmetric = \"speed\"\n", `hone.toml:2: bench.metric: "speed" is not a metric; use instructions, cpu-time or wall`},
 		{"threshold too big", "[targets.a.bench]\nthreshold = 1.5\n", `hone.toml:2: targets.a.bench.threshold: must be in [0, 1)`},
 		{"max_pairs below pairs", "[bench]\npairs = 10\nmax_pairs = 5\n", `hone.toml:3: bench.max_pairs: must be at least pairs`},
 		{"bench run at top", "[bench]\nrun = \"x\"\n", `hone.toml:2: bench.run: the workload is per target`},

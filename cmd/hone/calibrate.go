@@ -39,11 +39,6 @@ full bench, so this takes sessions x (1 + injections) benches.` + exitCodes(errs
 			if opts.Sessions < 0 || opts.MaxPairs < 0 {
 				return errs.Usagef("--sessions and --max-pairs must be positive")
 			}
-			switch opts.Metric {
-			case "", verdict.MetricInstructions, verdict.MetricCPUTime, verdict.MetricWall:
-			default:
-				return errs.Usagef("unknown metric %q; use instructions, cpu-time or wall", opts.Metric)
-			}
 			opts.Progress = func(p verdict.Progress) { app.progress("calibrate %s: %s", args[0], progressText(p)) }
 			c, err := verdict.Calibrate(ctx, ws, args[0], opts)
 			app.endProgress()

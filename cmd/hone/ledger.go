@@ -57,8 +57,8 @@ summary and path (empty fields omitted; [] when nothing matches).` + exitCodes(e
 		Args: rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			f := ledger.Filter{Kind: ledger.Kind(kind), PatchID: patch, AttemptKey: key}
-			if kind != "" && !validKind(f.Kind) {
-				return errs.Usagef("--kind %q is not one of %s", kind, kindNames())
+			if kind != "" && !f.Kind.Valid() {
+				return errs.Usagef("--kind %q is not one of %s", kind, ledger.KindNames())
 			}
 			if len(args) == 1 {
 				f.Target = args[0]
@@ -92,7 +92,7 @@ summary and path (empty fields omitted; [] when nothing matches).` + exitCodes(e
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+kindNames())
+	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+ledger.KindNames())
 	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch id")
 	cmd.Flags().StringVar(&key, "attempt-key", "", "only entries with this attempt key")
 	return cmd
@@ -263,23 +263,6 @@ created, fast-forward, merged, or absent.` + exitCodes(errs.NotFound, errs.Inval
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
-}
-
-func validKind(k ledger.Kind) bool {
-	for _, x := range ledger.Kinds {
-		if k == x {
-			return true
-		}
-	}
-	return false
-}
-
-func kindNames() string {
-	s := make([]string, len(ledger.Kinds))
-	for i, k := range ledger.Kinds {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ", ")
 }
 
 // writeColumns prints rows of cells aligned in columns two spaces apart, the
