@@ -66,12 +66,6 @@ func TestOpenFromSubfolderAndWorktree(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	t.Run("outside a repository", func(t *testing.T) {
-		_, err := Open(t.TempDir())
-		if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "not inside a git repository") {
-			t.Errorf("err = %v", err)
-		}
-	})
 	t.Run("no hone.toml", func(t *testing.T) {
 		dir := t.TempDir()
 		testgit.Git(t, dir, "init", "-q")

@@ -1,7 +1,6 @@
 package worktree
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -111,19 +111,9 @@ func TestLockBusyThenRecoveredFromDeadHolder(t *testing.T) {
 	repo := newRepo(t)
 	ctx := context.Background()
 	holder := helper("hold", repo.Root, "", "")
-	out, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
-	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("holder said %q", line)
-	}
+	testproc.StartReady(t, holder, "locked")
 
-	_, err = Enter(ctx, repo, EnterOptions{Name: "x", Cwd: repo.Root})
+	_, err := Enter(ctx, repo, EnterOptions{Name: "x", Cwd: repo.Root})
 	if !errs.Is(err, errs.Busy) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", holder.Process.Pid)) {
 		t.Fatalf("Enter while locked: %v; want busy naming pid %d", err, holder.Process.Pid)
 	}

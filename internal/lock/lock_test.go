@@ -1,7 +1,6 @@
 package lock
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testproc"
 )
 
 // With HONE_LOCK_HOLD=<path> the test binary is a separate process that
@@ -38,17 +38,7 @@ func hold(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "holder-arg")
 	cmd.Env = append(os.Environ(), "HONE_LOCK_HOLD="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("holder said %q", line)
-	}
+	testproc.StartReady(t, cmd, "locked")
 	return cmd
 }
 
