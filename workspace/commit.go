@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -85,18 +86,25 @@ func (c *Config) CheckTree(r *repo.Repo, t *Target, commit string) error {
 		return errs.Wrap(errs.Failure, err, "cannot read the tree of %s", git.Short(commit))
 	}
 	at := "commit " + git.Short(commit)
-	entry, err := root.FindEntry(t.Path)
-	switch {
-	case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound):
-		if len(t.Files) > 0 {
-			return c.Errorf([]string{"targets", t.Name, "files"}, "pattern %q matches no file at %s: the target's path %s does not exist there", t.Files[0], at, t.Path)
+	segs := strings.Split(t.Path, "/")
+	for n := 1; n <= len(segs); n++ {
+		dir := strings.Join(segs[:n], "/")
+		entry, err := root.FindEntry(dir)
+		switch {
+		case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound):
+			if len(t.Files) > 0 {
+				return c.Errorf([]string{"targets", t.Name, "files"}, "pattern %q matches no file at %s: the target's path %s does not exist there", t.Files[0], at, t.Path)
+			}
+			return nil
+		case err != nil:
+			return errs.Wrap(errs.Failure, err, "cannot read %s at %s", dir, at)
+		case entry.Mode != filemode.Dir:
+			// A file or a symlink, on the path or at its end: patches
+			// could never land below it.
+			return c.Errorf([]string{"targets", t.Name, "path"}, notADirectory, dir, at)
 		}
-		return nil
-	case err != nil:
-		return errs.Wrap(errs.Failure, err, "cannot read %s at %s", t.Path, at)
-	case entry.Mode != filemode.Dir:
-		return c.Errorf([]string{"targets", t.Name, "path"}, notADirectory, t.Path, at)
-	case len(t.Files) == 0:
+	}
+	if len(t.Files) == 0 {
 		return nil
 	}
 	sub, err := root.Tree(t.Path)

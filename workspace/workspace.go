@@ -126,7 +126,8 @@ func (w *Workspace) checkPaths() error {
 	return nil
 }
 
-// notADirectory is the message for a path that names a file.
-const notADirectory = "%q is a file in %s, not a directory; set path to the directory holding the target and name the files patches may change in files = [...]"
+// notADirectory is the message for a path that names a file (or, at a
+// commit, a symlink).
+const notADirectory = "%q is not a directory in %s; set path to the directory holding the target and name the files patches may change in files = [...]"
 
 func (w *Workspace) String() string { return fmt.Sprintf("workspace %s", w.Root) }

@@ -147,6 +147,7 @@ func TestTargetMustFitThePinsTree(t *testing.T) {
 		{"case matters", "[targets.j]\npath = \"lib\"\nfiles = [\"JSON.c\"]\n", `pattern "JSON.c" matches no file`},
 		{"files under a path the pin lacks", "[targets.j]\npath = \"lib/new\"\nfiles = [\"a.c\"]\n", `hone.toml:3: targets.j.files: pattern "a.c" matches no file at commit `},
 		{"a path the pin lacks, without files", "[targets.j]\npath = \"lib/new\"\n", ""},
+		{"a path through a file", "[targets.j]\npath = \"single.c/x\"\n", `hone.toml:2: targets.j.path: "single.c" is not a directory in commit `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,7 +177,7 @@ func TestPathNamingAFileIsRefused(t *testing.T) {
 	t.Run("in the working tree", func(t *testing.T) {
 		dir := testgit.NewRepo(t, map[string]string{"hone.toml": "[targets.j]\npath = \"json.c\"\n", "json.c": "int x;\n"})
 		_, err := Open(dir)
-		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), `hone.toml:2: targets.j.path: "json.c" is a file in the working tree, not a directory`) {
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), `hone.toml:2: targets.j.path: "json.c" is not a directory in the working tree`) {
 			t.Fatalf("Open: %v", err)
 		}
 	})
@@ -192,7 +193,7 @@ func TestPathNamingAFileIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = ws.ResolvePin(context.Background(), ws.Config.Targets["j"])
-		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), `hone.toml:2: targets.j.path: "src" is a file in commit `) {
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), `hone.toml:2: targets.j.path: "src" is not a directory in commit `) {
 			t.Fatalf("ResolvePin: %v", err)
 		}
 	})
