@@ -25,6 +25,7 @@ func newAgentCmd(app *App) *cobra.Command {
 		Short: "Drive an external agent harness through an optimization run",
 		Long: `Drive an external agent product turn by turn, with hone's six MCP tools as its
 only way to read the target and to change it. See ` + "`hone agent run --help`" + `.`,
+		Example: `  hone agent run wordfreq --harness claude-code --turns 5`,
 	}
 	cmd.AddCommand(newAgentRunCmd(app))
 	return cmd
@@ -60,18 +61,21 @@ where each line is an event object with its turn, and the last line is
 {"summary": {"turns", "done", "transcript"}}). The transcript is kept in
 <git dir>/hone/transcripts/<target>-<time>.jsonl. A harness that fails to
 start, crashes or exceeds --turn-timeout ends the run with an error saying
-which; the transcript is kept.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+which; the transcript is kept.`,
+		Example: `  hone agent run wordfreq --harness claude-code --turns 5
+  hone agent run wordfreq --harness exec --command ./my-agent --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
 			if name == "" {
 				return errs.Usagef("--harness is required: one of %s", strings.Join(harness.Names(), ", "))
 			}
 			if turns < 1 {
 				return errs.Usagef("--turns must be at least 1")
+			}
+			ws, err := app.workspace()
+			if err != nil {
+				return err
 			}
 			self, err := selfPath()
 			if err != nil {

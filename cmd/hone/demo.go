@@ -41,8 +41,11 @@ expected outcome.
 
 Without --keep the workspace lives in a temporary directory removed at the end
 (it is left in place, and named, when a step fails). With --keep DIR it is
-created in DIR, which must be new or empty, and kept.` + exitCodes(errs.Policy),
-		Args: exactArgs(0),
+created in DIR, which must be new or empty, and kept.`,
+		Example: `  hone demo
+  hone demo --keep /tmp/tour && cd /tmp/tour && hone ledger`,
+		Annotations: exits(errs.Policy),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return runDemo(ctx, app, keep)
 		}),

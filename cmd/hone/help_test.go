@@ -1,31 +1,55 @@
 package main
 
 import (
+	"bytes"
 	"io"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 )
 
-// Every command, including cobra's own help and completion, documents its
-// exit codes and has a one-line summary for `hone --help`.
-func TestEveryCommandDocumentsExitStatus(t *testing.T) {
+// Every command's help, cobra's own help and completion included, says
+// what the command does, shows an example, and ends with an EXIT STATUS
+// section; a command with subcommands lists every code they can return.
+func TestEveryHelpHasAnExampleAndEndsWithExitStatus(t *testing.T) {
 	root := newRoot(testApp(), nil)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if !strings.Contains(c.Long, "\nEXIT STATUS\n") {
-			t.Errorf("%q: long help has no EXIT STATUS section", c.CommandPath())
+		var out bytes.Buffer
+		c.SetOut(&out)
+		if err := c.Help(); err != nil {
+			t.Fatalf("%q: %v", c.CommandPath(), err)
 		}
+		help := out.String()
 		if c.HasParent() && (c.Short == "" || strings.Contains(c.Short, "\n")) {
 			t.Errorf("%q: short help %q is not one line", c.CommandPath(), c.Short)
 		}
+		if c.Example == "" || !strings.Contains(help, "\nExamples:\n  ") {
+			t.Errorf("%q: help shows no example", c.CommandPath())
+		}
+		i := strings.LastIndex(help, "\nEXIT STATUS\n")
+		if i < 0 {
+			t.Errorf("%q: help has no EXIT STATUS section", c.CommandPath())
+		} else if tail := help[i+len("\nEXIT STATUS\n"):]; !exitLines.MatchString(tail) {
+			t.Errorf("%q: help does not end with EXIT STATUS; after it comes:\n%s", c.CommandPath(), tail)
+		}
 		for _, sub := range c.Commands() {
+			for _, code := range exitCodesOf(sub) {
+				if !slices.Contains(exitCodesOf(c), code) {
+					t.Errorf("%q does not list exit code %d of %q", c.CommandPath(), code, sub.CommandPath())
+				}
+			}
 			walk(sub)
 		}
 	}
 	walk(root)
 }
+
+// exitLines matches an EXIT STATUS section's body and nothing after it.
+var exitLines = regexp.MustCompile(`^(  [0-9]+ +[^\n]+\n)+$`)
 
 func testApp() *App { return &App{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard} }
 

@@ -30,9 +30,21 @@ hone ledger lists attempts like hone ledger list.
 
 No command writes an arbitrary entry: only hone's own proposal, verdict,
 profile and calibration code paths append. See ledger/FORMAT.md for reading
-the ledger with plain git.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: list.Args,
-		RunE: list.RunE,
+the ledger with plain git.`,
+		Example: `  hone ledger
+  hone ledger wordfreq --kind verdict --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        list.Args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// TARGET shares its position with the subcommands: a word close
+			// to one of them that names no target is a typo.
+			if len(args) == 1 {
+				if err := nearMiss(cmd, args[0], func() bool { return app.isTarget(args[0]) }); err != nil {
+					return err
+				}
+			}
+			return list.RunE(cmd, args)
+		},
 	}
 	cmd.Flags().AddFlagSet(list.Flags())
 	cmd.AddCommand(list, newLedgerShowCmd(app), newLedgerVerifyCmd(app), newLedgerSyncCmd(app, "push"), newLedgerSyncCmd(app, "pull"))
@@ -53,8 +65,11 @@ shows the latest verdict on its patch. An empty ledger prints nothing.
 
 --json prints an array of objects with the fields id, kind, target, created,
 patch_id, commit, attempt_key, hotspot, class, hypothesis, verdict, verdict_id,
-summary and path (empty fields omitted; [] when nothing matches).` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: rangeArgs(0, 1),
+summary and path (empty fields omitted; [] when nothing matches).`,
+		Example: `  hone ledger list wordfreq
+  hone ledger list --patch 3f2a --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			f := ledger.Filter{Kind: ledger.Kind(kind), PatchID: patch, AttemptKey: key}
 			if kind != "" && !validKind(f.Kind) {
@@ -107,8 +122,11 @@ func newLedgerShowCmd(app *App) *cobra.Command {
 a comment naming its path on the ledger branch and its attachments.
 
 --json prints {"path": ..., "attachments": [...], "entry": {...}} where entry
-holds every field of the TOML file.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+holds every field of the TOML file.`,
+		Example: `  hone ledger show 0194c2d1
+  hone ledger show 0194c2d1e7a0 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -162,8 +180,11 @@ hone killed between storing a verdict and noting it leaves); it changes
 nothing else.
 
 --json prints {"branch", "tip", "commits", "entries", "notes", "problems":
-[{"kind", "path", "message"}]}. Exit status 5 when any problem remains.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(0),
+[{"kind", "path", "message"}]}. Exit status 5 when any problem remains.`,
+		Example: `  hone ledger verify
+  hone ledger verify --repair --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -228,8 +249,10 @@ between, pull and push again.`
 REMOTE is a remote name or URL; the default is origin. --json prints
 {"remote", "ledger", "notes", "entries_added", "patches_added",
 "patch_conflicts", "pushed"}; ledger and notes say what happened: up-to-date,
-created, fast-forward, merged, or absent.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
-		Args: rangeArgs(0, 1),
+created, fast-forward, merged, or absent.`,
+		Example:     fmt.Sprintf("  hone ledger %s\n  hone ledger %s git@example.com:team/app.git --json", verb, verb),
+		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			remote := "origin"
 			if len(args) == 1 {

@@ -31,8 +31,11 @@ An MCP client starts it as a stdio server, for example in Claude Code:
   claude mcp add hone -- hone mcp --workspace /path/to/repo
 
 The server runs until its input ends, and answers every request it read
-before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(0),
+before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.`,
+		Example: `  claude mcp add hone -- hone mcp --workspace /path/to/repo
+  hone mcp < requests.jsonl`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if dir == "" {
 				dir = app.Dir

@@ -23,7 +23,9 @@ func newPatchCmd(app *App) *cobra.Command {
 		Short: "Propose, list and show patches",
 		Long: `A patch is a diff against a target's pin that hone has checked against the
 target's allowlist, applied with git into a throwaway index, and stored as a
-commit at refs/hone/patches/<id> with a proposal entry in the ledger.` + exitCodes(),
+commit at refs/hone/patches/<id> with a proposal entry in the ledger.`,
+		Example: `  git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words"
+  hone patch list wordfreq`,
 	}
 	cmd.AddCommand(newPatchProposeCmd(app), newPatchListCmd(app), newPatchShowCmd(app))
 	return cmd
@@ -57,8 +59,12 @@ list) go to stderr, or into "warnings" with --json.
 
 JSON fields: patch_id, commit, existing, warnings, proposal (the ledger entry:
 id, target, pin, patch_id, commit, attempt_key, hotspot, class, hypothesis,
-diff_sha256, files, added, removed, ...).` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
-		Args: exactArgs(1),
+diff_sha256, files, added, removed, ...).`,
+		Example: `  git diff > idea.diff && git checkout .
+  hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --file idea.diff
+  git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --json`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -128,8 +134,11 @@ func newPatchListCmd(app *App) *cobra.Command {
 
 JSON: an array of proposal entries (id, target, pin, patch_id, commit,
 attempt_key, hotspot, class, hypothesis, diff_sha256, files, added, removed,
-created, ...).` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: rangeArgs(0, 1),
+created, ...).`,
+		Example: `  hone patch list
+  hone patch list wordfreq --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -167,8 +176,11 @@ func newPatchShowCmd(app *App) *cobra.Command {
 from the pin to the patch commit, and every verdict recorded for it.
 
 JSON fields: proposal (the ledger entry), diff, verdicts (array of entries
-with id, verdict, summary, created, ...).` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+with id, verdict, summary, created, ...).`,
+		Example: `  hone patch show 3f2a
+  hone patch show 3f2a9c01 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {

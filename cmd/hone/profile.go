@@ -20,6 +20,8 @@ time (or of hardware cycles where the machine counts them), with the hottest
 source line of each and the counters of ` + "`perf stat`" + `. Profiles are kept in
 the ledger with the full pprof beside them; ` + "`hone profile show`" + ` prints the
 latest, the view the MCP tool read_profile returns.`,
+		Example: `  hone profile run wordfreq
+  hone profile show wordfreq --top 10`,
 	}
 	cmd.AddCommand(newProfileRunCmd(app), newProfileShowCmd(app), newProfileListCmd(app), newProfileDiffCmd(app))
 	return cmd
@@ -43,15 +45,18 @@ reported as not supported, never as zero.
 
 The summary (top 50 hotspots, counters, event, samples, pin, binary hash,
 environment) and the gzipped pprof are appended to the ledger. --pprof-out
-also writes the pprof to FILE, for ` + "`go tool pprof`" + `.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
-		Args: exactArgs(1),
+also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
+		Example: `  hone profile run wordfreq
+  hone profile run wordfreq --frequency 999 --pprof-out cpu.pb.gz && go tool pprof -top cpu.pb.gz`,
+		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if opts.Frequency < 0 {
+				return errs.Usagef("--frequency must be a positive number of Hz")
+			}
 			ws, err := app.workspace()
 			if err != nil {
 				return err
-			}
-			if opts.Frequency < 0 {
-				return errs.Usagef("--frequency must be a positive number of Hz")
 			}
 			opts.Progress = func(s string) { app.progress("profile %s: %s", args[0], s) }
 			e, err := profile.Run(ctx, ws, args[0], opts)
@@ -80,8 +85,11 @@ func newProfileShowCmd(app *App) *cobra.Command {
 		Short: "Print the latest profile of a target",
 		Long: `Print the target's latest profile: event, samples, the top N hotspots
 (flat and cumulative share, hottest source line) and the perf stat counters.
-This is the view the MCP tool read_profile returns.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+This is the view the MCP tool read_profile returns.`,
+		Example: `  hone profile show wordfreq
+  hone profile show wordfreq --top 5 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -108,8 +116,10 @@ func newProfileListCmd(app *App) *cobra.Command {
 		Use:   "list TARGET [--json]",
 		Short: "List the profiles of a target, oldest first",
 		Long: `List every profile of the target in the ledger, oldest first: id, time, pin,
-event, samples and the top hotspot. Ids are what ` + "`hone profile diff`" + ` takes.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+event, samples and the top hotspot. Ids are what ` + "`hone profile diff`" + ` takes.`,
+		Example:     `  hone profile list wordfreq`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -136,8 +146,11 @@ func newProfileDiffCmd(app *App) *cobra.Command {
 		Short: "Show the hotspots whose share moved between two profiles",
 		Long: `Compare profile B with profile A (ledger entry ids, see ` + "`hone profile list`" + `)
 and list the hotspots whose flat or cumulative share moved by at least 0.5
-percentage points, biggest flat move first: did the patch move the hotspot?` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(2),
+percentage points, biggest flat move first: did the patch move the hotspot?`,
+		Example: `  hone profile diff 0194c2d1 0194c3e8
+  hone profile diff 0194c2d1 0194c3e8 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(2),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {

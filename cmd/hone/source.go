@@ -37,8 +37,10 @@ refused (exit 3); a path absent at the pin exits 4.
 --json fields: target, pin, pin_commit, path, repo_path, type (file, dir,
 symlink, submodule); for files size, binary, total_lines, offset, lines
 [{number, text, cut}], truncated, next_offset; for directories entries
-[{name, type, size, executable}]; link_target for symlinks.`, source.DefaultLimit, source.MaxLineBytes) +
-			exitCodes(errs.Policy, errs.NotFound, errs.Invalid),
+[{name, type, size, executable}]; link_target for symlinks.`, source.DefaultLimit, source.MaxLineBytes),
+		Example: `  hone source wordfreq
+  hone source wordfreq wordfreq.c --offset 57 --limit 10`,
+		Annotations:       exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:              rangeArgs(1, 2),
 		ValidArgsFunction: completeTargets(app),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {

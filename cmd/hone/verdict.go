@@ -51,24 +51,26 @@ confidence, seed, order, decisions, seconds, command_seconds, metrics[]
 with medians, speedup, ci_low, ci_high, p, outliers, cv, detectable_change,
 samples[] with the raw values, perf counters), environment (commits, binary
 hashes, host, kernel, cpu, loadavg, isolation, network_denied, perf,
-instructions_via, tools), calibration_warning, kept_checkouts.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
-		Args: rangeArgs(0, 1),
+instructions_via, tools), calibration_warning, kept_checkouts.`,
+		Example: `  hone verdict 3f2a9c01
+  hone verdict 3f2a --exit-code --json > verdict.json`,
+		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			switch {
+			case recompute != "" && len(args) != 0:
+				return errs.Usagef("--recompute takes an entry id instead of a patch id")
+			case recompute == "" && len(args) != 1:
+				return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID)")
+			case opts.MaxPairs < 0:
+				return errs.Usagef("--max-pairs must be positive")
+			}
 			ws, err := app.workspace()
 			if err != nil {
 				return err
 			}
 			if recompute != "" {
-				if len(args) != 0 {
-					return errs.Usagef("--recompute takes an entry id instead of a patch id; see `hone verdict --help`")
-				}
 				return recomputeVerdict(ctx, app, ws, recompute, asJSON)
-			}
-			if len(args) != 1 {
-				return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID); see `hone verdict --help`")
-			}
-			if opts.MaxPairs < 0 {
-				return errs.Usagef("--max-pairs must be positive")
 			}
 			opts.Progress = func(p verdict.Progress) { app.progress("verdict %s: %s", args[0], progressText(p)) }
 			e, err := verdict.Run(ctx, ws, args[0], opts)
