@@ -39,11 +39,11 @@ type Request struct {
 // proposed on the same pin before: the id is the earlier one and no entry was
 // added. Warnings are advice for the optimizer, never a refusal.
 type Result struct {
-	PatchID  string    `json:"patch_id"`
-	Commit   string    `json:"commit"`
-	Existing bool      `json:"existing"`
-	Warnings []string  `json:"warnings"`
-	Proposal *Proposal `json:"proposal"`
+	PatchID  string         `json:"patch_id"`
+	Commit   string         `json:"commit"`
+	Existing bool           `json:"existing"`
+	Warnings []errs.Warning `json:"warnings"`
+	Proposal *Proposal      `json:"proposal"`
 }
 
 // Checked is a diff that passed every check, applied but stored nowhere.

@@ -100,7 +100,7 @@ func existing(ctx context.Context, ws *workspace.Workspace, l *ledger.Ledger, p 
 				res.Proposal = &prev
 			}
 		case ledger.KindVerdict:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("patch %s already has a verdict: %s (entry %s)", p.PatchID, e.Verdict, e.ID))
+			res.Warnings = append(res.Warnings, errs.Warning{Code: "already_judged", Message: fmt.Sprintf("patch %s already has a verdict: %s (entry %s)", p.PatchID, e.Verdict, e.ID)})
 		}
 	}
 	if res.Proposal != nil {

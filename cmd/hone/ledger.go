@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -59,13 +60,16 @@ func newLedgerListCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [TARGET] [--kind K] [--patch ID] [--attempt-key KEY] [--json]",
 		Short: "List attempts in time order",
-		Long: `List ledger entries oldest first, one line each: id, kind, target, patch id,
-hotspot, playbook class, verdict and hypothesis ("-" where empty). A proposal
-shows the latest verdict on its patch. An empty ledger prints nothing.
+		Long: `List ledger entries oldest first, under a header row, one line each: id, kind,
+target, patch id, pin (abbreviated), hotspot, playbook class, verdict, speedup
+(baseline/candidate of the deciding metric) and hypothesis ("-" where empty). A
+proposal shows the latest verdict on its patch and its speedup. An empty ledger
+prints nothing. --patch takes a patch id or a unique prefix of one.
 
 --json prints an array of objects with the fields id, kind, target, created,
-patch_id, commit, attempt_key, hotspot, class, hypothesis, verdict, verdict_id,
-summary and path (empty fields omitted; [] when nothing matches).`,
+patch_id, commit, pin, attempt_key, hotspot, class, hypothesis, verdict,
+verdict_id, summary, speedup and path (empty fields omitted; [] when nothing
+matches).`,
 		Example: `  hone ledger list wordfreq
   hone ledger list --patch 3f2a --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
@@ -82,7 +86,13 @@ summary and path (empty fields omitted; [] when nothing matches).`,
 			if err != nil {
 				return err
 			}
-			rows, err := ledger.Open(ws).Attempts(ctx, f)
+			l := ledger.Open(ws)
+			if f.PatchID != "" {
+				if f.PatchID, err = l.ResolvePatch(ctx, f.PatchID); err != nil {
+					return err
+				}
+			}
+			rows, err := l.Attempts(ctx, f)
 			if err != nil {
 				return err
 			}
@@ -94,21 +104,25 @@ summary and path (empty fields omitted; [] when nothing matches).`,
 			if asJSON {
 				return app.printJSON(rows)
 			}
-			cells := make([][]string, len(rows))
-			for i, a := range rows {
+			if len(rows) == 0 {
+				return nil
+			}
+			cells := make([][]string, 0, len(rows)+1)
+			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "HYPOTHESIS"})
+			for _, a := range rows {
 				class := "-"
 				if a.Class != 0 {
 					class = strconv.Itoa(a.Class)
 				}
-				cells[i] = []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(oneLine(a.Hotspot)),
-					class, dash(a.Verdict), dash(oneLine(a.Hypothesis))}
+				cells = append(cells, []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(git.Short(a.Pin)),
+					dash(oneLine(a.Hotspot)), class, dash(a.Verdict), speedup(a.Speedup), dash(oneLine(a.Hypothesis))})
 			}
 			return writeColumns(app.Out, cells)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+kindNames())
-	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch id")
+	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch `ID` (or a unique prefix of it)")
 	cmd.Flags().StringVar(&key, "attempt-key", "", "only entries with this attempt key")
 	return cmd
 }
@@ -118,8 +132,10 @@ func newLedgerShowCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
 		Short: "Print one ledger entry",
-		Long: `Print the ledger entry with the given id exactly as stored (TOML), preceded by
-a comment naming its path on the ledger branch and its attachments.
+		Long: `Print the ledger entry with the given id (or a unique prefix of at least 4
+characters of it, as git abbreviates ids) exactly as stored (TOML), preceded
+by a comment naming its path on the ledger branch and its attachments. An
+ambiguous prefix exits 5 and lists the entries it could mean.
 
 --json prints {"path": ..., "attachments": [...], "entry": {...}} where entry
 holds every field of the TOML file.`,
@@ -180,7 +196,8 @@ hone killed between storing a verdict and noting it leaves); it changes
 nothing else.
 
 --json prints {"branch", "tip", "commits", "entries", "notes", "problems":
-[{"kind", "path", "message"}]}. Exit status 5 when any problem remains.`,
+[{"kind", "path", "message"}], "repaired_notes"}. Exit status 5 when any
+problem remains.`,
 		Example: `  hone ledger verify
   hone ledger verify --repair --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
@@ -191,13 +208,13 @@ nothing else.
 				return err
 			}
 			l := ledger.Open(ws)
+			repaired := 0
 			if repair {
-				n, err := l.RepairNotes(ctx)
-				if err != nil {
+				if repaired, err = l.RepairNotes(ctx); err != nil {
 					return err
 				}
-				if n > 0 {
-					fmt.Fprintf(app.Err, "hone: added %d missing note line(s)\n", n)
+				if repaired > 0 && !asJSON {
+					fmt.Fprintf(app.Err, "hone: added %d missing note line(s)\n", repaired)
 				}
 			}
 			rep, err := l.Verify(ctx)
@@ -205,7 +222,10 @@ nothing else.
 				return err
 			}
 			if asJSON {
-				if err := app.printJSON(rep); err != nil {
+				if err := app.printJSON(struct {
+					*ledger.VerifyReport
+					RepairedNotes int `json:"repaired_notes"`
+				}{rep, repaired}); err != nil {
 					return err
 				}
 			} else {

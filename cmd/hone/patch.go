@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -81,9 +82,7 @@ diff_sha256, files, added, removed, ...).`,
 			if asJSON {
 				return app.printJSON(res)
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintln(app.Err, "hone: warning: "+w)
-			}
+			app.warn(res.Warnings...)
 			if res.Existing {
 				fmt.Fprintf(app.Err, "hone: the same diff was already proposed on this pin as %s\n", res.PatchID)
 			}
@@ -130,11 +129,15 @@ func newPatchListCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [TARGET] [--json]",
 		Short: "List proposed patches, oldest first",
-		Long: `List the proposals recorded in the ledger, for one target or all of them.
+		Long: `List the proposals recorded in the ledger, for one target or all of them,
+oldest first: patch id, target, pin (abbreviated), playbook class, hotspot,
+lines added and removed, the latest verdict on the patch and its speedup
+(baseline/candidate of the deciding metric), and the hypothesis. "-" marks a
+patch without a verdict, or a verdict without a bench.
 
 JSON: an array of proposal entries (id, target, pin, patch_id, commit,
 attempt_key, hotspot, class, hypothesis, diff_sha256, files, added, removed,
-created, ...).`,
+created, ...) with the latest verdict's verdict, verdict_id and speedup.`,
 		Example: `  hone patch list
   hone patch list wordfreq --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
@@ -155,12 +158,12 @@ created, ...).`,
 			if asJSON {
 				return app.printJSON(ps)
 			}
-			tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PATCH\tTARGET\tCLASS\tHOTSPOT\tCHANGE\tHYPOTHESIS")
+			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "HYPOTHESIS"}}
 			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t+%d -%d\t%s\n", p.PatchID, p.Target, p.Class, p.Hotspot, p.Added, p.Removed, clipText(p.Hypothesis, 60))
+				rows = append(rows, []string{p.PatchID, p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
+					fmt.Sprintf("+%d -%d", p.Added, p.Removed), dash(p.Verdict), speedup(p.Speedup), clipText(p.Hypothesis, 60)})
 			}
-			return tw.Flush()
+			return writeColumns(app.Out, rows)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -172,8 +175,10 @@ func newPatchShowCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
 		Short: "Show a patch: its proposal, its diff and every verdict",
-		Long: `Show a patch by id (or a unique prefix of it): the proposal's metadata, the diff
-from the pin to the patch commit, and every verdict recorded for it.
+		Long: `Show a patch by id (or a unique prefix of at least 4 characters of it): the
+proposal's metadata, the diff from the pin to the patch commit, and every
+verdict recorded for it. An ambiguous prefix exits 5 and lists the patches it
+could mean.
 
 JSON fields: proposal (the ledger entry), diff, verdicts (array of entries
 with id, verdict, summary, created, ...).`,
@@ -209,6 +214,14 @@ with id, verdict, summary, created, ...).`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// speedup renders a verdict's deciding speedup, "-" when it has none.
+func speedup(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x)
 }
 
 func clipText(s string, n int) string {

@@ -144,7 +144,8 @@ func newProfileDiffCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff A B [--json]",
 		Short: "Show the hotspots whose share moved between two profiles",
-		Long: `Compare profile B with profile A (ledger entry ids, see ` + "`hone profile list`" + `)
+		Long: `Compare profile B with profile A (ledger entry ids, or unique prefixes of at
+least 4 characters of them; see ` + "`hone profile list`" + `)
 and list the hotspots whose flat or cumulative share moved by at least 0.5
 percentage points, biggest flat move first: did the patch move the hotspot?`,
 		Example: `  hone profile diff 0194c2d1 0194c3e8

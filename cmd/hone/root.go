@@ -270,6 +270,14 @@ func (app *App) isTarget(name string) bool {
 	return err == nil && ws.Config.Targets[name] != nil
 }
 
+// warn prints warnings as lines on stderr, for output without --json; with
+// --json they belong in the output object instead.
+func (app *App) warn(ws ...errs.Warning) {
+	for _, w := range ws {
+		fmt.Fprintln(app.Err, "hone: warning: "+w.Message)
+	}
+}
+
 // printJSON writes v as indented JSON with a trailing newline.
 func (app *App) printJSON(v any) error {
 	enc := json.NewEncoder(app.Out)

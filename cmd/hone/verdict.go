@@ -40,6 +40,9 @@ the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
 --recompute ENTRY-ID re-derives a stored verdict from its samples and says
 whether it matches (exit 1 when it does not).
 
+PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
+characters; an ambiguous prefix exits 5 and lists the candidates.
+
 Progress goes to stderr when it is a terminal. Interrupting a verdict kills
 its commands, removes its checkouts and records nothing.
 
@@ -78,12 +81,17 @@ instructions_via, tools), calibration_warning, kept_checkouts.`,
 			if err != nil {
 				return err
 			}
+			warnings := []errs.Warning{}
 			if e.CalibrationWarning != "" {
-				fmt.Fprintln(app.Err, "hone: warning: "+e.CalibrationWarning)
+				warnings = append(warnings, errs.Warning{Code: "uncalibrated", Message: e.CalibrationWarning})
 			}
 			if asJSON {
-				err = app.printJSON(e)
+				err = app.printJSON(struct {
+					*verdict.Entry
+					Warnings []errs.Warning `json:"warnings"`
+				}{e, warnings})
 			} else {
+				app.warn(warnings...)
 				err = verdict.WriteText(app.Out, e)
 			}
 			if err == nil && exitCode && e.Verdict != ledger.VerdictAccepted {
@@ -108,7 +116,7 @@ func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id
 		return err
 	}
 	if asJSON {
-		if err := app.printJSON(map[string]any{"entry_id": id, "match": match, "recomputed": re}); err != nil {
+		if err := app.printJSON(map[string]any{"entry_id": re.ID, "match": match, "recomputed": re}); err != nil {
 			return err
 		}
 	} else {
@@ -118,7 +126,7 @@ func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id
 		fmt.Fprintf(app.Out, "\nrecomputed from the stored samples: %s\n", map[bool]string{true: "matches the stored verdict", false: "DIFFERS from the stored verdict"}[match])
 	}
 	if !match {
-		return errs.Failuref("entry %s: the recomputed verdict differs from the stored one", id)
+		return errs.Failuref("entry %s: the recomputed verdict differs from the stored one", re.ID)
 	}
 	return nil
 }
