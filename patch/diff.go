@@ -12,9 +12,9 @@ import (
 
 // Summary is what a diff changes, as the front check read it.
 type Summary struct {
-	Files   []string // every path touched, sorted; a rename lists both names
-	Added   int
-	Removed int
+	Files   []string `json:"files"` // every path touched, sorted; a rename lists both names
+	Added   int      `json:"added"`
+	Removed int      `json:"removed"`
 }
 
 // frontCheck reads a diff and applies every rule that can be decided from its

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +59,8 @@ An exec program runs in the current directory; Claude Code runs in an empty
 scratch directory, so it sees the target only through hone's tools.
 
 Events print one per line as they happen (llm_chunk events only with --json,
-where each line is an event object with its turn, and the last line is
+where each line is an event object with its turn, a line the harness wrote
+to its stderr is {"harness_stderr": LINE}, and the last line is
 {"summary": {"turns", "done", "transcript"}}). The transcript is kept in
 <git dir>/hone/transcripts/<target>-<time>.jsonl. A harness that fails to
 start, crashes or exceeds --turn-timeout ends the run with an error saying
@@ -81,7 +84,12 @@ which; the transcript is kept.`,
 			if err != nil {
 				return err
 			}
+			out := newJSONLines(app.Out)
 			cfg := harness.Config{Name: name, Model: model, TurnTimeout: turnTimeout, StartupTimeout: startup, Stderr: app.Err}
+			if asJSON {
+				// stderr holds at most hone's own error object.
+				cfg.Stderr = out
+			}
 			switch {
 			case command != "" && name == "exec":
 				cfg.Command = []string{"sh", "-c", command}
@@ -103,8 +111,6 @@ which; the transcript is kept.`,
 					opts.WorkDir = app.Dir
 				}
 			}
-			enc := json.NewEncoder(app.Out)
-			enc.SetEscapeHTML(false)
 			opts.OnMessage = func(turn int, msg string) {
 				if !asJSON {
 					fmt.Fprintf(app.Out, "[turn %d] hone: %s\n", turn, firstLine(msg))
@@ -112,7 +118,7 @@ which; the transcript is kept.`,
 			}
 			opts.OnEvent = func(turn int, ev harness.Event) {
 				if asJSON {
-					enc.Encode(struct {
+					out.emit(struct {
 						Turn int `json:"turn"`
 						harness.Event
 					}{turn, ev})
@@ -128,7 +134,7 @@ which; the transcript is kept.`,
 				return err
 			}
 			if asJSON {
-				return enc.Encode(map[string]any{"summary": res})
+				return out.emit(map[string]any{"summary": res})
 			}
 			end := "turns ran out"
 			if res.Done {
@@ -147,6 +153,34 @@ which; the transcript is kept.`,
 	f.StringVar(&model, "model", "", "the model to ask the harness for (default: the harness's own)")
 	f.BoolVar(&asJSON, "json", false, "print events as JSON lines")
 	return cmd
+}
+
+// jsonLines writes JSON values one per line for agent run --json. Events and
+// the harness's stderr arrive from different goroutines.
+type jsonLines struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newJSONLines(w io.Writer) *jsonLines {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &jsonLines{enc: enc}
+}
+
+func (j *jsonLines) emit(v any) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.enc.Encode(v)
+}
+
+// Write takes one line of the harness's stderr per call, as the harness
+// process mirrors it.
+func (j *jsonLines) Write(p []byte) (int, error) {
+	if err := j.emit(map[string]string{"harness_stderr": strings.TrimSuffix(string(p), "\n")}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // selfPath is the hone executable the harness should start as its MCP server:

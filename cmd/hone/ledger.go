@@ -9,12 +9,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/patch"
+	"github.com/hone-perf/hone/profile"
+	"github.com/hone-perf/hone/verdict"
 )
 
 func init() { register("ledger", newLedgerCmd) }
@@ -138,7 +140,8 @@ by a comment naming its path on the ledger branch and its attachments. An
 ambiguous prefix exits 5 and lists the entries it could mean.
 
 --json prints {"path": ..., "attachments": [...], "entry": {...}} where entry
-holds every field of the TOML file.`,
+is the entry as its own command prints it with --json (hone patch propose,
+hone verdict, hone profile show, hone calibrate).`,
 		Example: `  hone ledger show 0194c2d1
   hone ledger show 0194c2d1e7a0 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
@@ -158,9 +161,9 @@ holds every field of the TOML file.`,
 				return err
 			}
 			if asJSON {
-				entry := map[string]any{}
-				if _, err := toml.Decode(string(s.Raw), &entry); err != nil {
-					return errs.Wrap(errs.Invalid, err, "ledger entry %s (%s) is not valid TOML", s.ID, s.Path)
+				entry, err := typedEntry(s)
+				if err != nil {
+					return err
 				}
 				if att == nil {
 					att = []string{}
@@ -306,6 +309,27 @@ created, fast-forward, merged, or absent.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// typedEntry decodes a stored entry into its kind's own type, so its JSON
+// is what the command that wrote it prints: the same snake_case fields as
+// the TOML file, with maps keyed by data (perf event names, file names)
+// given as lists.
+func typedEntry(s *ledger.Stored) (ledger.Record, error) {
+	var e ledger.Record
+	switch s.Kind {
+	case ledger.KindProposal:
+		e = &patch.Proposal{}
+	case ledger.KindVerdict:
+		e = &verdict.Entry{}
+	case ledger.KindProfile:
+		e = &profile.Entry{}
+	case ledger.KindCalibration:
+		e = &verdict.CalibrationEntry{}
+	default:
+		return nil, errs.Invalidf("ledger entry %s (%s) has unknown kind %q; run `hone ledger verify`", s.ID, s.Path, s.Kind)
+	}
+	return e, s.Decode(e)
 }
 
 func validKind(k ledger.Kind) bool {
