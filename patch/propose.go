@@ -25,7 +25,7 @@ const (
 // errors naming the path or header and the rule; a malformed diff is Invalid;
 // an unknown target NotFound. A refusal leaves no ref, entry or object behind.
 func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result, error) {
-	if err := req.validate(); err != nil {
+	if err := req.validate(ws.Config.Patch); err != nil {
 		return nil, err
 	}
 	if _, err := ws.Target(req.Target); err != nil {
