@@ -271,8 +271,10 @@ between, pull and push again.`
 
 REMOTE is a remote name or URL; the default is origin. --json prints
 {"remote", "ledger", "notes", "entries_added", "patches_added",
-"patch_conflicts", "pushed"}; ledger and notes say what happened: up-to-date,
-created, fast-forward, merged, or absent.`,
+"patch_conflicts", "pushed"}; ledger and notes say what happened here:
+up-to-date, created, fast-forward, merged, or absent. push adds what it did
+to the remote: "remote_ledger" and "remote_notes" (created, updated or
+up-to-date), "entries_pushed" and "patches_pushed".`,
 		Example:     fmt.Sprintf("  hone ledger %s\n  hone ledger %s git@example.com:team/app.git --json", verb, verb),
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        rangeArgs(0, 1),
@@ -297,12 +299,13 @@ created, fast-forward, merged, or absent.`,
 			if asJSON {
 				return app.printJSON(rep)
 			}
-			fmt.Fprintf(app.Out, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", rep.Ledger, rep.EntriesAdded, rep.Notes, rep.PatchesAdded)
+			if verb == "push" {
+				writePush(app.Out, ws.Config.Ledger.Branch, ws.Config.Ledger.NotesRef, remote, rep)
+			} else {
+				fmt.Fprintf(app.Out, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", dash(rep.Ledger), rep.EntriesAdded, dash(rep.Notes), rep.PatchesAdded)
+			}
 			for _, id := range rep.PatchConflict {
 				fmt.Fprintf(app.Err, "hone: patch %s has another commit on %s; kept this clone's\n", id, remote)
-			}
-			if verb == "push" {
-				fmt.Fprintf(app.Out, "pushed: %t\n", rep.Pushed)
 			}
 			return nil
 		}),
@@ -330,6 +333,39 @@ func typedEntry(s *ledger.Stored) (ledger.Record, error) {
 		return nil, errs.Invalidf("ledger entry %s (%s) has unknown kind %q; run `hone ledger verify`", s.ID, s.Path, s.Kind)
 	}
 	return e, s.Decode(e)
+}
+
+// writePush says what a push did: first what the pull before it brought in,
+// when anything, then what the remote gained.
+func writePush(w io.Writer, branch, notes, remote string, rep *ledger.SyncReport) {
+	if rep.EntriesAdded > 0 || rep.PatchesAdded > 0 {
+		fmt.Fprintf(w, "pulled from %s first: %s, %s\n", remote, count(rep.EntriesAdded, "entry", "entries"), count(rep.PatchesAdded, "patch", "patches"))
+	}
+	switch rep.RemoteLedger {
+	case "":
+		fmt.Fprintf(w, "ledger: this clone has no %s branch yet; nothing to push\n", branch)
+	case "created":
+		fmt.Fprintf(w, "ledger: created %s on %s with %s\n", branch, remote, count(rep.EntriesPushed, "entry", "entries"))
+	case "updated":
+		fmt.Fprintf(w, "ledger: pushed %s to %s on %s\n", count(rep.EntriesPushed, "new entry", "new entries"), branch, remote)
+	default:
+		fmt.Fprintf(w, "ledger: %s on %s is up to date\n", branch, remote)
+	}
+	switch rep.RemoteNotes {
+	case "created", "updated":
+		fmt.Fprintf(w, "notes: %s %s on %s\n", rep.RemoteNotes, notes, remote)
+	case "up-to-date":
+		fmt.Fprintf(w, "notes: %s on %s is up to date\n", notes, remote)
+	}
+	fmt.Fprintf(w, "patches: pushed %s\n", count(rep.PatchesPushed, "patch ref", "patch refs"))
+}
+
+// count is n with the noun in the number n calls for.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func validKind(k ledger.Kind) bool {
