@@ -51,7 +51,7 @@ empty, and kept.`,
 			return runDemo(ctx, app, keep)
 		}),
 	}
-	cmd.Flags().StringVar(&keep, "keep", "", "create the workspace in `DIR` and keep it")
+	cmd.Flags().StringVar(&keep, "keep", "", "create the workspace in `DIR` (relative to the current directory) and keep it")
 	return cmd
 }
 

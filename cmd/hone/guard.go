@@ -71,7 +71,7 @@ old_mode, new_mode, status).`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&file, "file", "", "read the diff from this file instead of stdin")
+	cmd.Flags().StringVar(&file, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

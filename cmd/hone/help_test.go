@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Every command's help, cobra's own help and completion included, says
@@ -84,4 +85,29 @@ func TestNamedInvocationBuildsTheSameCommand(t *testing.T) {
 			t.Errorf("hone %v builds %d commands, want the whole tree", args, n)
 		}
 	}
+}
+
+// Every path a command takes, as a flag (--file FILE) or an argument (DIR),
+// says in its help what it is relative to.
+func TestEveryPathSaysWhatItIsRelativeTo(t *testing.T) {
+	paths := map[string]bool{"FILE": true, "DIR": true, "PATH": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if name, usage := pflag.UnquoteUsage(f); paths[name] && !strings.Contains(usage, "relative to") {
+				t.Errorf("%s --%s: %q does not say what %s is relative to", c.CommandPath(), f.Name, usage, name)
+			}
+		})
+		words := strings.Fields(c.Use)
+		for i, w := range words {
+			if paths[strings.Trim(w, "[]")] && !strings.HasPrefix(words[i-1], "--") && !strings.HasPrefix(words[i-1], "[--") &&
+				!strings.Contains(c.Long, "relative to") {
+				t.Errorf("%s: its %s argument's help does not say what it is relative to", c.CommandPath(), w)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(testApp(), nil))
 }

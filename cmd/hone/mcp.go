@@ -48,6 +48,6 @@ before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.`,
 			return err
 		}),
 	}
-	cmd.Flags().StringVar(&dir, "workspace", "", "a directory inside the workspace to serve (default: the current directory)")
+	cmd.Flags().StringVar(&dir, "workspace", "", "serve the workspace around `DIR` (absolute, or relative to the current directory; default: the current directory)")
 	return cmd
 }

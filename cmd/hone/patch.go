@@ -47,16 +47,22 @@ with git into a throwaway index built from the pin, check again every path and
 mode git changed, and store the result as refs/hone/patches/<id> with a
 proposal entry in the ledger. Prints the patch id.
 
-The diff may not name a path outside the target, a protected path, a .git
-path in any spelling, .gitattributes or .gitmodules, a symlink or gitlink, a
-mode other than 100644/100755, a copy, or binary content; only "diff --git
-a/... b/..." headers are accepted, and a parse error anywhere refuses it
-whole. An attempt (target, hotspot, class, hypothesis) that already has a
+Paths in the diff are relative to the repository's top level, as plain
+` + "`git diff`" + ` writes them from any directory (not ` + "`git diff --relative`" + `). The
+diff may not name a path outside the target, a protected path, a .git path in
+any spelling, .gitattributes or .gitmodules, a symlink or gitlink, a mode
+other than 100644/100755, a copy, or binary content (exit 3); only "diff --git
+a/... b/..." diffs are accepted, and a parse error anywhere refuses it whole
+(exit 5). An attempt (target, hotspot, class, hypothesis) that already has a
 verdict is refused. The same diff on the same pin is the same patch: proposing
 it again prints the existing id and adds nothing.
 
+The diff, the hypothesis and the hotspot have size limits ([patch]
+max_diff_bytes, max_hypothesis_bytes and max_hotspot_bytes in hone.toml;
+4 MiB, 2 KiB and 256 bytes by default).
+
 Warnings (similar earlier hypotheses, a hotspot the latest profile does not
-list) go to stderr, or into "warnings" with --json.
+list) go to stderr, or with --json into "warnings": [{"code", "message"}].
 
 JSON fields: patch_id, commit, existing, warnings, proposal (the ledger entry:
 id, target, pin, patch_id, commit, attempt_key, hotspot, class, hypothesis,
@@ -94,7 +100,7 @@ diff_sha256, files, added, removed, ...).`,
 	f.StringVar(&req.Hotspot, "hotspot", "", "the symbol the patch speeds up (from the profile)")
 	f.IntVar(&req.Class, "class", 0, fmt.Sprintf("the playbook class of the idea, 1-%d", patch.MaxClass))
 	f.StringVar(&req.Hypothesis, "hypothesis", "", "why the patch should be faster, in words")
-	f.StringVar(&file, "file", "", "read the diff from this file instead of stdin")
+	f.StringVar(&file, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	for _, name := range []string{"hotspot", "class", "hypothesis"} {
 		_ = cmd.MarkFlagRequired(name)

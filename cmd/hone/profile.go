@@ -72,7 +72,7 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&opts.Frequency, "frequency", 0, "sampling frequency in Hz (default [targets.X.profile] frequency, else 1999)")
-	f.StringVar(&opts.PprofOut, "pprof-out", "", "also write the gzipped pprof profile to `FILE`")
+	f.StringVar(&opts.PprofOut, "pprof-out", "", "also write the gzipped pprof profile to `FILE` (relative to the current directory)")
 	f.BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
 	return cmd
 }

@@ -63,7 +63,7 @@ archived or attached to a CI run as is. It prints the file's path.`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&htmlFile, "html", "", "write the report to `FILE`")
+	cmd.Flags().StringVar(&htmlFile, "html", "", "write the report to `FILE` (relative to the current directory)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {\"file\", \"attempts\", \"profiles\"} as JSON")
 	return cmd
 }

@@ -81,7 +81,7 @@ Outside a git repository enter is refused: hone makes worktrees only with git.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Name, "name", "", "name of the managed worktree to create or resume")
-	f.StringVar(&opts.Path, "path", "", "enter this existing worktree instead (never removed by exit)")
+	f.StringVar(&opts.Path, "path", "", "enter the existing worktree at `PATH` (relative to the current directory) instead; exit never removes it")
 	f.StringVar(&opts.Base, "base", "", "what a new worktree starts from: head or fresh (default fresh, or [worktree] base)")
 	f.StringVar(&opts.Target, "target", "", "bind the session to this hone.toml target")
 	f.BoolVar(&asJSON, "json", false, "print as JSON")
