@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -168,7 +167,7 @@ func (app *App) Run(args []string) int {
 	}
 	err = withHelpPointer(err, cmd)
 	code := errs.CodeOf(err)
-	msg := clipMessage(oneLine(err.Error()))
+	msg := errs.ClipTo(oneLine(err.Error()), maxMessage)
 	if jsonFlag(cmd) || wantsJSON(args) {
 		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": msg}}
 		b, _ := json.Marshal(obj)
@@ -183,17 +182,6 @@ func (app *App) Run(args []string) int {
 // and never echo it (errs clips long arguments); this is the last guard,
 // for causes quoted from other tools.
 const maxMessage = 4096
-
-func clipMessage(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
-}
 
 // oneLine joins a multi-line message into the one line every error gets,
 // dropping blank lines and indentation.

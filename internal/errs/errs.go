@@ -110,13 +110,17 @@ func Failuref(format string, args ...any) error  { return New(Failure, format, a
 // MaxArg is the most bytes of one string argument an error message quotes.
 const MaxArg = 512
 
-// Clip returns s, or when it is longer than MaxArg bytes its first bytes
-// and how many were left out, cut on a character boundary.
-func Clip(s string) string {
-	if len(s) <= MaxArg {
+// Clip returns s, or when it is longer than MaxArg bytes its start and its
+// length (see ClipTo).
+func Clip(s string) string { return ClipTo(s, MaxArg) }
+
+// ClipTo returns s, or when it is longer than max bytes its first bytes, cut
+// on a character boundary, and how long it was.
+func ClipTo(s string, max int) string {
+	if len(s) <= max {
 		return s
 	}
-	cut := MaxArg
+	cut := max
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
