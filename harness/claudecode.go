@@ -31,6 +31,13 @@ type claudeCode struct {
 	inited atomic.Bool
 	// toolNames maps tool_use ids to tool names, so tool results can name them.
 	toolNames map[string]string
+	// sent counts the messages hone wrote and replays their echoes: output
+	// read while 0 < replays < sent is left over from an earlier turn.
+	sent, replays int
+	// apiError and refused describe the current turn's failure, for the
+	// result that ends it.
+	apiError string
+	refused  bool
 }
 
 func newClaudeCode(cfg Config) *claudeCode {
@@ -67,7 +74,7 @@ func (a *claudeCode) args(configPath string) []string {
 	argv := append([]string(nil), a.cfg.Command...)
 	argv = append(argv, "-p",
 		"--input-format", "stream-json", "--output-format", "stream-json",
-		"--verbose", "--include-partial-messages",
+		"--verbose", "--include-partial-messages", "--replay-user-messages",
 		"--mcp-config", configPath, "--strict-mcp-config",
 		"--allowedTools", strings.Join(a.allowedTools(), ","),
 		"--disallowedTools", strings.Join(a.Builtins(), ","))
@@ -105,6 +112,7 @@ func (a *claudeCode) SendMessageStreaming(ctx context.Context, msg string) iter.
 			yield(Event{}, err)
 			return
 		}
+		a.sent++
 		t := &turn{name: a.Name(), proc: p, timeout: a.cfg.TurnTimeout, parse: a.parse,
 			startup: a.cfg.StartupTimeout, ready: a.inited.Load}
 		t.run(ctx, append(line, '\n'), yield)

@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,7 +86,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	args, _ := os.ReadFile(argsFile)
 	argv := strings.Split(strings.TrimSpace(string(args)), "\n")
 	for _, want := range [][]string{
-		{"-p"}, {"--input-format", "stream-json"}, {"--output-format", "stream-json"}, {"--verbose"},
+		{"-p"}, {"--input-format", "stream-json"}, {"--output-format", "stream-json"}, {"--verbose"}, {"--replay-user-messages"},
 		{"--allowedTools", "mcp__hone__read_profile,mcp__hone__propose_patch"},
 		{"--model", "claude-sonnet-4-5"}, {"--strict-mcp-config"},
 	} {
@@ -155,18 +157,106 @@ func TestClaudeCodeNoInit(t *testing.T) {
 	}
 }
 
-func TestClaudeCodeErrorResult(t *testing.T) {
+// writeTurns writes a fake claude's recorded turns into a new directory.
+func writeTurns(t *testing.T, turns ...string) string {
+	t.Helper()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "turn1.jsonl"), []byte(`{"type":"system","subtype":"init","model":"m"}
-{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":10}
-`), 0o644)
+	for i, turn := range turns {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("turn%d.jsonl", i+1)), []byte(turn), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// replay is Claude Code's echo of the message it just read, which marks where
+// a turn's own output starts.
+const replay = `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"x"}]},"isReplay":true}` + "\n"
+
+func TestClaudeCodeErrorResultEndsTheTurn(t *testing.T) {
+	dir := writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
+`+replay+`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":10}
+`)
 	a, _, _ := fakeClaude(t, dir, Config{})
 	if err := a.Start(context.Background(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := SendMessage(context.Background(), a, "hello")
-	if err != nil {
+	_, err := SendMessage(context.Background(), a, "hello")
+	if !errors.Is(err, ErrReported) || !strings.HasSuffix(err.Error(), "harness reported an error: error_max_turns") {
+		t.Fatalf("SendMessage: %v; want ErrReported naming error_max_turns", err)
+	}
+}
+
+// TestClaudeCodeNotLoggedInEndsTheRun replays what the real Claude Code
+// (2.1.197, from npm, HOME empty, run with hone's arguments) wrote for two
+// messages: each turn is a synthetic answer and a result marked is_error.
+// The first turn must fail with Claude Code's words, not complete.
+func TestClaudeCodeNotLoggedInEndsTheRun(t *testing.T) {
+	abs, _ := filepath.Abs("testdata/claude-not-logged-in")
+	a, _, inputFile := fakeClaude(t, abs, Config{})
+	if err := a.Start(context.Background(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	compareEvents(t, "error turn", r.Events, []Event{{Type: ErrorEvent, Message: "error_max_turns"}, {Type: TurnComplete}})
+	r, err := SendMessage(context.Background(), a, "optimize spin")
+	if !errors.Is(err, ErrReported) {
+		t.Fatalf("SendMessage: %v; want ErrReported", err)
+	}
+	want := "claude-code: harness reported an error: Not logged in · Please run /login (authentication_failed)"
+	if err.Error() != want {
+		t.Errorf("error %q; want %q", err, want)
+	}
+	compareEvents(t, "not logged in", r.Events, []Event{
+		{Type: LLMResponse, Model: "<synthetic>", Text: "Not logged in · Please run /login", StopReason: "stop_sequence"},
+		{Type: TextOutput, Text: "Not logged in · Please run /login"},
+	})
+	if input, _ := os.ReadFile(inputFile); strings.Count(string(input), "\n") != 1 {
+		t.Errorf("claude read %q; want the one message", input)
+	}
+}
+
+func TestClaudeCodeRefusalEndsTheTurn(t *testing.T) {
+	dir := writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
+`+replay+`{"type":"assistant","message":{"role":"assistant","model":"m","content":[{"type":"text","text":"I can't help with that."}],"stop_reason":"refusal"}}
+{"type":"result","subtype":"success","is_error":false,"result":"I can't help with that."}
+`)
+	a, _, _ := fakeClaude(t, dir, Config{})
+	if err := a.Start(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := SendMessage(context.Background(), a, "hello")
+	if !errors.Is(err, ErrReported) || !strings.Contains(err.Error(), "the model refused: I can't help with that.") {
+		t.Fatalf("SendMessage: %v; want ErrReported naming the refusal", err)
+	}
+}
+
+// Claude Code goes on writing after a turn's result (an afterthought and a
+// second result). The next turn must answer with its own result, and show
+// the leftovers as errors.
+func TestClaudeCodeOutputAfterResultIsNotTheNextAnswer(t *testing.T) {
+	answer := func(text string) string {
+		return `{"type":"assistant","message":{"role":"assistant","model":"m","content":[{"type":"text","text":"` + text + `"}],"stop_reason":"end_turn"}}
+{"type":"result","subtype":"success","is_error":false,"result":"` + text + `"}
+`
+	}
+	init := `{"type":"system","subtype":"init","model":"m"}` + "\n"
+	dir := writeTurns(t, init+replay+answer("first")+answer("late first"), init+replay+answer("second"))
+	a, _, _ := fakeClaude(t, dir, Config{})
+	ctx := context.Background()
+	if err := a.Start(ctx, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"first", "second"} {
+		r, err := SendMessage(ctx, a, "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Text != want {
+			t.Fatalf("turn answered %q; want %q", r.Text, want)
+		}
+		if want == "second" {
+			if ev := r.Events[0]; ev.Type != ErrorEvent || !strings.HasPrefix(ev.Message, "ignored output of an earlier turn") {
+				t.Errorf("turn 2 starts with %+v; want the leftover reported", ev)
+			}
+		}
+	}
 }

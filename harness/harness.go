@@ -34,8 +34,11 @@ type Adapter interface {
 	// SendMessageStreaming sends one user message and yields the turn's events.
 	// A complete turn ends with a TurnComplete event; a turn that fails yields
 	// a non-nil error as its last element: an *Error (ErrTurnTimeout,
-	// ErrExited, ErrNotRunning, ErrProtocol, or ErrStartup when the harness
-	// only proves ready inside its first turn), or ctx.Err() when ctx ends.
+	// ErrExited, ErrNotRunning, ErrProtocol, ErrReported, or ErrStartup when
+	// the harness only proves ready inside its first turn), or ctx.Err() when
+	// ctx ends. The events are the turn's own: output the harness wrote after
+	// an earlier turn ended is yielded as an error event, never as this
+	// turn's answer.
 	// Breaking out of the loop early abandons the turn; the harness is then in
 	// an unknown state and should be stopped.
 	SendMessageStreaming(ctx context.Context, msg string) iter.Seq2[Event, error]
