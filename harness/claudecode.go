@@ -13,12 +13,18 @@ import (
 // asks for this marker and the adapter turns it into turn_complete's Done.
 const DoneMarker = "[hone:done]"
 
-// claudeBuiltins are Claude Code's own tools. All are disallowed: the agent
-// gets no shell and no file access beyond hone's tools.
+// claudeBuiltins are Claude Code's own tools, as Claude Code 2.1.197 lists
+// them (plus the older names it still knows). The agent gets none of them:
+// `--tools ""` removes every built-in, whatever this version calls them, and
+// the list is also passed as --disallowedTools in case a built-in escapes
+// --tools. Names Claude Code does not know make it print a warning, so the
+// list holds none.
 var claudeBuiltins = []string{
-	"Agent", "Bash", "BashOutput", "Edit", "ExitPlanMode", "Glob", "Grep", "KillShell",
-	"MultiEdit", "NotebookEdit", "NotebookRead", "Read", "SlashCommand", "Task",
-	"TodoWrite", "WebFetch", "WebSearch", "Write",
+	"Agent", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList", "DesignSync",
+	"Edit", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillShell",
+	"NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill",
+	"Task", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate",
+	"TodoWrite", "ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
 }
 
 // claudeCode drives `claude -p` in stream-json mode: one user message per
@@ -76,6 +82,7 @@ func (a *claudeCode) args(configPath string) []string {
 		"--input-format", "stream-json", "--output-format", "stream-json",
 		"--verbose", "--include-partial-messages", "--replay-user-messages",
 		"--mcp-config", configPath, "--strict-mcp-config",
+		"--tools", "",
 		"--allowedTools", strings.Join(a.allowedTools(), ","),
 		"--disallowedTools", strings.Join(a.Builtins(), ","))
 	if a.cfg.Model != "" {

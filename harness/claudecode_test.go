@@ -117,6 +117,36 @@ func TestClaudeCodeMapping(t *testing.T) {
 	}
 }
 
+// Claude Code 2.1.197 offers an agent 26 built-in tools (Bash, Skill,
+// CronCreate, Workflow, EnterWorktree, ...); hone's old deny list named 15 of
+// them, so the agent could still schedule jobs and run skills. Every built-in
+// must be gone, whatever its name: --tools "" removes them all.
+func TestClaudeCodeAgentGetsNoBuiltinTools(t *testing.T) {
+	abs, _ := filepath.Abs("testdata/fakeclaude")
+	a, argsFile, _ := fakeClaude(t, abs, Config{})
+	if err := a.Start(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SendMessage(context.Background(), a, "optimize wordfreq"); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := os.ReadFile(argsFile)
+	argv := strings.Split(strings.TrimSpace(string(args)), "\n")
+	if !containsRun(argv, []string{"--tools", ""}) {
+		t.Errorf("claude argv %q does not remove the built-in tools with --tools \"\"", argv)
+	}
+	i := slices.Index(argv, "--disallowedTools")
+	if i < 0 {
+		t.Fatalf("no --disallowedTools in %q", argv)
+	}
+	denied := strings.Split(argv[i+1], ",")
+	for _, tool := range []string{"Bash", "Read", "Write", "Edit", "Skill", "CronCreate", "Workflow", "EnterWorktree", "Task", "WebFetch"} {
+		if !slices.Contains(denied, tool) {
+			t.Errorf("--disallowedTools %q lacks %s", argv[i+1], tool)
+		}
+	}
+}
+
 func containsRun(argv, run []string) bool {
 	for i := range argv {
 		if i+len(run) <= len(argv) && slices.Equal(argv[i:i+len(run)], run) {
