@@ -61,9 +61,6 @@ func (a *claudeCode) Builtins() []string {
 }
 
 func (a *claudeCode) InjectTools(tools []Tool, bridge Bridge) error {
-	if bridge.Name == "" {
-		bridge.Name = "hone"
-	}
 	return a.inject(a.Builtins(), tools, bridge)
 }
 
@@ -83,8 +80,10 @@ func (a *claudeCode) args(configPath string) []string {
 		"--verbose", "--include-partial-messages", "--replay-user-messages",
 		"--mcp-config", configPath, "--strict-mcp-config",
 		"--tools", "",
-		"--allowedTools", strings.Join(a.allowedTools(), ","),
 		"--disallowedTools", strings.Join(a.Builtins(), ","))
+	if len(a.tools) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(a.allowedTools(), ","))
+	}
 	if a.cfg.Model != "" {
 		argv = append(argv, "--model", a.cfg.Model)
 	}

@@ -27,6 +27,8 @@ type Adapter interface {
 	Builtins() []string
 	// InjectTools records the tools and the MCP server that serves them, so the
 	// harness discovers them at startup. It must be called before Start.
+	// Tools without a bridge are refused; with neither, the harness is given
+	// no MCP server at all.
 	InjectTools(tools []Tool, bridge Bridge) error
 	// Start launches the harness in workdir and waits until it is ready, within
 	// the configured startup timeout. A failure is an ErrStartup *Error.
@@ -66,7 +68,7 @@ type Tool struct {
 // HTTP instead. The seed's bridge_url generalises to this because a stdio
 // server has no URL.
 type Bridge struct {
-	Name    string   `json:"name"`              // server name the harness shows, e.g. "hone"
+	Name    string   `json:"name"`              // server name the harness shows; "" means DefaultBridgeName
 	Command []string `json:"command,omitempty"` // argv of a stdio server
 	URL     string   `json:"url,omitempty"`
 }
