@@ -57,6 +57,21 @@ func Enter(ctx context.Context, repo *workspace.Repo, opts EnterOptions) (*Enter
 	if err != nil {
 		return nil, err
 	}
+	res, err := enter(ctx, repo, root, active, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Message += "; " + NotIsolation
+	return res, nil
+}
+
+// NotIsolation ends every Enter message, so that neither a person nor an
+// agent reads "worktree" as a sandbox.
+const NotIsolation = "a worktree is a directory switch, not isolation: everything outside it, the rest of the repository included, stays as reachable as before"
+
+// enter switches, resumes or creates, with the session lock held.
+func enter(ctx context.Context, repo *workspace.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
+	var err error
 	if opts.Path != "" {
 		return enterPath(ctx, repo, root, active, opts)
 	}
