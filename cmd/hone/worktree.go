@@ -50,8 +50,10 @@ letters, digits, '.', '_' and '-' separated by '/', at most 64 characters.
 .sema-worktrees/ is added to .gitignore when missing.
 
 --base head starts from the current HEAD (unpushed commits included); --base fresh
-(the default, or [worktree] base in hone.toml) from origin/HEAD, else the first
-local branch of init.defaultBranch, main, master.
+(the default, or [worktree] base in hone.toml) from the default branch as the
+remote last showed it: origin/HEAD, else origin/<default branch>, else the
+default branch itself (the first local branch of init.defaultBranch, main,
+master).
 
 Only one created session at a time: while one is active, a creating enter is
 refused. --path PATH switches the session into any worktree ` + "`git worktree list`" + `
