@@ -27,11 +27,16 @@ type handlers struct {
 	// dir is any directory inside the workspace. The workspace is reopened on
 	// every call, so edits to hone.toml during a long session take effect.
 	dir string
+	// life ends when the server is asked to stop. A verdict outlives the
+	// cancellation of its request, but not the server.
+	life context.Context
 }
 
 // New builds the MCP server with its six tools.
-func New(dir, version string) *sdk.Server {
-	h := &handlers{dir: dir}
+func New(dir, version string) *sdk.Server { return newServer(context.Background(), dir, version) }
+
+func newServer(life context.Context, dir, version string) *sdk.Server {
+	h := &handlers{dir: dir, life: life}
 	s := sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: "hone", Version: version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		// Tools never change during a session; logging is not offered.
@@ -48,7 +53,7 @@ func Serve(ctx context.Context, dir, version string, t sdk.Transport) error {
 	if _, err := workspace.Open(dir); err != nil {
 		return err
 	}
-	return New(dir, version).Run(ctx, t)
+	return newServer(ctx, dir, version).Run(ctx, t)
 }
 
 const instructions = `hone is the trust layer for performance optimization. Read the target's latest
