@@ -203,59 +203,45 @@ func writeTurns(t *testing.T, turns ...string) string {
 // a turn's own output starts.
 const replay = `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"x"}]},"isReplay":true}` + "\n"
 
-func TestClaudeCodeErrorResultEndsTheTurn(t *testing.T) {
-	dir := writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
+// A turn Claude Code reports as failed ends with ErrReported in its words,
+// rather than completing and letting hone send the next turn. The first case
+// replays what the real Claude Code (2.1.197, from npm, HOME empty, run with
+// hone's arguments) wrote for two messages: each turn a synthetic answer and
+// a result marked is_error.
+func TestClaudeCodeFailedTurnEndsTheRun(t *testing.T) {
+	recorded, _ := filepath.Abs("testdata/claude-not-logged-in")
+	for _, tc := range []struct {
+		name, turns, want string
+		events            []Event // checked when set
+	}{
+		{"not logged in", recorded, "Not logged in · Please run /login (authentication_failed)", []Event{
+			{Type: LLMResponse, Model: "<synthetic>", Text: "Not logged in · Please run /login", StopReason: "stop_sequence"},
+			{Type: TextOutput, Text: "Not logged in · Please run /login"},
+		}},
+		{"max turns", writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
 `+replay+`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":10}
-`)
-	a, _, _ := fakeClaude(t, dir, Config{})
-	if err := a.Start(context.Background(), t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	_, err := SendMessage(context.Background(), a, "hello")
-	if !errors.Is(err, ErrReported) || !strings.HasSuffix(err.Error(), "harness reported an error: error_max_turns") {
-		t.Fatalf("SendMessage: %v; want ErrReported naming error_max_turns", err)
-	}
-}
-
-// TestClaudeCodeNotLoggedInEndsTheRun replays what the real Claude Code
-// (2.1.197, from npm, HOME empty, run with hone's arguments) wrote for two
-// messages: each turn is a synthetic answer and a result marked is_error.
-// The first turn must fail with Claude Code's words, not complete.
-func TestClaudeCodeNotLoggedInEndsTheRun(t *testing.T) {
-	abs, _ := filepath.Abs("testdata/claude-not-logged-in")
-	a, _, inputFile := fakeClaude(t, abs, Config{})
-	if err := a.Start(context.Background(), t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	r, err := SendMessage(context.Background(), a, "optimize spin")
-	if !errors.Is(err, ErrReported) {
-		t.Fatalf("SendMessage: %v; want ErrReported", err)
-	}
-	want := "claude-code: harness reported an error: Not logged in · Please run /login (authentication_failed)"
-	if err.Error() != want {
-		t.Errorf("error %q; want %q", err, want)
-	}
-	compareEvents(t, "not logged in", r.Events, []Event{
-		{Type: LLMResponse, Model: "<synthetic>", Text: "Not logged in · Please run /login", StopReason: "stop_sequence"},
-		{Type: TextOutput, Text: "Not logged in · Please run /login"},
-	})
-	if input, _ := os.ReadFile(inputFile); strings.Count(string(input), "\n") != 1 {
-		t.Errorf("claude read %q; want the one message", input)
-	}
-}
-
-func TestClaudeCodeRefusalEndsTheTurn(t *testing.T) {
-	dir := writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
+`), "error_max_turns", nil},
+		{"refusal", writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
 `+replay+`{"type":"assistant","message":{"role":"assistant","model":"m","content":[{"type":"text","text":"I can't help with that."}],"stop_reason":"refusal"}}
 {"type":"result","subtype":"success","is_error":false,"result":"I can't help with that."}
-`)
-	a, _, _ := fakeClaude(t, dir, Config{})
-	if err := a.Start(context.Background(), t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	_, err := SendMessage(context.Background(), a, "hello")
-	if !errors.Is(err, ErrReported) || !strings.Contains(err.Error(), "the model refused: I can't help with that.") {
-		t.Fatalf("SendMessage: %v; want ErrReported naming the refusal", err)
+`), "the model refused: I can't help with that.", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _, inputFile := fakeClaude(t, tc.turns, Config{})
+			if err := a.Start(context.Background(), t.TempDir()); err != nil {
+				t.Fatal(err)
+			}
+			r, err := SendMessage(context.Background(), a, "optimize spin")
+			if want := "claude-code: harness reported an error: " + tc.want; !errors.Is(err, ErrReported) || err.Error() != want {
+				t.Fatalf("SendMessage: %v; want ErrReported: %q", err, want)
+			}
+			if tc.events != nil {
+				compareEvents(t, tc.name, r.Events, tc.events)
+			}
+			if input, _ := os.ReadFile(inputFile); strings.Count(string(input), "\n") != 1 {
+				t.Errorf("claude read %q; want the one message", input)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +23,16 @@ func newWorkspace(t *testing.T) string {
 	t.Helper()
 	testgit.Setenv(t)
 	return testgit.NewRepoFS(t, os.DirFS("../harness/testdata/workspace"))
+}
+
+// refs lists every ref of the repository at dir, to show nothing was written.
+func refs(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "for-each-ref").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git for-each-ref: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 func readDiff(t *testing.T, name string) string {

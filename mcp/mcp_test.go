@@ -62,18 +62,11 @@ func TestReadTools(t *testing.T) {
 		t.Errorf("read_profile without a profile: %s", text(res))
 	}
 	// The read tools write nothing: every ref is the same after them.
-	refs := func() string {
-		out, err := exec.Command("git", "-C", dir, "for-each-ref").CombinedOutput()
-		if err != nil {
-			t.Fatalf("git for-each-ref: %v\n%s", err, out)
-		}
-		return string(out)
-	}
 	defer func(before string) {
-		if after := refs(); after != before {
+		if after := refs(t, dir); after != before {
 			t.Errorf("refs changed by read tools:\nbefore:\n%safter:\n%s", before, after)
 		}
-	}(refsAfterProfile(t, ws, refs))
+	}(refsAfterProfile(t, ws, dir))
 	m := ok(t, "read_profile", call(t, cs, "read_profile", map[string]any{"target": "spin"}))
 	if hs, _ := m["hotspots"].([]any); len(hs) != 1 || hs[0].(map[string]any)["symbol"] != "main.count" {
 		t.Errorf("read_profile hotspots: %v", m["hotspots"])
@@ -116,7 +109,7 @@ func TestReadTools(t *testing.T) {
 
 // refsAfterProfile records a profile entry as `hone profile run` would, written
 // straight to the ledger, and returns the refs after it.
-func refsAfterProfile(t *testing.T, ws *workspace.Workspace, refs func() string) string {
+func refsAfterProfile(t *testing.T, ws *workspace.Workspace, dir string) string {
 	t.Helper()
 	hot := []profile.Hotspot{{Symbol: "main.count", FlatPct: 61.5, CumPct: 80, File: "count.go", Line: 12, Samples: 615, CumSamples: 800}}
 	if _, err := ledger.Open(ws).Append(context.Background(), &profile.Entry{
@@ -126,7 +119,7 @@ func refsAfterProfile(t *testing.T, ws *workspace.Workspace, refs func() string)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return refs()
+	return refs(t, dir)
 }
 
 func sourceErr(t *testing.T, ws *workspace.Workspace, path string) error {

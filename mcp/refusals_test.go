@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -32,14 +31,7 @@ func TestEveryToolRefusesWithTheCLIsWords(t *testing.T) {
 	}
 	ctx := context.Background()
 	s := connect(t, dir, nil)
-	refs := func() string {
-		out, err := exec.Command("git", "-C", dir, "for-each-ref").CombinedOutput()
-		if err != nil {
-			t.Fatalf("git for-each-ref: %v\n%s", err, out)
-		}
-		return string(out)
-	}
-	before := refs()
+	before := refs(t, dir)
 	cli := func(_ any, err error) error { return err }
 	for _, tc := range []struct {
 		tool string
@@ -66,7 +58,7 @@ func TestEveryToolRefusesWithTheCLIsWords(t *testing.T) {
 			}
 		})
 	}
-	if after := refs(); after != before {
+	if after := refs(t, dir); after != before {
 		t.Errorf("refusals changed refs:\nbefore:\n%safter:\n%s", before, after)
 	}
 }
