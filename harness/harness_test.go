@@ -82,9 +82,10 @@ func TestExecTwoTurns(t *testing.T) {
 }
 
 // The program answers each message, then writes an afterthought and a second,
-// late turn_complete. Each turn must still answer with its own turn_complete.
+// late turn_complete (and, in late-v1, a fatal error). Each turn must still
+// answer with its own turn_complete, and report every leftover line.
 func TestExecOutputAfterTurnCompleteIsNotTheNextAnswer(t *testing.T) {
-	for _, mode := range []string{"late", "late-v1"} {
+	for mode, leftovers := range map[string]int{"late": 2, "late-v1": 3} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
 			a := startFake(t, mode, Config{})
@@ -95,7 +96,7 @@ func TestExecOutputAfterTurnCompleteIsNotTheNextAnswer(t *testing.T) {
 				if mode == "late-v1" && msg != "one" {
 					// A program that does not echo the turn number is told
 					// apart only by timing: its leftovers must have arrived.
-					waitBuffered(t, a.(*execAdapter).proc, 2)
+					waitBuffered(t, a.(*execAdapter).proc, leftovers)
 				}
 				r, err := SendMessage(ctx, a, msg)
 				if err != nil {
@@ -113,8 +114,8 @@ func TestExecOutputAfterTurnCompleteIsNotTheNextAnswer(t *testing.T) {
 						ignored++
 					}
 				}
-				if ignored != 2 {
-					t.Errorf("turn %q events %+v; want the 2 leftover lines reported", msg, r.Events)
+				if ignored != leftovers {
+					t.Errorf("turn %q events %+v; want the %d leftover lines reported", msg, r.Events, leftovers)
 				}
 			}
 		})

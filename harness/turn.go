@@ -113,7 +113,7 @@ func (t *turn) dropEarlier(yield func(Event, error) bool) bool {
 			if !ok {
 				return true
 			}
-			if events, _ := t.parse(line); len(events) > 0 {
+			if events, err := t.parse(line); len(events) > 0 || err != nil {
 				if !yield(earlierOutput(line), nil) {
 					return false
 				}

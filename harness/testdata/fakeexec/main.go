@@ -4,8 +4,8 @@
 //	echo         answer each message with its text; done when it says "bye"
 //	late         answer each message; with the next message, first answer the
 //	             previous one a second time, late, naming its turn
-//	late-v1      answer each message, then answer it again at once, without
-//	             turn numbers (a version-1 program)
+//	late-v1      answer each message, then answer it again at once and report
+//	             a fatal error, without turn numbers (a version-1 program)
 //	fatal        report a fatal error (not logged in) instead of answering
 //	never-ready  print nothing, forever (startup timeout)
 //	bad-ready    print a first line that is not ready
@@ -102,6 +102,7 @@ func main() {
 			emit(event{"type": "turn_complete", "response": "answer " + msg.Text})
 			emit(event{"type": "text_output", "text": "an afterthought"})
 			emit(event{"type": "turn_complete", "response": "late answer " + msg.Text})
+			emit(event{"type": "error", "message": "a late fatal error", "fatal": true})
 		case "fatal":
 			emit(event{"type": "llm_request", "model": "fake-1"})
 			emit(event{"type": "error", "message": "Not logged in", "fatal": true})
