@@ -117,9 +117,9 @@ func TestClaudeCodeMapping(t *testing.T) {
 	}
 }
 
-// Claude Code 2.1.197 offers an agent 26 built-in tools (Bash, Skill,
-// CronCreate, Workflow, EnterWorktree, ...); hone's old deny list named 15 of
-// them, so the agent could still schedule jobs and run skills. Every built-in
+// Claude Code 2.1.197 offers an agent 26 built-in tools; hone's old deny list
+// left 16 of them (CronCreate, Skill, Workflow, EnterWorktree, SendMessage,
+// ...), so the agent could still schedule jobs and run skills. Every built-in
 // must be gone, whatever its name: --tools "" removes them all.
 func TestClaudeCodeAgentGetsNoBuiltinTools(t *testing.T) {
 	abs, _ := filepath.Abs("testdata/fakeclaude")
