@@ -59,8 +59,11 @@ Events print one per line as they happen (llm_chunk events only with --json,
 where each line is an event object with its turn, and the last line is
 {"summary": {"turns", "done", "transcript"}}). The transcript is kept in
 <git dir>/hone/transcripts/<target>-<time>.jsonl. A harness that fails to
-start, crashes or exceeds --turn-timeout ends the run with an error saying
-which; the transcript is kept.` + exitCodes(errs.NotFound, errs.Invalid),
+start, crashes, exceeds --turn-timeout, or reports an error (not logged in,
+out of quota or rate-limited, a model refusal) ends the run at once, before
+another turn is sent, with a one-line error saying which; the transcript is
+kept.` + exitCodes(errs.NotFound, errs.Invalid) + `
+  The harness failing or reporting an error is status 1.`,
 		Args: exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()

@@ -164,6 +164,7 @@ func TestRunEndsOnFailure(t *testing.T) {
 		{"crash", time.Minute, harness.ErrExited, "agent run: turn 1 of 5: exec: harness exited during the turn"},
 		{"hang", 300 * time.Millisecond, harness.ErrTurnTimeout, "agent run: turn 1 of 5: exec: harness turn timed out"},
 		{"never-ready", 0, harness.ErrStartup, "agent run: exec: harness failed to start"},
+		{"fatal", time.Minute, harness.ErrReported, "agent run: turn 1 of 5: exec: harness reported an error: Not logged in"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			opts := options(ws, tc.mode)
