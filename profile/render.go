@@ -33,7 +33,7 @@ func WriteText(w io.Writer, e *Entry) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "flat%\tcum%\tsamples\t  symbol  hottest line (its share)")
 	for _, h := range e.Hotspots {
-		fmt.Fprintf(tw, "%.2f\t%.2f\t%d\t  %s%s\n", h.FlatPct, h.CumPct, h.Samples, h.Symbol, lineNote(h))
+		fmt.Fprintf(tw, "%.2f\t%.2f\t%d\t  %s%s\n", h.FlatPct, h.CumPct, h.Samples, h.Label(), lineNote(h))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -79,7 +79,7 @@ func WriteList(w io.Writer, es []*Entry) error {
 	for _, e := range es {
 		top := "-"
 		if len(e.Hotspots) > 0 {
-			top = fmt.Sprintf("%s %.2f%%", e.Hotspots[0].Symbol, e.Hotspots[0].FlatPct)
+			top = fmt.Sprintf("%s %.2f%%", e.Hotspots[0].Label(), e.Hotspots[0].FlatPct)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d samples\t%s\n", e.ID, e.Created.UTC().Format(time.RFC3339), git.Short(e.Pin), e.Event, e.Samples, top)
 	}
