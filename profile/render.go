@@ -26,6 +26,13 @@ func WriteText(w io.Writer, e *Entry) error {
 		fmt.Fprintf(w, " at %d Hz", e.Frequency)
 	}
 	fmt.Fprintln(w)
+	if e.CallGraph != "" {
+		fmt.Fprintf(w, "call graph %s", e.CallGraph)
+		if e.CallGraphReason != "" {
+			fmt.Fprintf(w, ": %s", e.CallGraphReason)
+		}
+		fmt.Fprintln(w)
+	}
 	if e.Binary != "" {
 		fmt.Fprintf(w, "binary %s sha256:%s\n", e.Binary, git.Short(e.BinaryHash))
 	}

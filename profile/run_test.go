@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,26 +79,17 @@ func near(t *testing.T, what string, got, want, tol float64) {
 
 // TestRunC profiles a C program whose two functions cost about 70% and 30%,
 // and checks the ranking, the source lines, the ledger round trip and that
-// `go tool pprof` reads the same ranking from the pprof file.
+// `go tool pprof` reads the same ranking and hottest lines from the pprof
+// file.
 func TestRunC(t *testing.T) {
 	need(t, "perf", "cc", "go")
 	src := readTestdata(t, "twofuncs.c")
 	ws := newWorkspace(t, `
 [targets.c]
-build = "cc -O2 -g -o $HONE_OUT/w w.c"
+build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
 
   [targets.c.bench]
   run = "$HONE_OUT/w 400000000"
-
-[targets.cdwarf]
-path  = "targets/c"
-build = "cc -O2 -g -o $HONE_OUT/w w.c"
-
-  [targets.cdwarf.bench]
-  run = "$HONE_OUT/w 200000000"
-
-  [targets.cdwarf.profile]
-  call_graph = "dwarf"
 `, map[string]string{"targets/c/w.c": src})
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "c.pb.gz")
@@ -137,12 +129,13 @@ build = "cc -O2 -g -o $HONE_OUT/w w.c"
 	if len(top) < 2 || top[0] != "heavy" || top[1] != "light" {
 		t.Errorf("go tool pprof -top ranks %v, want heavy, light first", top)
 	}
+	t.Logf("agrees with go tool pprof -lines: %v", agreesWithPprofLines(t, e.Hotspots, out, 5))
 
 	latest, err := Latest(ctx, ws, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if latest.ID != e.ID || latest.Hotspots[0] != e.Hotspots[0] || latest.Event != e.Event || latest.Pin != e.Pin {
+	if latest.ID != e.ID || latest.Hotspots[0] != e.Hotspots[0] || latest.Event != e.Event || latest.Pin != e.Pin || latest.CallGraphReason != e.CallGraphReason {
 		t.Errorf("latest %+v differs from the run's entry %+v", latest.Top(1), e.Top(1))
 	}
 	p, err := Pprof(ctx, ws, latest)
@@ -152,21 +145,77 @@ build = "cc -O2 -g -o $HONE_OUT/w w.c"
 	if hs, _, err := Hotspots(p); err != nil || hs[0].Symbol != "heavy" || hs[0].FlatPct != e.Hotspots[0].FlatPct {
 		t.Errorf("stored pprof gives %+v, %v", hs[:1], err)
 	}
+}
 
-	// -O2 code has no frame pointers, so -g stacks stop at the leaf; DWARF
-	// unwinding reaches main, which then holds nearly all the time.
-	if m := hotspotOrZero(e, "main"); m.CumPct > 50 {
-		t.Errorf("main cum%% = %.2f with frame pointers; the test no longer shows why dwarf exists", m.CumPct)
-	}
-	d, err := Run(ctx, ws, "cdwarf", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.CallGraph != "dwarf" || d.Hotspots[0].Symbol != "heavy" {
-		t.Errorf("call graph %q, top %q", d.CallGraph, d.Hotspots[0].Symbol)
-	}
-	if m := hotspot(t, d, "main"); m.CumPct < 90 || m.File != "targets/c/w.c" {
-		t.Errorf("main with dwarf unwinding: %+v, want cum%% > 90 in targets/c/w.c", m)
+// TestCodeWithoutFramePointersGetsRealCallers: -fomit-frame-pointer code
+// leaves frame-pointer stacks at their leaf, so the profile records again
+// with DWARF unwinding on its own and says why; code with frame pointers
+// keeps them; and hone.toml's call_graph still forces a mode.
+func TestCodeWithoutFramePointersGetsRealCallers(t *testing.T) {
+	need(t, "perf", "cc")
+	src := readTestdata(t, "twofuncs.c")
+	ws := newWorkspace(t, `
+[targets.omit]
+path  = "targets/c"
+build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
+
+  [targets.omit.bench]
+  run = "$HONE_OUT/w 200000000"
+
+[targets.keep]
+path  = "targets/c"
+build = "cc -O2 -g -fno-omit-frame-pointer -o $HONE_OUT/w w.c"
+
+  [targets.keep.bench]
+  run = "$HONE_OUT/w 200000000"
+
+[targets.forced]
+path  = "targets/c"
+build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
+
+  [targets.forced.bench]
+  run = "$HONE_OUT/w 200000000"
+
+  [targets.forced.profile]
+  call_graph = "fp"
+`, map[string]string{"targets/c/w.c": src})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		target, mode, reason string
+		callers              bool // main holds nearly all the time
+	}{
+		{"omit", CallGraphDWARF, "frame pointers named the caller in only ", true},
+		{"keep", CallGraphFP, "frame pointers named the caller in ", false},
+		{"forced", CallGraphFP, "set by [targets.forced.profile] call_graph", false},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			var steps []string
+			e, err := Run(ctx, ws, tc.target, Options{Progress: func(s string) { steps = append(steps, s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.CallGraph != tc.mode || !strings.HasPrefix(e.CallGraphReason, tc.reason) {
+				t.Errorf("call graph %q (%s), want %q (%s...)", e.CallGraph, e.CallGraphReason, tc.mode, tc.reason)
+			}
+			if e.Hotspots[0].Symbol != "heavy" {
+				t.Errorf("top hotspot %q, want heavy", e.Hotspots[0].Symbol)
+			}
+			again := slices.ContainsFunc(steps, func(s string) bool { return strings.Contains(s, "recording again with DWARF") })
+			if again != (tc.mode == CallGraphDWARF) {
+				t.Errorf("steps %q: a second recording is told exactly when DWARF is chosen", steps)
+			}
+			// With frame pointers, fp-less stacks stop at the leaf. Even
+			// -fno-omit-frame-pointer stacks skip main: GCC gives the leaf,
+			// heavy, no frame of its own, so unwinding starts from main's
+			// frame and names libc's caller of main.
+			m := hotspotOrZero(e, "main")
+			if tc.callers && (m.CumPct < 90 || m.File != "targets/c/w.c") {
+				t.Errorf("main %+v, want cum%% > 90 in targets/c/w.c: DWARF unwinding finds the real caller", m)
+			}
+			if tc.target == "forced" && m.CumPct > 50 {
+				t.Errorf("main cum%% = %.2f with forced frame pointers; the test no longer shows why dwarf exists", m.CumPct)
+			}
+		})
 	}
 }
 

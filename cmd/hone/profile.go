@@ -33,8 +33,12 @@ func newProfileRunCmd(app *App) *cobra.Command {
 		Short: "Profile the target's workload and record the profile in the ledger",
 		Long: `Build the target at its pin in a hone-managed checkout (reusing the baseline
 build cache), run [targets.TARGET.profile] run (default: the bench command)
-under ` + "`perf record -g`" + ` and convert it to pprof, reading source lines from
-the binary's DWARF. The event is the hardware cycles counter where the machine
+under ` + "`perf record`" + ` and convert it to pprof, reading source lines from
+the binary's DWARF. Stacks are unwound with frame pointers; when most of them
+stop at the sampled function (code built without frame pointers), the
+workload is recorded again with DWARF unwinding, and the profile says which
+mode it used and why. [targets.TARGET.profile] call_graph = "fp" or "dwarf"
+forces one. The event is the hardware cycles counter where the machine
 has one, else the software cpu-clock; the output says which. With
 [targets.TARGET.profile] format = "pprof", the command writes its own pprof
 file (output = "...", e.g. Go's -cpuprofile) and hone reads it instead.
