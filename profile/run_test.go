@@ -145,6 +145,22 @@ build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
 	if hs, _, err := Hotspots(p); err != nil || hs[0].Symbol != "heavy" || hs[0].FlatPct != e.Hotspots[0].FlatPct {
 		t.Errorf("stored pprof gives %+v, %v", hs[:1], err)
 	}
+	back := filepath.Join(t.TempDir(), "back.pb.gz")
+	if err := WritePprof(ctx, ws, latest, back); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := readFile(t, out), readFile(t, back); !bytes.Equal(a, b) {
+		t.Errorf("the stored pprof written back (%d bytes) differs from the run's (%d bytes)", len(b), len(a))
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestCodeWithoutFramePointersGetsRealCallers: -fomit-frame-pointer code
