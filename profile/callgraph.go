@@ -18,6 +18,7 @@ const (
 // past the sampled function. Kernel frames are left out: perf unwinds the
 // kernel's own stack separately and always well.
 type stackHealth struct {
+	all      int64 // every sample
 	user     int64 // samples with at least one user-space frame
 	resolved int64 // of those, samples with a named caller of the leaf
 }
@@ -45,6 +46,7 @@ func checkStacks(p *profile.Profile) stackHealth {
 		if ni >= 0 {
 			n = s.Value[ni]
 		}
+		h.all += n
 		user := 0
 		named := false
 		for _, l := range s.Location {
@@ -101,9 +103,10 @@ func (r *runner) recordStacks(ctx context.Context, perf *perfSetup, freq int, e 
 		e.CallGraphReason = fmt.Sprintf("frame pointers named the caller in %s", fp)
 		return p, nil
 	}
-	r.step(fmt.Sprintf("frame pointers named the caller in only %s; recording again with DWARF unwinding", fp))
+	dfreq := dwarfFrequency(freq, fp.all)
+	r.step(fmt.Sprintf("frame pointers named the caller in only %s; recording again with DWARF unwinding at %d Hz", fp, dfreq))
 	fpEntry := *e
-	pd, err := r.record(ctx, perf, freq, CallGraphDWARF, e)
+	pd, err := r.record(ctx, perf, dfreq, CallGraphDWARF, e)
 	if err != nil {
 		return nil, err
 	}
@@ -114,5 +117,26 @@ func (r *runner) recordStacks(ctx context.Context, perf *perfSetup, freq int, e 
 		return p, nil
 	}
 	e.CallGraphReason = fmt.Sprintf("frame pointers named the caller in only %s (code without frame pointers), DWARF unwinding in %s", fp, dw)
+	if dfreq < freq {
+		e.CallGraphReason += fmt.Sprintf(", recorded at %d Hz to keep its stack copies under %d MB", dfreq, maxDWARFSamples*dwarfSampleBytes>>20)
+	}
 	return pd, nil
+}
+
+// A DWARF-unwound sample carries a copy of the top of the stack (perf's
+// default 8 KiB), so a long workload at full rate would write gigabytes.
+// maxDWARFSamples bounds the second recording to about 500 MB.
+const (
+	dwarfSampleBytes = 8192 + 256
+	maxDWARFSamples  = 60000
+)
+
+// dwarfFrequency lowers freq for the DWARF recording in proportion to how
+// far the frame-pointer recording's samples exceeded maxDWARFSamples: the
+// workload is the same, so it runs as long.
+func dwarfFrequency(freq int, samples int64) int {
+	if samples <= maxDWARFSamples {
+		return freq
+	}
+	return max(1, int(int64(freq)*maxDWARFSamples/samples))
 }

@@ -40,3 +40,27 @@ func TestStacksWithoutFramePointersAreTruncated(t *testing.T) {
 		})
 	}
 }
+
+// TestLongWorkloadsBoundTheDWARFRecording: a workload long enough to give
+// more than maxDWARFSamples frame-pointer samples is recorded again at a
+// lower rate, so its stack copies cannot fill the disk.
+func TestLongWorkloadsBoundTheDWARFRecording(t *testing.T) {
+	for _, tc := range []struct {
+		freq    int
+		samples int64
+		want    int
+	}{
+		{1999, 5000, 1999},
+		{1999, maxDWARFSamples, 1999},
+		{1999, 10 * maxDWARFSamples, 199},
+		{99, 1000 * maxDWARFSamples, 1},
+	} {
+		got := dwarfFrequency(tc.freq, tc.samples)
+		if got != tc.want {
+			t.Errorf("dwarfFrequency(%d, %d) = %d, want %d", tc.freq, tc.samples, got, tc.want)
+		}
+		if tc.samples*int64(got)/int64(tc.freq) > maxDWARFSamples && got > 1 {
+			t.Errorf("%d Hz over %d samples' time still records more than %d", got, tc.samples, maxDWARFSamples)
+		}
+	}
+}
