@@ -23,9 +23,26 @@ var fileLine = regexp.MustCompile(`^\S+:\d+$`)
 // returns its rows, biggest flat first.
 func pprofLines(t *testing.T, file string) []pprofRow {
 	t.Helper()
-	out, err := exec.Command("go", "tool", "pprof", "-lines", "-top", "-nodefraction=0", "-nodecount=100000", file).CombinedOutput()
+	return pprofRows(t, file, "-lines", "-top", "-nodefraction=0", "-nodecount=100000")
+}
+
+// pprofTop runs `go tool pprof -top` on file and returns the symbols in its
+// order.
+func pprofTop(t *testing.T, file string) []string {
+	t.Helper()
+	var syms []string
+	for _, r := range pprofRows(t, file, "-top") {
+		syms = append(syms, r.fn)
+	}
+	return syms
+}
+
+// pprofRows runs go tool pprof with args on file and parses its table.
+func pprofRows(t *testing.T, file string, args ...string) []pprofRow {
+	t.Helper()
+	out, err := exec.Command("go", append(append([]string{"tool", "pprof"}, args...), file)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go tool pprof -lines -top: %v\n%s", err, out)
+		t.Fatalf("go tool pprof %v: %v\n%s", args, err, out)
 	}
 	var rows []pprofRow
 	header := false
@@ -46,7 +63,7 @@ func pprofLines(t *testing.T, file string) []pprofRow {
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
-		t.Fatalf("go tool pprof -lines -top printed no rows:\n%s", out)
+		t.Fatalf("go tool pprof %v printed no rows:\n%s", args, out)
 	}
 	return rows
 }

@@ -1,9 +1,9 @@
 package profile
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -169,41 +169,26 @@ func readFile(t *testing.T, name string) []byte {
 // keeps them; and hone.toml's call_graph still forces a mode.
 func TestCodeWithoutFramePointersGetsRealCallers(t *testing.T) {
 	need(t, "perf", "cc")
-	src := readTestdata(t, "twofuncs.c")
-	ws := newWorkspace(t, `
-[targets.omit]
-path  = "targets/c"
-build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
-
-  [targets.omit.bench]
-  run = "$HONE_OUT/w 200000000"
-
-[targets.keep]
-path  = "targets/c"
-build = "cc -O2 -g -fno-omit-frame-pointer -o $HONE_OUT/w w.c"
-
-  [targets.keep.bench]
-  run = "$HONE_OUT/w 200000000"
-
-[targets.forced]
-path  = "targets/c"
-build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
-
-  [targets.forced.bench]
-  run = "$HONE_OUT/w 200000000"
-
-  [targets.forced.profile]
-  call_graph = "fp"
-`, map[string]string{"targets/c/w.c": src})
-	ctx := context.Background()
-	for _, tc := range []struct {
-		target, mode, reason string
-		callers              bool // main holds nearly all the time
+	cases := []struct {
+		target, cflags, callGraph string // how hone.toml builds and profiles it
+		mode, reason              string // what the profile must say it used and why
+		callers                   bool   // main holds nearly all the time
 	}{
-		{"omit", CallGraphDWARF, "frame pointers named the caller in only ", true},
-		{"keep", CallGraphFP, "frame pointers named the caller in ", false},
-		{"forced", CallGraphFP, "set by [targets.forced.profile] call_graph", false},
-	} {
+		{"omit", "-fomit-frame-pointer", "", CallGraphDWARF, "frame pointers named the caller in only ", true},
+		{"keep", "-fno-omit-frame-pointer", "", CallGraphFP, "frame pointers named the caller in ", false},
+		{"forced", "-fomit-frame-pointer", CallGraphFP, CallGraphFP, "set by [targets.forced.profile] call_graph", false},
+	}
+	var conf strings.Builder
+	for _, tc := range cases {
+		fmt.Fprintf(&conf, "[targets.%s]\npath = \"targets/c\"\nbuild = \"cc -O2 -g %s -o $HONE_OUT/w w.c\"\n", tc.target, tc.cflags)
+		fmt.Fprintf(&conf, "[targets.%s.bench]\nrun = \"$HONE_OUT/w 200000000\"\n", tc.target)
+		if tc.callGraph != "" {
+			fmt.Fprintf(&conf, "[targets.%s.profile]\ncall_graph = %q\n", tc.target, tc.callGraph)
+		}
+	}
+	ws := newWorkspace(t, conf.String(), map[string]string{"targets/c/w.c": readTestdata(t, "twofuncs.c")})
+	ctx := context.Background()
+	for _, tc := range cases {
 		t.Run(tc.target, func(t *testing.T) {
 			var steps []string
 			e, err := Run(ctx, ws, tc.target, Options{Progress: func(s string) { steps = append(steps, s) }})
@@ -251,30 +236,6 @@ func counter(e *Entry, name string) *Counter {
 		}
 	}
 	return nil
-}
-
-// pprofTop runs `go tool pprof -top` on file and returns the symbols in its
-// order.
-func pprofTop(t *testing.T, file string) []string {
-	t.Helper()
-	out, err := exec.Command("go", "tool", "pprof", "-top", file).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
-	}
-	var syms []string
-	rows := false
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 5 && f[0] == "flat" {
-			rows = true
-			continue
-		}
-		if rows && len(f) >= 6 {
-			syms = append(syms, strings.Join(f[5:], " "))
-		}
-	}
-	return syms
 }
 
 // TestRunGo profiles the same Go program twice: from the pprof file it writes
