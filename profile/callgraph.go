@@ -2,7 +2,10 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -103,6 +106,10 @@ func (r *runner) recordStacks(ctx context.Context, perf *perfSetup, freq int, e 
 		e.CallGraphReason = fmt.Sprintf("frame pointers named the caller in %s", fp)
 		return p, nil
 	}
+	if err := perf.unwindsDWARF(ctx, r.tmp); err != nil {
+		e.CallGraphReason = fmt.Sprintf("frame pointers named the caller in only %s; this perf cannot record with DWARF unwinding (%s), so their stacks are kept", fp, err)
+		return p, nil
+	}
 	dfreq := dwarfFrequency(freq, fp.all)
 	r.step(fmt.Sprintf("frame pointers named the caller in only %s; recording again with DWARF unwinding at %d Hz", fp, dfreq))
 	fpEntry := *e
@@ -139,4 +146,18 @@ func dwarfFrequency(freq int, samples int64) int {
 		return freq
 	}
 	return max(1, int(int64(freq)*maxDWARFSamples/samples))
+}
+
+// unwindsDWARF records `true` with DWARF unwinding: a perf built without
+// an unwinder refuses, and says why.
+func (s *perfSetup) unwindsDWARF(ctx context.Context, dir string) error {
+	out, err := exec.CommandContext(ctx, s.path, "record", "-q", "-N", "--call-graph=dwarf", "-e", s.event,
+		"-o", filepath.Join(dir, "dwarf-probe.data"), "--", "true").CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	if msg := firstLine(out); msg != "" {
+		return errors.New(msg)
+	}
+	return err
 }

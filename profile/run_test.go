@@ -220,6 +220,38 @@ func TestCodeWithoutFramePointersGetsRealCallers(t *testing.T) {
 	}
 }
 
+// TestPerfWithoutDWARFKeepsFramePointerStacks: a perf that refuses
+// --call-graph=dwarf (built without an unwinder) must not cost the profile:
+// the frame-pointer recording is kept, and the entry says why. The wrapper
+// stands in for such a perf, which this machine does not have.
+func TestPerfWithoutDWARFKeepsFramePointerStacks(t *testing.T) {
+	need(t, "perf", "cc")
+	real, _ := exec.LookPath("perf")
+	bin := t.TempDir()
+	wrapper := "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = --call-graph=dwarf ]; then echo 'this perf has no DWARF unwinding' >&2; exit 1; fi\ndone\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "perf"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ws := newWorkspace(t, `
+[targets.c]
+build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
+
+  [targets.c.bench]
+  run = "$HONE_OUT/w 200000000"
+`, map[string]string{"targets/c/w.c": readTestdata(t, "twofuncs.c")})
+	e, err := Run(context.Background(), ws, "c", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.CallGraph != CallGraphFP || !strings.Contains(e.CallGraphReason, "this perf cannot record with DWARF unwinding") || !strings.Contains(e.CallGraphReason, "this perf has no DWARF unwinding") {
+		t.Errorf("call graph %q (%s), want fp with the DWARF failure named", e.CallGraph, e.CallGraphReason)
+	}
+	if e.Hotspots[0].Symbol != "heavy" {
+		t.Errorf("top hotspot %q, want heavy", e.Hotspots[0].Symbol)
+	}
+}
+
 func hotspotOrZero(e *Entry, sym string) Hotspot {
 	for _, h := range e.Hotspots {
 		if h.Symbol == sym {
