@@ -2,11 +2,10 @@ package profile
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/hone-perf/hone/internal/atomicfile"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -93,22 +92,7 @@ func WritePprof(ctx context.Context, ws *workspace.Workspace, e *Entry, file str
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".hone-pprof-*")
-	if err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot write %s", file)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
+	if err := atomicfile.Write(file, b, 0o644); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot write %s", file)
 	}
 	return nil
