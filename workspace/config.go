@@ -100,9 +100,10 @@ type ProfileConfig struct {
 	Format    string `toml:"format"`    // "perf" (default) or "pprof"
 	Output    string `toml:"output"`    // with format = "pprof": the file the command writes
 	Frequency int    `toml:"frequency"` // sampling frequency in Hz
-	// CallGraph is how perf unwinds stacks: "fp" (frame pointers, the
-	// default) or "dwarf" (copies of the stack unwound with DWARF CFI, for
-	// code built without frame pointers; bigger and slower).
+	// CallGraph is how perf unwinds stacks: "fp" (frame pointers) or
+	// "dwarf" (copies of the stack unwound with DWARF CFI, for code built
+	// without frame pointers; bigger and slower). Empty lets the profile
+	// choose: frame pointers, then DWARF when they fail most stacks.
 	CallGraph string `toml:"call_graph"`
 }
 

@@ -272,9 +272,7 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 		return p.errf(key("profile", "frequency"), "must be positive")
 	}
 	switch t.Profile.CallGraph {
-	case "":
-		t.Profile.CallGraph = "fp"
-	case "fp", "dwarf":
+	case "", "fp", "dwarf":
 	default:
 		return p.errf(key("profile", "call_graph"), "must be \"fp\" or \"dwarf\", not %q", t.Profile.CallGraph)
 	}

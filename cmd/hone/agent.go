@@ -63,8 +63,10 @@ where each line is an event object with its turn, a line the harness wrote
 to its stderr is {"harness_stderr": LINE}, and the last line is
 {"summary": {"turns", "done", "transcript"}}). The transcript is kept in
 <git dir>/hone/transcripts/<target>-<time>.jsonl. A harness that fails to
-start, crashes or exceeds --turn-timeout ends the run with an error saying
-which; the transcript is kept.`,
+start, crashes, exceeds --turn-timeout, or reports an error (not logged in,
+out of quota or rate-limited, a model refusal) ends the run at once, before
+another turn is sent, with a one-line error saying which, and exit status 1;
+the transcript is kept.`,
 		Example: `  hone agent run wordfreq --harness claude-code --turns 5
   hone agent run wordfreq --harness exec --command ./my-agent --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),

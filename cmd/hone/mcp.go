@@ -23,15 +23,18 @@ func newMCPCmd(app *App) *cobra.Command {
 read_profile, read_ledger, read_playbook, read_target_source, propose_patch and
 run_verdict. Each calls the same code as the matching hone command. A refusal
 (allowlist, duplicate attempt) is a tool result marked isError whose text is
-the message the command would print. Only propose_patch and run_verdict write,
-and run_verdict reports progress while it runs and stops when cancelled.
+the message the command would print. Only propose_patch and run_verdict write.
+run_verdict reports progress while it runs; a client that cancels it stops
+waiting, but the verdict runs to its end and is recorded, and the cancelled
+request gets no answer.
 
 An MCP client starts it as a stdio server, for example in Claude Code:
 
   claude mcp add hone -- hone mcp --workspace /path/to/repo
 
 The server runs until its input ends, and answers every request it read
-before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.`,
+(and finishes every verdict it started) before it exits, so
+` + "`hone mcp < requests.jsonl`" + ` works from a script.`,
 		Example: `  claude mcp add hone -- hone mcp --workspace /path/to/repo
   hone mcp < requests.jsonl`,
 		Annotations: exits(errs.NotFound, errs.Invalid),

@@ -35,8 +35,12 @@ func newProfileRunCmd(app *App) *cobra.Command {
 		Short: "Profile the target's workload and record the profile in the ledger",
 		Long: `Build the target at its pin in a hone-managed checkout (reusing the baseline
 build cache), run [targets.TARGET.profile] run (default: the bench command)
-under ` + "`perf record -g`" + ` and convert it to pprof, reading source lines from
-the binary's DWARF. The event is the hardware cycles counter where the machine
+under ` + "`perf record`" + ` and convert it to pprof, reading source lines from
+the binary's DWARF. Stacks are unwound with frame pointers; when most of them
+stop at the sampled function (code built without frame pointers), the
+workload is recorded again with DWARF unwinding, and the profile says which
+mode it used and why. [targets.TARGET.profile] call_graph = "fp" or "dwarf"
+forces one. The event is the hardware cycles counter where the machine
 has one, else the software cpu-clock; the output says which. With
 [targets.TARGET.profile] format = "pprof", the command writes its own pprof
 file (output = "...", e.g. Go's -cpuprofile) and hone reads it instead.
@@ -80,14 +84,18 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
 func newProfileShowCmd(app *App) *cobra.Command {
 	var top int
 	var asJSON bool
+	var id, pprofOut string
 	cmd := &cobra.Command{
-		Use:   "show TARGET [--top N] [--json]",
+		Use:   "show TARGET [--id ID] [--top N] [--pprof-out FILE] [--json]",
 		Short: "Print the latest profile of a target",
-		Long: `Print the target's latest profile: event, samples, the top N hotspots
-(flat and cumulative share, hottest source line) and the perf stat counters.
-This is the view the MCP tool read_profile returns.`,
+		Long: `Print the target's latest profile (or profile ID, or a unique prefix of at
+least 4 characters of it; see ` + "`hone profile list`" + `): event, samples, the top N
+hotspots (flat and cumulative share, hottest source line) and the perf stat
+counters. This is the view the MCP tool read_profile returns. --pprof-out
+writes the gzipped pprof stored with the profile to FILE, for
+` + "`go tool pprof FILE`" + `.`,
 		Example: `  hone profile show wordfreq
-  hone profile show wordfreq --top 5 --json`,
+  hone profile show wordfreq --top 5 --pprof-out cpu.pb.gz --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
@@ -95,9 +103,14 @@ This is the view the MCP tool read_profile returns.`,
 			if err != nil {
 				return err
 			}
-			e, err := profile.Latest(ctx, ws, args[0])
+			e, err := profile.Of(ctx, ws, args[0], id)
 			if err != nil {
 				return err
+			}
+			if pprofOut != "" {
+				if err := profile.WritePprof(ctx, ws, e, pprofOut); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				return app.printJSON(e.Top(top))
@@ -106,6 +119,8 @@ This is the view the MCP tool read_profile returns.`,
 		}),
 	}
 	cmd.Flags().IntVar(&top, "top", 20, "show this many hotspots (0: all stored, at most 50)")
+	cmd.Flags().StringVar(&id, "id", "", "show the profile with this ledger entry `ID` (or a unique prefix of it) instead of the latest")
+	cmd.Flags().StringVar(&pprofOut, "pprof-out", "", "also write the stored gzipped pprof profile to `FILE` (relative to the current directory)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
 	return cmd
 }

@@ -17,9 +17,11 @@ func init() { register("worktree", newWorktreeCmd) }
 func newWorktreeCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worktree",
-		Short: "Work in an isolated git worktree session",
-		Long: `A worktree session is an isolated checkout under .sema-worktrees/<name> (branch
-worktree-<name>) to work in without touching the main checkout. hone cannot
+		Short: "Work in a git worktree session (a directory switch, not isolation)",
+		Long: `A worktree session is a separate checkout under .sema-worktrees/<name> (branch
+worktree-<name>) to work in without touching the main checkout's files. It is a
+directory switch, not isolation: from inside it, the rest of the repository and
+everything else you could reach before stays reachable. hone cannot
 change your shell's directory, so enter and exit print the directory to go to:
 cd "$(hone worktree enter)", or load ` + "`hone shell-init bash`" + ` once and hone cds for you.
 
@@ -40,6 +42,9 @@ func newWorktreeEnterCmd(app *App) *cobra.Command {
 		Use:   "enter [--name NAME | --path PATH] [--base head|fresh] [--target T]",
 		Short: "Create, resume or switch into a worktree and start a session",
 		Long: `Enter a worktree and print its path on stdout (a message goes to stderr).
+Entering is a directory switch, not isolation: nothing outside the worktree,
+the rest of the repository included, becomes any harder to read or change, and
+the message says so every time.
 
 --name NAME creates .sema-worktrees/NAME on branch worktree-NAME, or resumes it when
 it exists; without --name a readable random name is made. NAME is segments of
@@ -47,8 +52,10 @@ letters, digits, '.', '_' and '-' separated by '/', at most 64 characters.
 .sema-worktrees/ is added to .gitignore when missing.
 
 --base head starts from the current HEAD (unpushed commits included); --base fresh
-(the default, or [worktree] base in hone.toml) from origin/HEAD, else the first
-local branch of init.defaultBranch, main, master.
+(the default, or [worktree] base in hone.toml) from the default branch as the
+remote last showed it: origin/HEAD, else origin/<default branch>, else the
+default branch itself (the first local branch of init.defaultBranch, main,
+master).
 
 Only one created session at a time: while one is active, a creating enter is
 refused. --path PATH switches the session into any worktree ` + "`git worktree list`" + `
