@@ -1,0 +1,164 @@
+package jail
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A run's cgroup catches the CPU time that rusage cannot: a process whose
+// parent ignores SIGCHLD (or sets SA_NOCLDWAIT) is reaped by the kernel
+// itself, and its CPU time never reaches anyone's RUSAGE_CHILDREN. A cgroup
+// v2 directory counts every task that ever ran in it, whoever reaped it. The
+// jail's process is cloned straight into a fresh cgroup (CLONE_INTO_CGROUP),
+// and whatever the cgroup counted beyond the rusage hone gets back from
+// wait4 was spent by such processes.
+//
+// Only cgroup v2 is used, and only where hone may create a cgroup below its
+// own (root, or a delegated subtree): without one, Result.Cgroup is false
+// and that CPU time goes uncounted.
+type cgroup struct {
+	dir string
+	fd  *os.File
+}
+
+var (
+	cgroupOnce sync.Once
+	cgroupBase string // "" when hone cannot create cgroups
+	cgroupSeq  atomic.Int64
+)
+
+// newCgroup returns a fresh cgroup for one run, or nil when there is none to
+// be had here.
+func newCgroup() *cgroup {
+	cgroupOnce.Do(func() { cgroupBase = findCgroupBase() })
+	if cgroupBase == "" {
+		return nil
+	}
+	dir := filepath.Join(cgroupBase, fmt.Sprintf("hone-jail-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil
+	}
+	fd, err := os.Open(dir)
+	if err != nil {
+		os.Remove(dir)
+		return nil
+	}
+	return &cgroup{dir: dir, fd: fd}
+}
+
+// findCgroupBase locates hone's own cgroup v2 directory and checks that a
+// child can be made in it. It also removes children left by hone processes
+// that died before removing theirs.
+func findCgroupBase() string {
+	mount := ""
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options... - fstype source super
+		fields := strings.Fields(sc.Text())
+		for i, fld := range fields {
+			if fld == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
+				mount = fields[4]
+			}
+		}
+		if mount != "" {
+			break
+		}
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if mount == "" || err != nil {
+		return ""
+	}
+	own := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			own = p
+		}
+	}
+	if own == "" {
+		return ""
+	}
+	base := filepath.Join(mount, own)
+	if unix.Access(base, unix.W_OK) != nil {
+		return ""
+	}
+	sweepCgroups(base)
+	return base
+}
+
+// sweepCgroups removes empty hone-jail-<pid>-<n> cgroups whose hone is dead.
+func sweepCgroups(base string) {
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "hone-jail-")
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.Split(rest, "-")[0])
+		if err != nil || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+			continue
+		}
+		_ = os.Remove(filepath.Join(base, e.Name()))
+	}
+}
+
+// usage reads the CPU time the cgroup has counted.
+func (c *cgroup) usage() (user, sys time.Duration, err error) {
+	b, err := os.ReadFile(filepath.Join(c.dir, "cpu.stat"))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "user_usec":
+			user = time.Duration(n) * time.Microsecond
+		case "system_usec":
+			sys = time.Duration(n) * time.Microsecond
+		}
+	}
+	return user, sys, nil
+}
+
+// empty waits (briefly) until no process is left in the cgroup, killing
+// what is, so that its count is final.
+func (c *cgroup) empty() bool {
+	for i := 0; i < 100; i++ {
+		b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+		if err != nil {
+			return false
+		}
+		if len(strings.TrimSpace(string(b))) == 0 {
+			return true
+		}
+		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func (c *cgroup) remove() {
+	c.fd.Close()
+	for i := 0; i < 100; i++ {
+		if err := os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
