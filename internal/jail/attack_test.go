@@ -1,0 +1,387 @@
+package jail
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hone-perf/hone/internal/testproc"
+)
+
+// Each test here performs an attack a candidate's code could make from
+// inside a build, gate or bench run, then checks that it failed and that the
+// host is unchanged.
+
+func TestCandidateCannotWriteOutsideItsScratch(t *testing.T) {
+	hostDir := t.TempDir()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := "hone-attack-" + strconv.Itoa(os.Getpid())
+	targets := []string{
+		filepath.Join(hostDir, marker),
+		filepath.Join(home, marker),
+		filepath.Join(os.TempDir(), marker),
+		"/tmp/" + marker,
+		"/" + marker,
+		"/usr/" + marker,
+		"/etc/" + marker,
+	}
+	cmd := ""
+	for _, p := range targets {
+		cmd += "echo pwned > " + p + " && echo wrote " + p + "; "
+	}
+	res := run(t, Spec{Command: cmd})
+	if strings.Contains(string(res.Stdout.Bytes()), "wrote /tmp/") {
+		t.Log("wrote /tmp inside the jail (its own scratch), as expected")
+	}
+	for _, p := range targets {
+		if _, err := os.Lstat(p); err == nil {
+			os.Remove(p)
+			t.Errorf("the jail wrote %s on the host", p)
+		}
+	}
+	for _, p := range targets[:2] {
+		if strings.Contains(string(res.Stdout.Bytes()), "wrote "+p) {
+			t.Errorf("the jail could write %s (%s)", p, res.Stdout.Bytes())
+		}
+	}
+}
+
+func TestCandidateCannotSeeHostDirectories(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	hostDir := t.TempDir()
+	writeFile(t, hostDir, "private", "secret\n", 0o644)
+	res := run(t, Spec{Command: "for d in " + hostDir + " " + home + " /root /run /var/lib /var/log /opt /srv /mnt /sys /work /boot /media; do test -e $d && echo visible $d; done; ls -A / /home /var"})
+	root := []string{".hone", "dev", "etc", "home", "proc", "tmp", "usr", "var"}
+	for _, d := range systemDirs[1:] {
+		if _, err := os.Lstat(d); err == nil {
+			root = append(root, d[1:])
+		}
+	}
+	slices.Sort(root)
+	want := "/:\n" + strings.Join(root, "\n") + "\n\n/home:\nhone\n\n/var:\ntmp\n"
+	if got := string(res.Stdout.Bytes()); got != want {
+		t.Errorf("the jail sees:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestCandidateCannotReadRootOnlyFile(t *testing.T) {
+	root(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "key", "PRIVATE KEY\n", 0o600)
+	res := run(t, Spec{Command: "cat /mnt/key", Mounts: []Mount{{Host: dir, Jail: "/mnt", Mode: ReadOnly}}})
+	if res.Success() || strings.Contains(string(res.Stdout.Bytes()), "PRIVATE") {
+		t.Errorf("read a root-owned 0600 file: %s %s", res.Describe(), res.Stdout.Bytes())
+	}
+	if !strings.Contains(string(res.Stderr.Bytes()), "Permission denied") {
+		t.Errorf("stderr = %s", res.Stderr.Bytes())
+	}
+}
+
+func TestCandidateCannotReadShadowOrHostSecrets(t *testing.T) {
+	res := run(t, Spec{Command: "cat /etc/shadow /etc/gshadow /etc/sudoers; ls /etc/ssh /etc/ssl/private; ls /etc"})
+	out := string(res.Stdout.Bytes())
+	if strings.Contains(out, "root:") {
+		t.Errorf("read a shadow file:\n%s", out)
+	}
+	for _, name := range strings.Fields(out) {
+		if name != "passwd" && name != "group" && name != "hosts" && name != "nsswitch.conf" && !slices.Contains(etcFiles, name) {
+			t.Errorf("/etc holds %s, which is not in the allowlist", name)
+		}
+	}
+}
+
+func TestCandidateCannotConnectToHostUnixSocket(t *testing.T) {
+	hidden := t.TempDir()
+	shared := t.TempDir()
+	var got []string
+	for _, dir := range []string{hidden, shared} {
+		l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				got = append(got, line)
+				c.Close()
+			}
+		}()
+	}
+	spec := Spec{Mounts: []Mount{attackMount(t), {Host: shared, Jail: "/shared", Mode: ReadOnly}}}
+	spec.Command = attackPath + " connect unix " + filepath.Join(hidden, "sock")
+	if res := run(t, spec); res.Success() {
+		t.Errorf("connected to a socket in an unmounted host directory: %s", res.Stdout.Bytes())
+	}
+	if os.Geteuid() == 0 {
+		// A socket the jail can see, owned by root: only the jail user's
+		// own rights stand between it and the socket.
+		spec.Command = attackPath + " connect unix /shared/sock"
+		if res := run(t, spec); res.Success() || !strings.Contains(string(res.Stdout.Bytes()), "permission denied") {
+			t.Errorf("connected to a root-owned socket: %s", res.Stdout.Bytes())
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if len(got) > 0 {
+		t.Errorf("host sockets received %q", got)
+	}
+}
+
+func TestCandidateCannotReachHostLoopback(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	res := run(t, Spec{Command: attackPath + " connect tcp " + l.Addr().String(), Mounts: []Mount{attackMount(t)}})
+	if res.Success() || !res.NetworkDenied {
+		t.Errorf("reached the host's loopback: %s", res.Stdout.Bytes())
+	}
+	select {
+	case <-accepted:
+		t.Error("the host listener accepted a connection from the jail")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestCandidateCannotEnterAnotherNamespace(t *testing.T) {
+	res := run(t, Spec{
+		Command: attackPath + " setns; unshare -Ur true && echo new user namespace; unshare -n true && echo new network namespace; nsenter -t 1 -n true && echo entered",
+		Mounts:  []Mount{attackMount(t)},
+	})
+	out := string(res.Stdout.Bytes())
+	if !strings.Contains(out, "entered 0") || strings.Contains(out, "namespace") || strings.Contains(out, "entered\n") {
+		t.Errorf("a namespace escape worked:\n%s%s", out, res.Stderr.Bytes())
+	}
+}
+
+func TestCandidateCannotSeeHostProcesses(t *testing.T) {
+	res := run(t, Spec{Command: "ls /proc"})
+	for _, f := range strings.Fields(string(res.Stdout.Bytes())) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 10 {
+			t.Errorf("pid %d visible in the jail's /proc", pid)
+		}
+	}
+	if strings.Contains(string(res.Stdout.Bytes()), strconv.Itoa(os.Getpid())+"\n") {
+		t.Error("hone's own pid is visible")
+	}
+}
+
+func TestCandidateCannotReadOrForgeTheMeter(t *testing.T) {
+	res := run(t, Spec{Command: attackPath + " meter", Mounts: []Mount{attackMount(t)}})
+	if out := string(res.Stdout.Bytes()); out != "done\n" {
+		t.Errorf("the meter was reachable through /proc/1:\n%s", out)
+	}
+	if res.Wall < time.Microsecond || res.CPU() < time.Microsecond {
+		t.Errorf("the report looks forged: wall %v, cpu %v", res.Wall, res.CPU())
+	}
+}
+
+func TestCandidateCannotKillOrStopTheMeter(t *testing.T) {
+	res := run(t, Spec{Command: "for s in TERM INT HUP QUIT USR1 USR2 ABRT SEGV BUS PIPE ALRM XCPU STOP KILL; do kill -$s 1; done; echo survived"})
+	if !res.Success() || string(res.Stdout.Bytes()) != "survived\n" {
+		t.Errorf("%s: %s %s", res.Describe(), res.Stdout.Bytes(), res.Stderr.Bytes())
+	}
+}
+
+// A host file given as stdin could be reopened for writing through
+// /proc/self/fd/0; the jail only ever gets a pipe.
+func TestCandidateCannotReopenStdinOnTheHost(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "input", "original\n", 0o666)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res := run(t, Spec{Command: "cat; echo forged > /proc/self/fd/0", Stdin: f})
+	if string(res.Stdout.Bytes()) != "original\n" {
+		t.Errorf("stdin read %q", res.Stdout.Bytes())
+	}
+	if b, _ := os.ReadFile(p); string(b) != "original\n" {
+		t.Errorf("the host file behind stdin now reads %q", b)
+	}
+}
+
+func TestCandidateCannotInheritHoneDescriptors(t *testing.T) {
+	res := run(t, Spec{Command: "ls /proc/self/fd", Stdin: strings.NewReader("")})
+	if got := strings.Fields(string(res.Stdout.Bytes())); strings.Join(got, " ") != "0 1 2 3" {
+		t.Errorf("open descriptors in the jail: %v (want 0 1 2 and ls's own)", got)
+	}
+}
+
+func TestCandidateCannotForkPastTheProcessLimit(t *testing.T) {
+	res := run(t, Spec{Command: attackPath + " forks 200", Mounts: []Mount{attackMount(t)}, Limits: Limits{Procs: 40}})
+	out := string(res.Stdout.Bytes())
+	n, _ := strconv.Atoi(strings.TrimSpace(out[strings.LastIndex(out, "forked ")+len("forked "):]))
+	if !strings.Contains(out, "fork refused") || n >= 40 {
+		t.Errorf("forked %d processes under a limit of 40:\n%s", n, out)
+	}
+	if res.Leftover != n {
+		t.Errorf("leftover %d, want the %d sleepers", res.Leftover, n)
+	}
+}
+
+func TestForkBombIsContainedAndGone(t *testing.T) {
+	marker := "hone-bomb-" + strconv.Itoa(os.Getpid())
+	start := time.Now()
+	res := run(t, Spec{Command: "b() { sleep 30 # " + marker + "\n b & b & }; b", Limits: Limits{Procs: 64}, Timeout: 3 * time.Second})
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+	if n := testproc.Count(t, marker); n != 0 {
+		t.Errorf("%d processes of the bomb alive after Run returned (%s)", n, res.Describe())
+	}
+}
+
+func TestCandidateCannotLeaveADaemonRunning(t *testing.T) {
+	marker := "hone-daemon-" + strconv.Itoa(os.Getpid())
+	cmd := "setsid sh -c 'sleep 1000 # " + marker + "' & (sh -c 'sleep 1000 # " + marker + "' &) ; nohup sh -c 'sleep 1000 # " + marker + "' >/dev/null 2>&1 & sleep 0.2"
+	res := run(t, Spec{Command: cmd})
+	if !res.Success() || res.Leftover < 3 {
+		t.Errorf("%s, leftover %d, want at least 3", res.Describe(), res.Leftover)
+	}
+	if n := testproc.Count(t, marker); n != 0 {
+		t.Errorf("%d daemons alive after Run returned", n)
+	}
+}
+
+// Work handed to a helper that is still alive when the main process exits
+// is charged: the run costs as much CPU as doing the work inline.
+func TestCandidateCannotHideWorkInAHelperThatOutlivesIt(t *testing.T) {
+	const n = "100000000"
+	spec := Spec{Mounts: []Mount{attackMount(t)}}
+	spec.Command = attackPath + " spin " + n
+	inline := run(t, spec)
+	spec.Command = attackPath + " helper " + n
+	helper := run(t, spec)
+	if string(helper.Stdout.Bytes()) != string(inline.Stdout.Bytes()) {
+		t.Fatalf("the helper did not do the work: %q vs %q", helper.Stdout.Bytes(), inline.Stdout.Bytes())
+	}
+	if helper.Leftover != 1 {
+		t.Errorf("leftover %d, want the helper", helper.Leftover)
+	}
+	// Killed and reaped by the meter, the helper is charged as a child, not
+	// found later in the cgroup.
+	if helper.Unreaped > helper.CPU()/10 {
+		t.Errorf("the helper's work was not reaped: %v of %v found only in the cgroup", helper.Unreaped, helper.CPU())
+	}
+	if helper.CPU() < inline.CPU()*8/10 {
+		t.Errorf("helper run charged %v, inline %v: the helper's work went unmeasured", helper.CPU(), inline.CPU())
+	}
+}
+
+func TestCandidateCannotHideWorkInAChildTheKernelReaps(t *testing.T) {
+	const n = "100000000"
+	spec := Spec{Mounts: []Mount{attackMount(t)}}
+	spec.Command = attackPath + " spin " + n
+	inline := run(t, spec)
+	spec.Command = attackPath + " autoreap " + n
+	hidden := run(t, spec)
+	if string(hidden.Stdout.Bytes()) != string(inline.Stdout.Bytes()) {
+		t.Fatalf("the child did not do the work: %q vs %q", hidden.Stdout.Bytes(), inline.Stdout.Bytes())
+	}
+	if hidden.CPU() < inline.CPU()*8/10 {
+		t.Errorf("run with an auto-reaped child charged %v, inline %v: the child's work went unmeasured", hidden.CPU(), inline.CPU())
+	}
+}
+
+func TestCandidateCannotFillScratchOrDev(t *testing.T) {
+	lim := Limits{Scratch: 4 << 20, Shm: 2 << 20}
+	cmd := ""
+	for _, p := range []string{"/tmp/f", "/var/tmp/f", "/home/hone/f", "/dev/shm/f", "/w/f", "/dev/f", "/f"} {
+		cmd += "head -c 67108864 /dev/zero > " + p + "; "
+	}
+	cmd += "du -k /tmp/f /var/tmp/f /home/hone/f /dev/shm/f /w/f"
+	res := run(t, Spec{Command: cmd, Limits: lim, Mounts: []Mount{{Host: t.TempDir(), Jail: "/w", Mode: Copy}}})
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout.Bytes())), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			t.Fatalf("du: %q", line)
+		}
+		kb, _ := strconv.Atoi(f[0])
+		if int64(kb)*1024 > lim.Scratch {
+			t.Errorf("%s grew to %d KiB past its limit", f[1], kb)
+		}
+	}
+	for _, want := range []string{"cannot create /dev/f: Read-only file system", "cannot create /f: Read-only file system", "No space left on device"} {
+		if !strings.Contains(string(res.Stderr.Bytes()), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr.Bytes())
+		}
+	}
+}
+
+func TestCandidateCannotRememberBetweenRuns(t *testing.T) {
+	tree := t.TempDir()
+	writeFile(t, tree, "input", "x\n", 0o644)
+	places := []string{"/tmp/m", "/var/tmp/m", "/home/hone/m", "/dev/shm/m", "/w/m", "/w/input"}
+	spec := Spec{Dir: "/w", Mounts: []Mount{{Host: tree, Jail: "/w", Mode: Copy}}}
+	spec.Command = "for p in " + strings.Join(places, " ") + "; do echo remembered > $p; done; ipcmk -M 4096 >/dev/null; echo ok"
+	if res := run(t, spec); string(res.Stdout.Bytes()) != "ok\n" {
+		t.Fatalf("first run: %s %s", res.Stdout.Bytes(), res.Stderr.Bytes())
+	}
+	spec.Command = "cat " + strings.Join(places, " ") + " 2>/dev/null; ipcs -m | grep -c '^0x' || true"
+	res := run(t, spec)
+	if got := string(res.Stdout.Bytes()); got != "x\n0\n" {
+		t.Errorf("the second run found what the first left:\n%s", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(tree, "input")); string(b) != "x\n" {
+		t.Errorf("the host copy changed: %q", b)
+	}
+}
+
+func TestCandidateCannotWriteIntoReadOnlyMount(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "golden", "expected\n", 0o666)
+	res := run(t, Spec{Command: "echo forged > /g/golden; echo new > /g/new; rm -f /g/golden; chmod 777 /g; cat /g/golden", Mounts: []Mount{{Host: dir, Jail: "/g", Mode: ReadOnly}}})
+	if got := string(res.Stdout.Bytes()); got != "expected\n" {
+		t.Errorf("golden file in the jail reads %q", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "golden")); string(b) != "expected\n" {
+		t.Errorf("host golden file is now %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("host directory holds %d entries", len(ents))
+	}
+}
+
+func TestCandidateCannotWriteThroughCopyIntoHost(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "golden", "expected\n", 0o666)
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, Spec{Command: "echo forged > /w/golden; echo new > /w/sub/new; rm -r /w/sub; ln -s /etc /w/link; cat /w/golden", Mounts: []Mount{{Host: dir, Jail: "/w", Mode: Copy}}})
+	if got := string(res.Stdout.Bytes()); got != "forged\n" {
+		t.Errorf("the copy is not writable: %q %s", got, res.Stderr.Bytes())
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "golden")); string(b) != "expected\n" {
+		t.Errorf("host golden file is now %q", b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("host directory changed: %d entries", len(ents))
+	}
+	if sub, _ := os.ReadDir(filepath.Join(dir, "sub")); len(sub) != 0 {
+		t.Errorf("host sub directory changed: %d entries", len(sub))
+	}
+}
