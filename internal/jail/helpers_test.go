@@ -2,6 +2,7 @@ package jail
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -25,6 +26,12 @@ const attackPath = "/attack/attack"
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "attack" {
 		os.Exit(attack(os.Args[1], os.Args[2:]))
+	}
+	if cmd := os.Getenv("JAILTEST_HONE_RUNS"); cmd != "" {
+		// Plays a hone that is killed while its command runs.
+		_, err := Run(context.Background(), Spec{Command: cmd, Isolation: os.Getenv("JAILTEST_ISOLATION")})
+		fmt.Println(err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }
