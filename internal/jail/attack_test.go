@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -402,6 +403,34 @@ func TestCandidateCannotWriteIntoReadOnlyMount(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("host directory holds %d entries", len(ents))
+	}
+}
+
+// When hone is root, a read-write mount is handed to the jail user before
+// the run. A symlink planted in it (by an earlier run) must not hand over
+// what it points to.
+func TestCandidateCannotGainHostFilesThroughReadWriteMount(t *testing.T) {
+	root(t)
+	out, secret := t.TempDir(), t.TempDir()
+	target := writeFile(t, secret, "key", "PRIVATE\n", 0o600)
+	if err := os.Symlink(target, filepath.Join(out, "planted")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(out, "planted-dir")); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, Spec{Command: "echo built > /out/bin && cat /out/planted; ls /out/planted-dir", Mounts: []Mount{{Host: out, Jail: "/out", Mode: ReadWrite}}})
+	if b, _ := os.ReadFile(filepath.Join(out, "bin")); string(b) != "built\n" {
+		t.Errorf("the read-write mount is not writable: %s", res.Stderr.Bytes())
+	}
+	if strings.Contains(string(res.Stdout.Bytes()), "PRIVATE") {
+		t.Error("read a host file through a planted symlink")
+	}
+	for _, p := range []string{target, secret} {
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil || st.Uid != 0 {
+			t.Errorf("%s now belongs to uid %d", p, st.Uid)
+		}
 	}
 }
 

@@ -2,7 +2,7 @@ package jail
 
 import (
 	"context"
-	"io/fs"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/internal/errs"
 )
@@ -94,16 +96,50 @@ func checkMount(m Mount, all []Mount) error {
 }
 
 // handOver gives the tree at root to the jail user, who must write there.
-// Symlinks are changed themselves, never followed.
+// It walks by directory descriptor and never follows a symlink, so a tree
+// changed under it (by a jail that shares the mount) cannot redirect a chown
+// to a file outside it.
 func handOver(root string, a account) error {
-	err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		defer unix.Close(fd)
+		if err = unix.Fchown(fd, a.uid, a.gid); err == nil {
+			err = chownTree(fd, a)
+		}
+	}
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "jail: cannot give %s to the jail user", root)
+	}
+	return nil
+}
+
+func chownTree(dir int, a account) error {
+	dup, err := unix.Dup(dir)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(dup), "")
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := unix.Fchownat(dir, name, a.uid, a.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return err
+		}
+		sub, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, a.uid, a.gid)
-	})
-	if err != nil {
-		return errs.Wrap(errs.Failure, err, "jail: cannot give %s to the jail user", root)
+		err = chownTree(sub, a)
+		unix.Close(sub)
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -236,3 +236,39 @@ func TestInvalidSpecsAreRefusedBeforeAnythingRuns(t *testing.T) {
 		t.Errorf("mount inside a copy: %v", err)
 	}
 }
+
+// The root stager binds hone's directories in a mount namespace of its
+// own: the host's mount table is the same after a run.
+func TestRunLeavesHostMountsAlone(t *testing.T) {
+	before, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, Spec{Command: "/bin/true", Mounts: []Mount{{Host: t.TempDir(), Jail: "/w", Mode: Copy}, {Host: t.TempDir(), Jail: "/o", Mode: ReadWrite}}})
+	after, _ := os.ReadFile("/proc/self/mountinfo")
+	if string(before) != string(after) {
+		t.Errorf("the host's mounts changed:\n%s\nthen:\n%s", before, after)
+	}
+}
+
+func TestConcurrentRunsStayApart(t *testing.T) {
+	const n = 4
+	results := make(chan string, n)
+	for i := range n {
+		go func() {
+			res, err := Run(context.Background(), Spec{Command: "sh -c 'echo " + strconv.Itoa(i) + " > /tmp/id; sleep 0.2; cat /tmp/id'"})
+			if err != nil {
+				results <- err.Error()
+				return
+			}
+			results <- strings.TrimSpace(string(res.Stdout.Bytes())) + "/" + strconv.Itoa(i)
+		}()
+	}
+	for range n {
+		got := <-results
+		a, b, _ := strings.Cut(got, "/")
+		if a != b {
+			t.Errorf("a run saw another's /tmp: %s", got)
+		}
+	}
+}
