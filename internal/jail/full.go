@@ -28,34 +28,29 @@ func runFull(ctx context.Context, s Spec) (*Result, error) {
 		return nil, errs.Wrap(errs.Failure, err, "jail: bwrap is not installed")
 	}
 	v := &view{staged: acct.uid != os.Getuid()}
+	if err := checkMounts(s.Mounts); err != nil {
+		return nil, err
+	}
 	for _, m := range s.Mounts {
-		if err := checkMount(m, s.Mounts); err != nil {
-			return nil, err
-		}
 		if m.Mode == ReadWrite && v.staged {
 			if err := handOver(m.Host, acct); err != nil {
 				return nil, err
 			}
 		}
 	}
+	p, shell := newPlan(s, Environment(s.Dir, s.Path, s.Env), s.Dir)
 	cg := newCgroup()
 	if cg != nil {
 		defer cg.remove()
-		if err := v.bind(filepath.Join(cg.dir, "cpu.stat"), meterDir+"/cpu.stat", false); err != nil {
-			closeFiles(v.files)
-			return nil, err
-		}
+		v.cpuStat = filepath.Join(cg.dir, "cpu.stat")
+		p.CPUStat = meterCPUStat
 	}
 	args, err := v.build(s)
 	if err != nil {
 		closeFiles(v.files)
 		return nil, err
 	}
-	p, shell := newPlan(s, Environment(s.Dir, s.Path, s.Env), s.Dir)
 	p.Copies = v.copies
-	if cg != nil {
-		p.CPUStat = meterDir + "/cpu.stat"
-	}
 
 	var cmd *exec.Cmd
 	if v.staged {
@@ -73,23 +68,25 @@ func runFull(ctx context.Context, s Spec) (*Result, error) {
 		// PID 1's death the whole namespace.
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}}
-	return res, l.run(ctx, s, res)
+	return l.run(ctx, s, res)
 }
 
-// checkMount refuses what the jail cannot build: a missing host path, a Copy
-// of something other than a directory, and a mount inside a Copy mount
+// checkMounts refuses what neither mode can build: a missing host path, a
+// Copy of something other than a directory, and a mount inside a Copy mount
 // (the meter would have to copy into it).
-func checkMount(m Mount, all []Mount) error {
-	fi, err := os.Stat(m.Host)
-	if err != nil {
-		return errs.Wrap(errs.NotFound, err, "jail: cannot mount %s at %s", m.Host, m.Jail)
-	}
-	if m.Mode == Copy && !fi.IsDir() {
-		return errs.Invalidf("jail: %s is not a directory; only directories can be copied", m.Host)
-	}
-	for _, o := range all {
-		if o.Mode == Copy && strings.HasPrefix(m.Jail, o.Jail+"/") {
-			return errs.Invalidf("jail: mount %s is inside the copy at %s", m.Jail, o.Jail)
+func checkMounts(all []Mount) error {
+	for _, m := range all {
+		fi, err := os.Stat(m.Host)
+		if err != nil {
+			return errs.Wrap(errs.NotFound, err, "jail: cannot mount %s at %s", m.Host, m.Jail)
+		}
+		if m.Mode == Copy && !fi.IsDir() {
+			return errs.Invalidf("jail: %s is not a directory; only directories can be copied", m.Host)
+		}
+		for _, o := range all {
+			if o.Mode == Copy && strings.HasPrefix(m.Jail, o.Jail+"/") {
+				return errs.Invalidf("jail: mount %s is inside the copy at %s", m.Jail, o.Jail)
+			}
 		}
 	}
 	return nil

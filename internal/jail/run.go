@@ -74,18 +74,18 @@ type launch struct {
 const firstFD = reportFD + 1
 
 // run starts the process, hands the meter its plan, waits, and fills res
-// from the meter's report.
-func (l *launch) run(ctx context.Context, s Spec, res *Result) error {
+// from the meter's report. It returns res, unless nothing could be started.
+func (l *launch) run(ctx context.Context, s Spec, res *Result) (*Result, error) {
 	defer closeFiles(l.files)
 	planR, planW, err := os.Pipe()
 	if err != nil {
-		return errs.Wrap(errs.Failure, err, "jail: cannot create a pipe")
+		return nil, errs.Wrap(errs.Failure, err, "jail: cannot create a pipe")
 	}
 	defer planW.Close()
 	repR, repW, err := os.Pipe()
 	if err != nil {
 		planR.Close()
-		return errs.Wrap(errs.Failure, err, "jail: cannot create a pipe")
+		return nil, errs.Wrap(errs.Failure, err, "jail: cannot create a pipe")
 	}
 	defer repR.Close()
 	l.cmd.ExtraFiles = append([]*os.File{planR, repW}, l.files...)
@@ -111,7 +111,7 @@ func (l *launch) run(ctx context.Context, s Spec, res *Result) error {
 	repW.Close()
 	closeFiles(l.files)
 	if err != nil {
-		return errs.Wrap(errs.Failure, err, "jail: cannot start the jail for %q", short(s.Command))
+		return nil, errs.Wrap(errs.Failure, err, "jail: cannot start the jail for %q", short(s.Command))
 	}
 	go func() {
 		_ = json.NewEncoder(planW).Encode(l.plan)
@@ -163,9 +163,9 @@ func (l *launch) run(ctx context.Context, s Spec, res *Result) error {
 	}
 	res.TimedOut = res.TimedOut || killedLate.Load()
 	if ctx.Err() != nil {
-		return errs.Wrap(errs.Failure, ctx.Err(), "jail: %q cancelled", short(s.Command))
+		return res, errs.Wrap(errs.Failure, ctx.Err(), "jail: %q cancelled", short(s.Command))
 	}
-	return nil
+	return res, nil
 }
 
 // parseReport accepts exactly one report and nothing after it.

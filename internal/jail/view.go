@@ -20,7 +20,12 @@ type view struct {
 	files  []*os.File
 	stage  []string // fd:path pairs the stager binds under stageDir
 	copies []copyOp
+	// cpuStat, when set, is the host path of the run's cgroup cpu.stat,
+	// bound at meterCPUStat for the meter to read.
+	cpuStat string
 }
+
+const meterCPUStat = meterDir + "/cpu.stat"
 
 // jailUID is the uid (and gid) the command has inside the jail.
 const jailUID = "1000"
@@ -110,6 +115,11 @@ func (v *view) build(s Spec) ([]string, error) {
 			v.copies = append(v.copies, copyOp{From: src, To: m.Jail})
 		}
 		if err != nil {
+			return nil, err
+		}
+	}
+	if v.cpuStat != "" {
+		if err := v.bind(v.cpuStat, meterCPUStat, false); err != nil {
 			return nil, err
 		}
 	}

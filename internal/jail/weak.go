@@ -19,6 +19,9 @@ import (
 // mount's host directory, a per-run copy for Copy mounts, and per-run
 // directories for HOME and TMPDIR.
 func runWeak(ctx context.Context, s Spec) (*Result, error) {
+	if err := checkMounts(s.Mounts); err != nil {
+		return nil, err
+	}
 	lvl := chooseLevel(s.Network == "deny")
 	scratch, err := os.MkdirTemp("", "hone-jail-weak-")
 	if err != nil {
@@ -78,8 +81,8 @@ func runWeak(ctx context.Context, s Spec) (*Result, error) {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}}
-	err = l.run(ctx, s, res)
-	if !lvl.pid {
+	res, err = l.run(ctx, s, res)
+	if res != nil && !lvl.pid {
 		// Whatever escaped the meter's reaping in its group goes too; a
 		// live member keeps the group id from being reused.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
