@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,30 +60,11 @@ func newCgroup() *cgroup {
 }
 
 // findCgroupBase locates hone's own cgroup v2 directory and checks that a
-// child can be made in it. It also removes children left by hone processes
-// that died before removing theirs.
+// process can be cloned into a child of it. It also removes children left
+// by hone processes that died before removing theirs.
 func findCgroupBase() string {
-	mount := ""
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options... - fstype source super
-		fields := strings.Fields(sc.Text())
-		for i, fld := range fields {
-			if fld == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
-				mount = fields[4]
-			}
-		}
-		if mount != "" {
-			break
-		}
-	}
 	b, err := os.ReadFile("/proc/self/cgroup")
-	if mount == "" || err != nil {
+	if err != nil {
 		return ""
 	}
 	own := ""
@@ -89,15 +73,57 @@ func findCgroupBase() string {
 			own = p
 		}
 	}
-	if own == "" {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil || own == "" {
 		return ""
 	}
-	base := filepath.Join(mount, own)
-	if unix.Access(base, unix.W_OK) != nil {
+	defer f.Close()
+	base := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options... - fstype source super
+		fields := strings.Fields(sc.Text())
+		sep := slices.Index(fields, "-")
+		if sep < 5 || sep+1 >= len(fields) || fields[sep+1] != "cgroup2" {
+			continue
+		}
+		// The mount may show only a subtree (its root) of the hierarchy.
+		rel := own
+		if root := fields[3]; root != "/" {
+			var ok bool
+			if rel, ok = strings.CutPrefix(own, root); !ok || rel != "" && rel[0] != '/' {
+				continue
+			}
+		}
+		base = filepath.Join(fields[4], rel)
+		break
+	}
+	if base == "" || unix.Access(base, unix.W_OK) != nil {
 		return ""
 	}
 	sweepCgroups(base)
+	if !cloneInto(base) {
+		return ""
+	}
 	return base
+}
+
+// cloneInto checks that a process can be started straight into a fresh
+// cgroup below base (CLONE_INTO_CGROUP needs Linux 5.7).
+func cloneInto(base string) bool {
+	dir := filepath.Join(base, fmt.Sprintf("hone-jail-%d-0", os.Getpid()))
+	if os.Mkdir(dir, 0o755) != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	fd, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer fd.Close()
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
+	return cmd.Run() == nil
 }
 
 // sweepCgroups removes empty hone-jail-<pid>-<n> cgroups whose hone is dead.
