@@ -272,3 +272,23 @@ func TestConcurrentRunsStayApart(t *testing.T) {
 		}
 	}
 }
+
+// LeakSanitizer stops the program with ptrace to scan its memory, and
+// AddressSanitizer reserves terabytes of shadow memory: both must work in
+// the jail, with the data limit lifted as sanitizer builds need.
+func TestSanitizersWorkInTheJail(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	src := t.TempDir()
+	writeFile(t, src, "leak.c", "#include <stdlib.h>\nint main(void) { void *p = malloc(77); p = 0; return 0; }\n", 0o644)
+	res := run(t, Spec{
+		Command: "cc -fsanitize=address -g -o /tmp/leak /src/leak.c && /tmp/leak",
+		Mounts:  []Mount{{Host: src, Jail: "/src", Mode: ReadOnly}},
+		Limits:  Limits{Data: NoLimit},
+	})
+	stderr := string(res.Stderr.Bytes())
+	if strings.Contains(stderr, "LeakSanitizer has encountered a fatal error") || !strings.Contains(stderr, "detected memory leaks") {
+		t.Errorf("%s:\n%s", res.Describe(), stderr)
+	}
+}
