@@ -436,9 +436,14 @@ func TestCandidateCannotWriteThroughCopyIntoHost(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	res := run(t, Spec{Command: "echo forged > /w/golden; echo new > /w/sub/new; rm -r /w/sub; ln -s /etc /w/link; cat /w/golden", Mounts: []Mount{{Host: dir, Jail: "/w", Mode: Copy}}})
+	// The copy's read-only source and the meter's binary sit in /.hone.
+	res := run(t, Spec{Command: "echo forged > /w/golden; echo new > /w/sub/new; rm -r /w/sub; ln -s /etc /w/link; " +
+		"for f in /.hone/*/*/golden /.hone/hone-jail-init; do echo forged > $f; done; cat /w/golden", Mounts: []Mount{{Host: dir, Jail: "/w", Mode: Copy}}})
 	if got := string(res.Stdout.Bytes()); got != "forged\n" {
 		t.Errorf("the copy is not writable: %q %s", got, res.Stderr.Bytes())
+	}
+	if n := strings.Count(string(res.Stderr.Bytes()), "Read-only file system"); n != 2 {
+		t.Errorf("want the copy's source and the meter read-only:\n%s", res.Stderr.Bytes())
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "golden")); string(b) != "expected\n" {
 		t.Errorf("host golden file is now %q", b)
