@@ -7,11 +7,18 @@
 //
 // The jail sees an allowlisted view of the system (never the host's root),
 // fresh size-limited scratch areas, only the directories the Spec mounts,
-// no network unless allowed, and no capabilities. The meter is hone's own
-// executable re-executed under the name hone-jail-init (see the init function),
-// so every binary that links this package can serve as the meter. It
-// measures only the command's process tree, including processes still alive
-// when the main process exits, which it kills and reaps.
+// no network unless allowed, and no capabilities. When hone is root, bwrap
+// runs as an unprivileged jail user (see Spec.User), started through a
+// stager that binds hone's directories first (stagerMain), so the jail
+// never maps back to root; the jail user must be able to read what is
+// mounted, as it can a checkout made with the usual umask.
+//
+// The meter is hone's own executable re-executed under the name
+// hone-jail-init (see the init function), so every binary that links this
+// package can serve as the meter. It measures only the command's process
+// tree, including processes still alive when the main process exits, which
+// it kills and reaps, and, where hone may create a cgroup, processes the
+// kernel reaped itself (Result.Cgroup, Result.Unreaped).
 //
 // Weak isolation (Spec.Isolation "weak", opt-in) runs the same meter without
 // bwrap, under whatever namespaces the kernel grants; Result.Isolation says
