@@ -35,8 +35,8 @@ func TestCandidateCannotWriteOutsideItsScratch(t *testing.T) {
 		cmd += "echo pwned > " + p + " && echo wrote " + p + "; "
 	}
 	res := run(t, Spec{Command: cmd})
-	if strings.Contains(string(res.Stdout.Bytes()), "wrote /tmp/") {
-		t.Log("wrote /tmp inside the jail (its own scratch), as expected")
+	if !strings.Contains(string(res.Stdout.Bytes()), "wrote /tmp/"+marker) {
+		t.Errorf("the jail's own /tmp is not writable: %s", res.Stderr.Bytes())
 	}
 	for _, p := range targets {
 		if _, err := os.Lstat(p); err == nil {
