@@ -200,6 +200,13 @@ func TestKilledHoneLeavesNothingRunning(t *testing.T) {
 			if n := testproc.Count(t, marker); n != 0 {
 				t.Errorf("%d processes outlived the killed hone", n)
 			}
+			if iso == "weak" {
+				// The next hone's first weak run sweeps the dead one's scratch.
+				sweepScratch()
+				if left, _ := filepath.Glob(filepath.Join(os.TempDir(), scratchPrefix+strconv.Itoa(hone.Process.Pid)+"-*")); len(left) > 0 {
+					t.Errorf("the killed hone's scratch is still there: %v", left)
+				}
+			}
 		})
 	}
 }

@@ -134,13 +134,14 @@ func sweepCgroups(base string) {
 		if !ok {
 			continue
 		}
-		pid, err := strconv.Atoi(strings.Split(rest, "-")[0])
-		if err != nil || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
-			continue
+		if pid, err := strconv.Atoi(strings.Split(rest, "-")[0]); err == nil && !alive(pid) {
+			_ = os.Remove(filepath.Join(base, e.Name()))
 		}
-		_ = os.Remove(filepath.Join(base, e.Name()))
 	}
 }
+
+// alive reports whether a process pid exists (in hone's PID namespace).
+func alive(pid int) bool { return !errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
 
 // usage reads the CPU time the cgroup has counted.
 func (c *cgroup) usage() (user, sys time.Duration, err error) {

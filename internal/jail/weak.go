@@ -23,7 +23,8 @@ func runWeak(ctx context.Context, s Spec) (*Result, error) {
 		return nil, err
 	}
 	lvl := chooseLevel(s.Network == "deny")
-	scratch, err := os.MkdirTemp("", "hone-jail-weak-")
+	sweepOnce.Do(sweepScratch)
+	scratch, err := os.MkdirTemp("", scratchPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "jail: cannot create a scratch directory")
 	}
@@ -88,6 +89,27 @@ func runWeak(ctx context.Context, s Spec) (*Result, error) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	return res, err
+}
+
+// scratchPrefix names weak runs' scratch directories, followed by the pid
+// of the hone that made them.
+const scratchPrefix = "hone-jail-weak-"
+
+var sweepOnce sync.Once
+
+// sweepScratch removes the scratch directories of hone processes that died
+// (killed, say) before removing their own.
+func sweepScratch() {
+	ents, _ := os.ReadDir(os.TempDir())
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), scratchPrefix)
+		if !ok {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.Split(rest, "-")[0]); err == nil && !alive(pid) {
+			_ = os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+		}
+	}
 }
 
 func copyDests(c []copyOp) []string {
