@@ -12,9 +12,9 @@ import (
 
 // Summary is what a diff changes, as the front check read it.
 type Summary struct {
-	Files   []string // every path touched, sorted; a rename lists both names
-	Added   int
-	Removed int
+	Files   []string `json:"files"` // every path touched, sorted; a rename lists both names
+	Added   int      `json:"added"`
+	Removed int      `json:"removed"`
 }
 
 // frontCheck reads a diff and applies every rule that can be decided from its
@@ -26,7 +26,7 @@ func frontCheck(diff []byte, a Allowlist, maxBytes int64) (*Summary, error) {
 		return nil, errs.Invalidf("empty diff: give a unified diff from `git diff` on stdin or with --file")
 	}
 	if maxBytes > 0 && int64(len(diff)) > maxBytes {
-		return nil, errs.Policyf("refused: the diff is %d bytes, over the limit of %d (patch.max_diff_bytes in hone.toml)", len(diff), maxBytes)
+		return nil, errs.Policyf("refused: the diff is over the limit of %d bytes ([patch] max_diff_bytes in hone.toml)", maxBytes)
 	}
 	raw, err := scanHeaders(diff)
 	if err != nil {
@@ -38,7 +38,7 @@ func frontCheck(diff []byte, a Allowlist, maxBytes int64) (*Summary, error) {
 	}
 	if raw == nil {
 		if len(files) > 0 {
-			return nil, errs.Policyf("refused: traditional (non-git) diff headers; only `diff --git a/... b/...` diffs are accepted")
+			return nil, errs.Invalidf("not a git diff: traditional (non-git) headers; make the diff with `git diff` (only `diff --git a/... b/...` diffs are accepted)")
 		}
 		return nil, errs.Invalidf("no file changes in the diff: give a unified diff from `git diff`")
 	}

@@ -58,8 +58,12 @@ type SandboxConfig struct {
 	RequireIsolation bool   `toml:"require_isolation"` // verdict is "error" when isolation is unavailable
 }
 
+// PatchConfig bounds what a proposal may store: every free-text input and
+// the diff.
 type PatchConfig struct {
-	MaxDiffBytes int64 `toml:"max_diff_bytes"` // default 4 MiB
+	MaxDiffBytes       int64 `toml:"max_diff_bytes"`       // default 4 MiB
+	MaxHypothesisBytes int   `toml:"max_hypothesis_bytes"` // default 2 KiB
+	MaxHotspotBytes    int   `toml:"max_hotspot_bytes"`    // default 256
 }
 
 type GuardConfig struct {
@@ -138,4 +142,11 @@ const (
 	DefaultMaxDiffBytes = 4 << 20
 	DefaultGateTimeout  = 10 * time.Minute
 	FileName            = "hone.toml"
+)
+
+// A hypothesis is a sentence or two and a hotspot a symbol; both go into
+// every agent's brief and every ledger view, so they stay small.
+const (
+	DefaultMaxHypothesisBytes = 2 << 10
+	DefaultMaxHotspotBytes    = 256
 )

@@ -34,8 +34,11 @@ An MCP client starts it as a stdio server, for example in Claude Code:
 
 The server runs until its input ends, and answers every request it read
 (and finishes every verdict it started) before it exits, so
-` + "`hone mcp < requests.jsonl`" + ` works from a script.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(0),
+` + "`hone mcp < requests.jsonl`" + ` works from a script.`,
+		Example: `  claude mcp add hone -- hone mcp --workspace /path/to/repo
+  hone mcp < requests.jsonl`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if dir == "" {
 				dir = app.Dir
@@ -48,6 +51,6 @@ The server runs until its input ends, and answers every request it read
 			return err
 		}),
 	}
-	cmd.Flags().StringVar(&dir, "workspace", "", "a directory inside the workspace to serve (default: the current directory)")
+	cmd.Flags().StringVar(&dir, "workspace", "", "serve the workspace around `DIR` (absolute, or relative to the current directory; default: the current directory)")
 	return cmd
 }
