@@ -147,7 +147,7 @@ func stepProfile(ctx context.Context, s *Session) (string, error) {
 	top := e.Hotspots[:min(len(e.Hotspots), 5)]
 	width := len("symbol")
 	for _, h := range top {
-		width = max(width, min(len(h.Symbol), 40))
+		width = max(width, min(len(h.Label()), 40))
 	}
 	out := []string{fmt.Sprintf("%-*s %7s %7s  %s", width, "symbol", "flat", "cum", "hottest line")}
 	for _, h := range top {
@@ -155,7 +155,7 @@ func stepProfile(ctx context.Context, s *Session) (string, error) {
 		if h.Line > 0 {
 			where += ":" + strconv.Itoa(h.Line)
 		}
-		out = append(out, fmt.Sprintf("%-*s %6.1f%% %6.1f%%  %s", width, h.Symbol, h.FlatPct, h.CumPct, where))
+		out = append(out, fmt.Sprintf("%-*s %6.1f%% %6.1f%%  %s", width, h.Label(), h.FlatPct, h.CumPct, where))
 	}
 	var found *profile.Hotspot
 	for i := range e.Hotspots {

@@ -13,12 +13,18 @@ import (
 // asks for this marker and the adapter turns it into turn_complete's Done.
 const DoneMarker = "[hone:done]"
 
-// claudeBuiltins are Claude Code's own tools. All are disallowed: the agent
-// gets no shell and no file access beyond hone's tools.
+// claudeBuiltins are Claude Code's own tools, as Claude Code 2.1.197 lists
+// them (plus the older names it still knows). The agent gets none of them:
+// `--tools ""` removes every built-in, whatever this version calls them, and
+// the list is also passed as --disallowedTools in case a built-in escapes
+// --tools. Names Claude Code does not know make it print a warning, so the
+// list holds none.
 var claudeBuiltins = []string{
-	"Agent", "Bash", "BashOutput", "Edit", "ExitPlanMode", "Glob", "Grep", "KillShell",
-	"MultiEdit", "NotebookEdit", "NotebookRead", "Read", "SlashCommand", "Task",
-	"TodoWrite", "WebFetch", "WebSearch", "Write",
+	"Agent", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList", "DesignSync",
+	"Edit", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillShell",
+	"NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill",
+	"Task", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate",
+	"TodoWrite", "ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
 }
 
 // claudeCode drives `claude -p` in stream-json mode: one user message per
@@ -31,6 +37,13 @@ type claudeCode struct {
 	inited atomic.Bool
 	// toolNames maps tool_use ids to tool names, so tool results can name them.
 	toolNames map[string]string
+	// sent counts the messages hone wrote and replays their echoes: output
+	// read while 0 < replays < sent is left over from an earlier turn.
+	sent, replays int
+	// apiError and refused describe the current turn's failure, for the
+	// result that ends it.
+	apiError string
+	refused  bool
 }
 
 func newClaudeCode(cfg Config) *claudeCode {
@@ -48,9 +61,6 @@ func (a *claudeCode) Builtins() []string {
 }
 
 func (a *claudeCode) InjectTools(tools []Tool, bridge Bridge) error {
-	if bridge.Name == "" {
-		bridge.Name = "hone"
-	}
 	return a.inject(a.Builtins(), tools, bridge)
 }
 
@@ -67,10 +77,13 @@ func (a *claudeCode) args(configPath string) []string {
 	argv := append([]string(nil), a.cfg.Command...)
 	argv = append(argv, "-p",
 		"--input-format", "stream-json", "--output-format", "stream-json",
-		"--verbose", "--include-partial-messages",
+		"--verbose", "--include-partial-messages", "--replay-user-messages",
 		"--mcp-config", configPath, "--strict-mcp-config",
-		"--allowedTools", strings.Join(a.allowedTools(), ","),
+		"--tools", "",
 		"--disallowedTools", strings.Join(a.Builtins(), ","))
+	if len(a.tools) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(a.allowedTools(), ","))
+	}
 	if a.cfg.Model != "" {
 		argv = append(argv, "--model", a.cfg.Model)
 	}
@@ -105,6 +118,7 @@ func (a *claudeCode) SendMessageStreaming(ctx context.Context, msg string) iter.
 			yield(Event{}, err)
 			return
 		}
+		a.sent++
 		t := &turn{name: a.Name(), proc: p, timeout: a.cfg.TurnTimeout, parse: a.parse,
 			startup: a.cfg.StartupTimeout, ready: a.inited.Load}
 		t.run(ctx, append(line, '\n'), yield)

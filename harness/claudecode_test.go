@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,7 +86,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	args, _ := os.ReadFile(argsFile)
 	argv := strings.Split(strings.TrimSpace(string(args)), "\n")
 	for _, want := range [][]string{
-		{"-p"}, {"--input-format", "stream-json"}, {"--output-format", "stream-json"}, {"--verbose"},
+		{"-p"}, {"--input-format", "stream-json"}, {"--output-format", "stream-json"}, {"--verbose"}, {"--replay-user-messages"},
 		{"--allowedTools", "mcp__hone__read_profile,mcp__hone__propose_patch"},
 		{"--model", "claude-sonnet-4-5"}, {"--strict-mcp-config"},
 	} {
@@ -112,6 +114,36 @@ func TestClaudeCodeMapping(t *testing.T) {
 	var first claudeInput
 	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &first) != nil || first.Message.Content[0].Text != "optimize wordfreq" {
 		t.Errorf("stdin lines: %q", lines)
+	}
+}
+
+// Claude Code 2.1.197 offers an agent 26 built-in tools; hone's old deny list
+// left 16 of them (CronCreate, Skill, Workflow, EnterWorktree, SendMessage,
+// ...), so the agent could still schedule jobs and run skills. Every built-in
+// must be gone, whatever its name: --tools "" removes them all.
+func TestClaudeCodeAgentGetsNoBuiltinTools(t *testing.T) {
+	abs, _ := filepath.Abs("testdata/fakeclaude")
+	a, argsFile, _ := fakeClaude(t, abs, Config{})
+	if err := a.Start(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SendMessage(context.Background(), a, "optimize wordfreq"); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := os.ReadFile(argsFile)
+	argv := strings.Split(strings.TrimSpace(string(args)), "\n")
+	if !containsRun(argv, []string{"--tools", ""}) {
+		t.Errorf("claude argv %q does not remove the built-in tools with --tools \"\"", argv)
+	}
+	i := slices.Index(argv, "--disallowedTools")
+	if i < 0 {
+		t.Fatalf("no --disallowedTools in %q", argv)
+	}
+	denied := strings.Split(argv[i+1], ",")
+	for _, tool := range []string{"Bash", "Read", "Write", "Edit", "Skill", "CronCreate", "Workflow", "EnterWorktree", "Task", "WebFetch"} {
+		if !slices.Contains(denied, tool) {
+			t.Errorf("--disallowedTools %q lacks %s", argv[i+1], tool)
+		}
 	}
 }
 
@@ -155,18 +187,92 @@ func TestClaudeCodeNoInit(t *testing.T) {
 	}
 }
 
-func TestClaudeCodeErrorResult(t *testing.T) {
+// writeTurns writes a fake claude's recorded turns into a new directory.
+func writeTurns(t *testing.T, turns ...string) string {
+	t.Helper()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "turn1.jsonl"), []byte(`{"type":"system","subtype":"init","model":"m"}
-{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":10}
-`), 0o644)
+	for i, turn := range turns {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("turn%d.jsonl", i+1)), []byte(turn), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// replay is Claude Code's echo of the message it just read, which marks where
+// a turn's own output starts.
+const replay = `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"x"}]},"isReplay":true}` + "\n"
+
+// A turn Claude Code reports as failed ends with ErrReported in its words,
+// rather than completing and letting hone send the next turn. The first case
+// replays what the real Claude Code (2.1.197, from npm, HOME empty, run with
+// hone's arguments) wrote for two messages: each turn a synthetic answer and
+// a result marked is_error.
+func TestClaudeCodeFailedTurnEndsTheRun(t *testing.T) {
+	recorded, _ := filepath.Abs("testdata/claude-not-logged-in")
+	for _, tc := range []struct {
+		name, turns, want string
+		events            []Event // checked when set
+	}{
+		{"not logged in", recorded, "Not logged in · Please run /login (authentication_failed)", []Event{
+			{Type: LLMResponse, Model: "<synthetic>", Text: "Not logged in · Please run /login", StopReason: "stop_sequence"},
+			{Type: TextOutput, Text: "Not logged in · Please run /login"},
+		}},
+		{"max turns", writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
+`+replay+`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":10}
+`), "error_max_turns", nil},
+		{"refusal", writeTurns(t, `{"type":"system","subtype":"init","model":"m"}
+`+replay+`{"type":"assistant","message":{"role":"assistant","model":"m","content":[{"type":"text","text":"I can't help with that."}],"stop_reason":"refusal"}}
+{"type":"result","subtype":"success","is_error":false,"result":"I can't help with that."}
+`), "the model refused: I can't help with that.", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _, inputFile := fakeClaude(t, tc.turns, Config{})
+			if err := a.Start(context.Background(), t.TempDir()); err != nil {
+				t.Fatal(err)
+			}
+			r, err := SendMessage(context.Background(), a, "optimize spin")
+			if want := "claude-code: harness reported an error: " + tc.want; !errors.Is(err, ErrReported) || err.Error() != want {
+				t.Fatalf("SendMessage: %v; want ErrReported: %q", err, want)
+			}
+			if tc.events != nil {
+				compareEvents(t, tc.name, r.Events, tc.events)
+			}
+			if input, _ := os.ReadFile(inputFile); strings.Count(string(input), "\n") != 1 {
+				t.Errorf("claude read %q; want the one message", input)
+			}
+		})
+	}
+}
+
+// Claude Code goes on writing after a turn's result (an afterthought and a
+// second result). The next turn must answer with its own result, and show
+// the leftovers as errors.
+func TestClaudeCodeOutputAfterResultIsNotTheNextAnswer(t *testing.T) {
+	answer := func(text string) string {
+		return `{"type":"assistant","message":{"role":"assistant","model":"m","content":[{"type":"text","text":"` + text + `"}],"stop_reason":"end_turn"}}
+{"type":"result","subtype":"success","is_error":false,"result":"` + text + `"}
+`
+	}
+	init := `{"type":"system","subtype":"init","model":"m"}` + "\n"
+	dir := writeTurns(t, init+replay+answer("first")+answer("late first"), init+replay+answer("second"))
 	a, _, _ := fakeClaude(t, dir, Config{})
-	if err := a.Start(context.Background(), t.TempDir()); err != nil {
+	ctx := context.Background()
+	if err := a.Start(ctx, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := SendMessage(context.Background(), a, "hello")
-	if err != nil {
-		t.Fatal(err)
+	for _, want := range []string{"first", "second"} {
+		r, err := SendMessage(ctx, a, "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Text != want {
+			t.Fatalf("turn answered %q; want %q", r.Text, want)
+		}
+		if want == "second" {
+			if ev := r.Events[0]; ev.Type != ErrorEvent || !strings.HasPrefix(ev.Message, "ignored output of an earlier turn") {
+				t.Errorf("turn 2 starts with %+v; want the leftover reported", ev)
+			}
+		}
 	}
-	compareEvents(t, "error turn", r.Events, []Event{{Type: ErrorEvent, Message: "error_max_turns"}, {Type: TurnComplete}})
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -52,43 +53,97 @@ type claudeLine struct {
 			Text string `json:"text"`
 		} `json:"delta"`
 	} `json:"event"`
-	IsError bool     `json:"is_error"` // result
-	Result  string   `json:"result"`   // result
-	Errors  []string `json:"errors"`   // result, on some error subtypes
+	IsReplay       bool     `json:"isReplay"`         // user: the echo of a message hone sent
+	Error          string   `json:"error"`            // assistant: why the harness made up this answer, e.g. "authentication_failed"
+	IsError        bool     `json:"is_error"`         // result
+	Result         string   `json:"result"`           // result
+	Errors         []string `json:"errors"`           // result, on some error subtypes
+	APIErrorStatus any      `json:"api_error_status"` // result: the model API's HTTP status, when it failed
 }
 
-// parse maps one stream-json line to harness events.
+// parse maps one stream-json line to harness events. Claude Code echoes each
+// message hone sends (--replay-user-messages); until this turn's echo, what
+// it writes belongs to an earlier turn and cannot answer this one. A Claude
+// Code that echoed nothing in the first turn does not echo at all, and its
+// turns are told apart only as the exec protocol's are without turn numbers.
 func (a *claudeCode) parse(raw []byte) ([]Event, error) {
 	var l claudeLine
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return []Event{{Type: ErrorEvent, Message: fmt.Sprintf("not a stream-json line: %.200s", raw)}}, nil
 	}
-	switch l.Type {
-	case "system":
+	if l.Type == "system" {
 		if l.Subtype == "init" {
 			a.inited.Store(true)
 		}
 		return nil, nil
+	}
+	if l.Type == "user" && l.IsReplay {
+		a.replays++
+		a.apiError, a.refused = "", false
+		return nil, nil
+	}
+	if a.replays > 0 && a.replays < a.sent {
+		switch l.Type {
+		case "stream_event", "assistant", "user", "result":
+			return []Event{earlierOutput(raw)}, nil
+		}
+		return nil, nil
+	}
+	switch l.Type {
 	case "stream_event":
 		return a.parsePartial(l), nil
 	case "assistant":
+		if l.Error != "" {
+			a.apiError = l.Error
+		}
+		if l.Message != nil && l.Message.StopReason == "refusal" {
+			a.refused = true
+		}
 		return a.parseAssistant(l.Message), nil
 	case "user":
 		return a.parseToolResults(l.Message), nil
 	case "result":
-		var out []Event
-		if l.IsError || (l.Subtype != "" && l.Subtype != "success") {
-			msg := l.Subtype
-			if len(l.Errors) > 0 {
-				msg += ": " + strings.Join(l.Errors, "; ")
-			} else if l.Result != "" {
-				msg += ": " + l.Result
-			}
-			out = append(out, Event{Type: ErrorEvent, Message: msg})
+		if msg, failed := a.failure(l); failed {
+			return nil, errors.New(msg)
 		}
-		return append(out, Event{Type: TurnComplete, Response: l.Result, Done: hasDoneMarker(l.Result)}), nil
+		return []Event{{Type: TurnComplete, Response: l.Result, Done: hasDoneMarker(l.Result)}}, nil
 	}
 	return nil, nil
+}
+
+// failure says whether a result ends the run rather than the turn, and why,
+// in Claude Code's words: any result marked is_error (not logged in, quota,
+// rate limit, max turns) or not a success, and any turn the model refused.
+func (a *claudeCode) failure(l claudeLine) (string, bool) {
+	if !l.IsError && (l.Subtype == "" || l.Subtype == "success") && !a.refused {
+		return "", false
+	}
+	var msg string
+	switch {
+	case len(l.Errors) > 0:
+		msg = strings.Join(l.Errors, "; ")
+	case l.Result != "":
+		msg = l.Result
+	default:
+		msg = l.Subtype
+	}
+	if a.refused {
+		msg = "the model refused: " + msg
+	}
+	var why []string
+	if l.Subtype != "" && l.Subtype != "success" && msg != l.Subtype {
+		why = append(why, l.Subtype)
+	}
+	if a.apiError != "" {
+		why = append(why, a.apiError)
+	}
+	if l.APIErrorStatus != nil {
+		why = append(why, fmt.Sprintf("API status %v", l.APIErrorStatus))
+	}
+	if len(why) > 0 {
+		msg += " (" + strings.Join(why, ", ") + ")"
+	}
+	return msg, true
 }
 
 func (a *claudeCode) parsePartial(l claudeLine) []Event {

@@ -14,6 +14,10 @@ var (
 	ErrTurnTimeout = errors.New("harness turn timed out")
 	ErrExited      = errors.New("harness exited during the turn")
 	ErrProtocol    = errors.New("harness broke its event protocol")
+	// ErrReported is the harness's own account that it cannot go on: not
+	// logged in, out of quota or rate-limited, a model refusal. Detail holds
+	// its words.
+	ErrReported = errors.New("harness reported an error")
 )
 
 // Error is a harness failure: its kind, which harness, what happened, and the

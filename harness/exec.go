@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -13,9 +14,12 @@ import (
 const ProtocolVersion = "1"
 
 // execAdapter runs any program speaking the JSONL protocol of PROTOCOL.md.
-type execAdapter struct{ procAdapter }
+type execAdapter struct {
+	procAdapter
+	turns int // messages sent so far; the current turn's number
+}
 
-func newExec(cfg Config) *execAdapter { return &execAdapter{newProcAdapter("exec", cfg)} }
+func newExec(cfg Config) *execAdapter { return &execAdapter{procAdapter: newProcAdapter("exec", cfg)} }
 
 func (a *execAdapter) Builtins() []string { return a.cfg.Builtins }
 
@@ -106,12 +110,15 @@ func (a *execAdapter) SendMessageStreaming(ctx context.Context, msg string) iter
 			yield(Event{}, err)
 			return
 		}
-		line, err := json.Marshal(execMessage{Type: "message", Text: msg})
+		a.turns++
+		line, err := json.Marshal(execMessage{Type: "message", Text: msg, Turn: a.turns})
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		t := &turn{name: a.Name(), proc: p, timeout: a.cfg.TurnTimeout, parse: parseExecLine}
+		n := a.turns
+		parse := func(line []byte) ([]Event, error) { return parseExecLine(line, n) }
+		t := &turn{name: a.Name(), proc: p, timeout: a.cfg.TurnTimeout, parse: parse}
 		t.run(ctx, append(line, '\n'), yield)
 	}
 }
@@ -120,15 +127,35 @@ func (a *execAdapter) SendMessageStreaming(ctx context.Context, msg string) iter
 type execMessage struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	Turn int    `json:"turn"`
 }
 
-// parseExecLine reads one event line. A line that is not a JSON event does not
-// end the turn (a program may print a stray line); it becomes an error event so
-// the transcript shows it.
-func parseExecLine(line []byte) ([]Event, error) {
-	var ev Event
+// execEvent is an event line: an Event, the turn it answers (echoed from the
+// message; 0 when the program does not say), and for an error, whether the
+// program cannot go on.
+type execEvent struct {
+	Event
+	Turn  int  `json:"turn"`
+	Fatal bool `json:"fatal"`
+}
+
+// parseExecLine reads one event line during turn n. A line that is not a JSON
+// event does not end the turn (a program may print a stray line), nor does an
+// event that names an earlier turn; each becomes an error event so the
+// transcript shows it. A fatal error event ends the turn with ErrReported.
+func parseExecLine(line []byte, n int) ([]Event, error) {
+	var ev execEvent
 	if err := json.Unmarshal(line, &ev); err != nil || !ev.Type.Known() {
 		return []Event{{Type: ErrorEvent, Message: fmt.Sprintf("not a protocol event: %.200s", line)}}, nil
 	}
-	return []Event{ev}, nil
+	if ev.Turn != 0 && ev.Turn != n {
+		return []Event{earlierOutput(line)}, nil
+	}
+	if ev.Type == ErrorEvent && ev.Fatal {
+		if ev.Message == "" {
+			return nil, errors.New("a fatal error event without a message")
+		}
+		return nil, errors.New(ev.Message)
+	}
+	return []Event{ev.Event}, nil
 }

@@ -27,6 +27,8 @@ type Adapter interface {
 	Builtins() []string
 	// InjectTools records the tools and the MCP server that serves them, so the
 	// harness discovers them at startup. It must be called before Start.
+	// Tools without a bridge are refused; with neither, the harness is given
+	// no MCP server at all.
 	InjectTools(tools []Tool, bridge Bridge) error
 	// Start launches the harness in workdir and waits until it is ready, within
 	// the configured startup timeout. A failure is an ErrStartup *Error.
@@ -34,8 +36,11 @@ type Adapter interface {
 	// SendMessageStreaming sends one user message and yields the turn's events.
 	// A complete turn ends with a TurnComplete event; a turn that fails yields
 	// a non-nil error as its last element: an *Error (ErrTurnTimeout,
-	// ErrExited, ErrNotRunning, ErrProtocol, or ErrStartup when the harness
-	// only proves ready inside its first turn), or ctx.Err() when ctx ends.
+	// ErrExited, ErrNotRunning, ErrProtocol, ErrReported, or ErrStartup when
+	// the harness only proves ready inside its first turn), or ctx.Err() when
+	// ctx ends. The events are the turn's own: output the harness wrote after
+	// an earlier turn ended is yielded as an error event, never as this
+	// turn's answer.
 	// Breaking out of the loop early abandons the turn; the harness is then in
 	// an unknown state and should be stopped.
 	SendMessageStreaming(ctx context.Context, msg string) iter.Seq2[Event, error]
@@ -63,7 +68,7 @@ type Tool struct {
 // HTTP instead. The seed's bridge_url generalises to this because a stdio
 // server has no URL.
 type Bridge struct {
-	Name    string   `json:"name"`              // server name the harness shows, e.g. "hone"
+	Name    string   `json:"name"`              // server name the harness shows; "" means DefaultBridgeName
 	Command []string `json:"command,omitempty"` // argv of a stdio server
 	URL     string   `json:"url,omitempty"`
 }

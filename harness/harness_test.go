@@ -81,6 +81,72 @@ func TestExecTwoTurns(t *testing.T) {
 	}
 }
 
+// The program answers each message, then writes an afterthought and a second,
+// late turn_complete (and, in late-v1, a fatal error). Each turn must still
+// answer with its own turn_complete, and report every leftover line.
+func TestExecOutputAfterTurnCompleteIsNotTheNextAnswer(t *testing.T) {
+	for mode, leftovers := range map[string]int{"late": 2, "late-v1": 3} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			a := startFake(t, mode, Config{})
+			if err := a.Start(ctx, t.TempDir()); err != nil {
+				t.Fatal(err)
+			}
+			for _, msg := range []string{"one", "two", "three"} {
+				if mode == "late-v1" && msg != "one" {
+					// A program that does not echo the turn number is told
+					// apart only by timing: its leftovers must have arrived.
+					waitBuffered(t, a.(*execAdapter).proc, leftovers)
+				}
+				r, err := SendMessage(ctx, a, msg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Text != "answer "+msg {
+					t.Fatalf("turn %q answered %q; want %q", msg, r.Text, "answer "+msg)
+				}
+				if msg == "one" {
+					continue
+				}
+				var ignored int
+				for _, ev := range r.Events {
+					if ev.Type == ErrorEvent && strings.HasPrefix(ev.Message, "ignored output of an earlier turn") {
+						ignored++
+					}
+				}
+				if ignored != leftovers {
+					t.Errorf("turn %q events %+v; want the %d leftover lines reported", msg, r.Events, leftovers)
+				}
+			}
+		})
+	}
+}
+
+func waitBuffered(t *testing.T, p *Process, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.Lines()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lines buffered after 10s; want %d", len(p.Lines()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestExecFatalErrorEndsTheTurn(t *testing.T) {
+	a := startFake(t, "fatal", Config{})
+	if err := a.Start(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := SendMessage(context.Background(), a, "go")
+	if !errors.Is(err, ErrReported) || err.Error() != "exec: harness reported an error: Not logged in" {
+		t.Fatalf("SendMessage: %v; want ErrReported with the program's words", err)
+	}
+	if len(r.Events) != 1 || r.Events[0].Type != LLMRequest {
+		t.Errorf("events %+v; want only the llm_request before the error", r.Events)
+	}
+}
+
 func toStrings(ts []EventType) []string {
 	var s []string
 	for _, t := range ts {

@@ -34,11 +34,16 @@ func writeMCPConfig(path string, bridge Bridge) (string, func(), error) {
 		path = filepath.Join(dir, "mcp.json")
 		cleanup = func() { os.RemoveAll(dir) }
 	}
-	srv := mcpServer{URL: bridge.URL, Type: "http"}
-	if len(bridge.Command) > 0 {
-		srv = mcpServer{Type: "stdio", Command: bridge.Command[0], Args: bridge.Command[1:]}
+	// Without a bridge the file names no server, so a harness that reads it
+	// starts none rather than one with no name and nowhere to connect.
+	servers := map[string]mcpServer{}
+	switch {
+	case len(bridge.Command) > 0:
+		servers[bridge.Name] = mcpServer{Type: "stdio", Command: bridge.Command[0], Args: bridge.Command[1:]}
+	case bridge.URL != "":
+		servers[bridge.Name] = mcpServer{Type: "http", URL: bridge.URL}
 	}
-	b, err := json.MarshalIndent(mcpConfig{MCPServers: map[string]mcpServer{bridge.Name: srv}}, "", "  ")
+	b, err := json.MarshalIndent(mcpConfig{MCPServers: servers}, "", "  ")
 	if err != nil {
 		return "", cleanup, err
 	}

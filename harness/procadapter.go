@@ -3,7 +3,12 @@ package harness
 import (
 	"context"
 	"sync"
+
+	"github.com/hone-perf/hone/internal/errs"
 )
+
+// DefaultBridgeName names a bridge that was given no name.
+const DefaultBridgeName = "hone"
 
 // procAdapter is what both adapters share: one harness process, the tools
 // injected before it starts, and the MCP configuration file written for it.
@@ -25,10 +30,19 @@ func newProcAdapter(name string, cfg Config) procAdapter {
 func (a *procAdapter) Name() string { return a.name }
 
 // inject resolves tools against builtins (the conflict rule) and keeps them
-// for Start.
+// for Start. Tools need a bridge to serve them; a bridge is one server,
+// reached by a command or by a URL, named "hone" unless it says otherwise.
 func (a *procAdapter) inject(builtins []string, tools []Tool, bridge Bridge) error {
 	if a.proc != nil {
 		return &Error{Kind: ErrStartup, Harness: a.name, Detail: "tools must be injected before Start"}
+	}
+	switch {
+	case len(bridge.Command) > 0 && bridge.URL != "":
+		return errs.Invalidf("the MCP bridge has both a command and a URL; give one")
+	case len(bridge.Command) == 0 && bridge.URL == "" && len(tools) > 0:
+		return errs.Invalidf("%d tools were injected without an MCP bridge to serve them; give the bridge a command or a URL", len(tools))
+	case (len(bridge.Command) > 0 || bridge.URL != "") && bridge.Name == "":
+		bridge.Name = DefaultBridgeName
 	}
 	resolved, err := ResolveTools(tools, builtins)
 	if err != nil {

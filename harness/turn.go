@@ -10,8 +10,9 @@ import (
 // exited, so events written just before exiting are not lost.
 const drainAfterExit = time.Second
 
-// parseFunc turns one stdout line into events. An error means the line broke
-// the protocol badly enough that the turn cannot go on.
+// parseFunc turns one stdout line into events. An error means the harness
+// reported that it cannot go on; its text is the harness's own words, and the
+// turn fails with ErrReported after the events.
 type parseFunc func(line []byte) ([]Event, error)
 
 // turn runs one turn over p: it writes input, then yields parsed events until
@@ -33,6 +34,9 @@ func (t *turn) run(ctx context.Context, input []byte, yield func(Event, error) b
 	}
 	if !t.proc.Alive() {
 		fail(ErrNotRunning, "it exited before this turn ("+exitStatus(t.proc)+")", nil)
+		return
+	}
+	if !t.dropEarlier(yield) {
 		return
 	}
 	if err := t.proc.Write(input); err != nil {
@@ -59,10 +63,6 @@ func (t *turn) run(ctx context.Context, input []byte, yield func(Event, error) b
 				return
 			}
 			events, err := t.parse(line)
-			if err != nil {
-				fail(ErrProtocol, err.Error(), nil)
-				return
-			}
 			for _, ev := range events {
 				if ev.Time.IsZero() {
 					ev.Time = time.Now().UTC()
@@ -70,6 +70,12 @@ func (t *turn) run(ctx context.Context, input []byte, yield func(Event, error) b
 				if !yield(ev, nil) || ev.Type == TurnComplete {
 					return
 				}
+			}
+			if err != nil {
+				// The harness said it cannot go on (not logged in, out of
+				// quota, a refusal): waiting for more would only burn turns.
+				fail(ErrReported, err.Error(), nil)
+				return
 			}
 			if startTimer != nil && t.ready() {
 				startTimer = nil
@@ -92,6 +98,36 @@ func (t *turn) run(ctx context.Context, input []byte, yield func(Event, error) b
 			return
 		}
 	}
+}
+
+// dropEarlier empties what the harness wrote after the previous turn's
+// turn_complete and before this turn's message: none of it answers this turn,
+// so it is reported as an error event and never ends the turn. Output of an
+// earlier turn that arrives later still is recognised by the parser, from the
+// turn number the harness echoes (exec) or from the replay of this turn's
+// message (claude-code).
+func (t *turn) dropEarlier(yield func(Event, error) bool) bool {
+	for {
+		select {
+		case line, ok := <-t.proc.Lines():
+			if !ok {
+				return true
+			}
+			if events, err := t.parse(line); len(events) > 0 || err != nil {
+				if !yield(earlierOutput(line), nil) {
+					return false
+				}
+			}
+		default:
+			return true
+		}
+	}
+}
+
+// earlierOutput is the error event recording a line that belongs to a turn
+// that has already ended.
+func earlierOutput(line []byte) Event {
+	return Event{Type: ErrorEvent, Time: time.Now().UTC(), Message: fmt.Sprintf("ignored output of an earlier turn: %.200s", line)}
 }
 
 func (t *turn) exitedKind() error {

@@ -26,6 +26,11 @@ type Attempt struct {
 	VerdictID string `json:"verdict_id,omitempty"` // the verdict entry Verdict comes from
 	Summary   string `json:"summary,omitempty"`
 	Path      string `json:"path"`
+	// Pin is the commit the attempt was made from (proposals and verdicts).
+	Pin string `json:"pin,omitempty"`
+	// Speedup is the verdict's deciding speedup, like Verdict the latest
+	// verdict's for a proposal; 0 when there is none.
+	Speedup float64 `json:"speedup,omitempty"`
 }
 
 var verdictKind = []byte(KindVerdict)
@@ -35,14 +40,17 @@ func isVerdictLine(line []byte) bool { return bytes.Equal(field(line, fieldKind)
 // Attempts returns the joined view of the entries f selects, oldest first.
 // Only the matching rows and the verdict rows they need are parsed.
 func (l *Ledger) Attempts(ctx context.Context, f Filter) ([]Attempt, error) {
-	type verdict struct{ word, id, summary string }
+	type verdict struct {
+		word, id, summary string
+		speedup           float64
+	}
 	var (
 		latest map[string]verdict // patch id -> newest verdict; rows come in time order
 		out    []Attempt
 	)
 	note := func(r *row) {
 		if r.Kind == string(KindVerdict) && r.PatchID != "" {
-			latest[r.PatchID] = verdict{r.Verdict, r.ID, r.Summary}
+			latest[r.PatchID] = verdict{r.Verdict, r.ID, r.Summary, r.Speedup}
 		}
 	}
 	keep := f.keep()
@@ -85,7 +93,7 @@ func (l *Ledger) Attempts(ctx context.Context, f Filter) ([]Attempt, error) {
 	// A verdict may come after its proposal; join once all are seen.
 	for i := range out {
 		if v, ok := latest[out[i].PatchID]; ok && out[i].Kind == KindProposal {
-			out[i].Verdict, out[i].VerdictID, out[i].Summary = v.word, v.id, v.summary
+			out[i].Verdict, out[i].VerdictID, out[i].Summary, out[i].Speedup = v.word, v.id, v.summary, v.speedup
 		}
 	}
 	return out, nil
@@ -94,7 +102,8 @@ func (l *Ledger) Attempts(ctx context.Context, f Filter) ([]Attempt, error) {
 func attemptOf(r *row) Attempt {
 	a := Attempt{ID: r.ID, Kind: Kind(r.Kind), Target: r.Target, Created: time.Unix(0, r.Created).UTC(),
 		PatchID: r.PatchID, Commit: r.Commit, AttemptKey: r.AttemptKey, Hotspot: r.Hotspot, Class: r.Class,
-		Hypothesis: r.Hypothesis, Verdict: r.Verdict, Summary: r.Summary, Path: r.Path}
+		Hypothesis: r.Hypothesis, Verdict: r.Verdict, Summary: r.Summary, Path: r.Path,
+		Pin: r.Pin, Speedup: r.Speedup}
 	if r.Kind == string(KindVerdict) {
 		a.VerdictID = r.ID
 	}

@@ -81,6 +81,11 @@ type Common struct {
 	// also goes into the git note on the patch commit.
 	Verdict string `toml:"verdict,omitempty" json:"verdict,omitempty"`
 	Summary string `toml:"summary,omitempty" json:"summary,omitempty"`
+	// Speedup is a verdict's deciding figure (baseline median / candidate
+	// median of its metric), kept here so views list it from the index;
+	// 0 when the verdict had no bench, and in verdicts from before it was
+	// recorded.
+	Speedup float64 `toml:"speedup,omitempty" json:"speedup,omitempty"`
 }
 
 // Meta gives the ledger access to the common part of any entry struct that

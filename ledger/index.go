@@ -26,7 +26,7 @@ import (
 // header does not match is rebuilt, and it is updated incrementally when the
 // new tip's tree only adds files to the cached one (the ledger's normal case,
 // merges included); any other change rebuilds it whole.
-const indexMagic = "hone-ledger-index 2"
+const indexMagic = "hone-ledger-index 3"
 
 // errCorruptIndex makes a query drop the cache and rebuild it.
 var errCorruptIndex = errors.New("ledger index is corrupt")
@@ -78,9 +78,11 @@ type row struct {
 	Hotspot          string
 	Hypothesis       string
 	Summary          string
+	Pin              string
+	Speedup          float64
 }
 
-const rowFields = 14
+const rowFields = 16
 
 func (r *row) line() string {
 	p := r.Path
@@ -89,7 +91,8 @@ func (r *row) line() string {
 	}
 	return strings.Join([]string{r.ID, r.Kind, r.Target, esc(r.AttemptKey), esc(r.PatchID),
 		strconv.FormatInt(r.Created, 10), esc(r.Commit), strconv.Itoa(r.Class), esc(r.Verdict),
-		esc(p), r.Blob.String(), esc(r.Hotspot), esc(r.Hypothesis), esc(r.Summary)}, "\t") + "\n"
+		esc(p), r.Blob.String(), esc(r.Hotspot), esc(r.Hypothesis), esc(r.Summary), esc(r.Pin),
+		strconv.FormatFloat(r.Speedup, 'g', -1, 64)}, "\t") + "\n"
 }
 
 // Positions of the fields lookups test before parsing a line; they come
@@ -136,14 +139,15 @@ func parseRow(line []byte, r *row) error {
 	f[rowFields-1] = s
 	created, err1 := strconv.ParseInt(f[fieldCreated], 10, 64)
 	class, err2 := strconv.Atoi(f[7])
-	if err1 != nil || err2 != nil {
+	speedup, err3 := strconv.ParseFloat(f[15], 64)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return errCorruptIndex
 	}
 	*r = row{ID: f[fieldID], Kind: f[fieldKind], Target: f[fieldTarget], Created: created,
 		AttemptKey: unesc(f[fieldAttemptKey]), PatchID: unesc(f[fieldPatchID]),
 		Commit: unesc(f[6]), Class: class, Verdict: unesc(f[8]),
 		Path: unesc(f[9]), Blob: plumbing.NewHash(f[10]), Hotspot: unesc(f[11]),
-		Hypothesis: unesc(f[12]), Summary: unesc(f[13])}
+		Hypothesis: unesc(f[12]), Summary: unesc(f[13]), Pin: unesc(f[14]), Speedup: speedup}
 	if r.Path == "" {
 		r.Path = EntryPath(r.Target, Kind(r.Kind), r.ID)
 	}
@@ -165,7 +169,7 @@ func rowOf(s *Stored, blob plumbing.Hash) row {
 	return row{ID: s.ID, Kind: string(s.Kind), Target: s.Target, Created: s.Created.UnixNano(),
 		PatchID: s.PatchID, Commit: s.Commit, AttemptKey: s.AttemptKey, Class: s.Class,
 		Verdict: s.Verdict, Path: s.Path, Blob: blob, Hotspot: s.Hotspot,
-		Hypothesis: s.Hypothesis, Summary: s.Summary}
+		Hypothesis: s.Hypothesis, Summary: s.Summary, Pin: s.Pin, Speedup: s.Speedup}
 }
 
 var escaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)

@@ -166,10 +166,15 @@ func (l *Ledger) List(ctx context.Context, f Filter) ([]*Stored, error) {
 	return l.load(rows)
 }
 
-// Get returns the entry with the given id, or a NotFound error.
+// Get returns the entry with the given id, or with the id that prefix
+// abbreviates (see ResolveEntry), or a NotFound error.
 func (l *Ledger) Get(ctx context.Context, id string) (*Stored, error) {
 	if !validID(id) {
-		return nil, errs.NotFoundf("no ledger entry %q: ids are 32 lowercase hex digits; see `hone ledger list`", id)
+		full, err := l.ResolveEntry(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		id = full
 	}
 	prefix := []byte(id + "\t")
 	var rows []row

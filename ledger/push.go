@@ -107,11 +107,34 @@ func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
 			return nil, err
 		}
 		args := []string{"push", "--quiet", "--porcelain", remote}
+		var pushed SyncReport
 		for _, ref := range []string{l.branchRef(), l.ws.Config.Ledger.NotesRef} {
-			if h, ok, err := l.refs.Read(ref); err != nil {
+			h, ok, err := l.refs.Read(ref)
+			if err != nil {
 				return nil, err
-			} else if ok && theirs[ref] != h {
+			}
+			how := ""
+			switch prev, had := theirs[ref]; {
+			case !ok:
+			case prev == h:
+				how = "up-to-date"
+			case !had:
+				how = "created"
+			default:
+				how = "updated"
+			}
+			if how == "created" || how == "updated" {
 				args = append(args, ref+":"+ref)
+			}
+			if ref != l.branchRef() {
+				pushed.RemoteNotes = how
+				continue
+			}
+			pushed.RemoteLedger = how
+			if how != "up-to-date" && how != "" {
+				if pushed.EntriesPushed, err = l.entriesGained(theirs[ref], h); err != nil {
+					return nil, err
+				}
 			}
 		}
 		mine, err := l.git(ctx, "for-each-ref", "--format=%(refname)", PatchRefPrefix)
@@ -121,14 +144,16 @@ func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
 		for _, ref := range strings.Fields(string(mine)) {
 			if _, ok := theirs[ref]; !ok {
 				args = append(args, ref+":"+ref)
+				pushed.PatchesPushed++
 			}
 		}
+		rep.RemoteLedger, rep.RemoteNotes = pushed.RemoteLedger, pushed.RemoteNotes
 		if len(args) == 4 {
 			return rep, nil
 		}
 		out, err := l.git(ctx, args...)
 		if err == nil {
-			rep.Pushed = true
+			rep.Pushed, rep.EntriesPushed, rep.PatchesPushed = true, pushed.EntriesPushed, pushed.PatchesPushed
 			return rep, nil
 		}
 		lastErr = err
@@ -139,4 +164,33 @@ func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
 		repo.RetryWait(n * 10)
 	}
 	return nil, errs.Wrap(errs.Busy, lastErr, "remote %q kept moving while pushing the ledger; try again", remote)
+}
+
+// entriesGained counts the entries of ledger commit to that ledger commit
+// from (zero: none) lacks. The ledger only ever adds files, so it is the
+// difference of their entry counts.
+func (l *Ledger) entriesGained(from, to plumbing.Hash) (int, error) {
+	count := func(c plumbing.Hash) (int, error) {
+		if c.IsZero() {
+			return 0, nil
+		}
+		tree, err := l.obj.commitTree(c)
+		if err != nil {
+			return 0, err
+		}
+		files, err := l.allFiles(tree, "")
+		n := 0
+		for _, f := range files {
+			if isEntryPath(f.path) {
+				n++
+			}
+		}
+		return n, err
+	}
+	a, err := count(from)
+	if err != nil {
+		return 0, err
+	}
+	b, err := count(to)
+	return b - a, err
 }

@@ -25,6 +25,15 @@ type SyncReport struct {
 	PatchesAdded  int      `json:"patches_added"`
 	PatchConflict []string `json:"patch_conflicts,omitempty"` // patch ids whose commit differs between the sides; the local one is kept
 	Pushed        bool     `json:"pushed"`
+
+	// Push only: what it did to the remote. RemoteLedger and RemoteNotes are
+	// created, updated or up-to-date (empty when this clone has none);
+	// EntriesPushed counts the entries the remote's ledger gained and
+	// PatchesPushed the patch refs it gained.
+	RemoteLedger  string `json:"remote_ledger,omitempty"`
+	RemoteNotes   string `json:"remote_notes,omitempty"`
+	EntriesPushed int    `json:"entries_pushed"`
+	PatchesPushed int    `json:"patches_pushed"`
 }
 
 // scratchPrefix is where Pull fetches a remote's refs before merging them, so

@@ -44,12 +44,19 @@ func TestTwoClonesConverge(t *testing.T) {
 	appendOK(t, lb, verdictFor(pa, ledger.VerdictRejectedBench, "no change on b"))
 	appendProfiles(t, lb, "b", 98)
 
-	if rep, err := la.Push(ctx, "origin"); err != nil || !rep.Pushed {
-		t.Fatalf("push from a = %+v, %v", rep, err)
+	// The report says what the push did to the remote: an empty one gets
+	// the branch created with all of a's entries.
+	if rep, err := la.Push(ctx, "origin"); err != nil || !rep.Pushed || rep.RemoteLedger != "created" || rep.RemoteNotes != "created" ||
+		rep.EntriesPushed != 100 || rep.PatchesPushed != 1 {
+		t.Fatalf("push from a = %+v, %v; want the remote ledger created with 100 entries and 1 patch", rep, err)
 	}
 	rep, err := lb.Push(ctx, "origin")
-	if err != nil || !rep.Pushed || rep.Ledger != "merged" || rep.EntriesAdded != 100 {
-		t.Fatalf("push from b = %+v, %v; want a merge of a's 100 entries, then a push", rep, err)
+	if err != nil || !rep.Pushed || rep.Ledger != "merged" || rep.EntriesAdded != 100 || rep.RemoteLedger != "updated" ||
+		rep.EntriesPushed != 100 || rep.PatchesPushed != 1 {
+		t.Fatalf("push from b = %+v, %v; want a merge of a's 100 entries, then a push of b's 100", rep, err)
+	}
+	if rep, err := lb.Push(ctx, "origin"); err != nil || rep.Pushed || rep.RemoteLedger != "up-to-date" || rep.EntriesPushed != 0 {
+		t.Fatalf("pushing again = %+v, %v; want nothing pushed", rep, err)
 	}
 	if rep, err := la.Pull(ctx, "origin"); err != nil || rep.Ledger != "fast-forward" || rep.EntriesAdded != 100 {
 		t.Fatalf("pull into a = %+v, %v", rep, err)

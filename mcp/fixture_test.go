@@ -1,11 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hone-perf/hone/internal/testgit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +25,16 @@ func newWorkspace(t *testing.T) string {
 	return testgit.NewRepoFS(t, os.DirFS("../harness/testdata/workspace"))
 }
 
+// refs lists every ref of the repository at dir, to show nothing was written.
+func refs(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "for-each-ref").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git for-each-ref: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
 func readDiff(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("../harness/testdata", name))
@@ -28,31 +44,88 @@ func readDiff(t *testing.T, name string) string {
 	return string(b)
 }
 
+// session is a client connected in-process to hone's server over
+// StreamTransport, the transport `hone mcp` serves on, with a record of every
+// line the server read and wrote.
+type session struct {
+	*sdk.ClientSession
+	in, out *record
+	served  chan struct{} // closed when the server has ended
+}
+
+// record is a goroutine-safe copy of one direction of the wire.
+type record struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *record) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+// lines decodes the JSON-RPC messages recorded so far.
+func (r *record) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(r.buf.Bytes(), []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("the wire holds a line that is not JSON: %q", line)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // connect serves dir in-process and returns a client session on it. The
 // middleware, if any, sees every request the server receives.
-func connect(t *testing.T, dir string, opts *sdk.ClientOptions, mw ...sdk.Middleware) *sdk.ClientSession {
+func connect(t *testing.T, dir string, opts *sdk.ClientOptions, mw ...sdk.Middleware) *session {
 	t.Helper()
 	ctx := context.Background()
-	ct, st := sdk.NewInMemoryTransports()
-	srv := New(dir, "test")
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	s := &session{in: &record{}, out: &record{}, served: make(chan struct{})}
+	srv := newServer(ctx, dir, "test")
 	srv.AddReceivingMiddleware(mw...)
-	ss, err := srv.Connect(ctx, st, nil)
+	go func() {
+		srv.Run(ctx, StreamTransport(io.TeeReader(c2sR, s.in), io.MultiWriter(s.out, s2cW)))
+		s2cW.Close()
+		close(s.served)
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, &sdk.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s.ClientSession = cs
 	t.Cleanup(func() {
 		cs.Close()
-		ss.Wait()
+		s.wait(t)
 	})
-	return cs
+	return s
+}
+
+// wait waits for the server to end, which it does once its input has ended
+// and every request it read is answered (or, if cancelled, finished).
+func (s *session) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.served:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("the server has not ended 5 minutes after its input did")
+	}
 }
 
 // call calls a tool and returns its result, failing on protocol errors.
-func call(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any) *sdk.CallToolResult {
+func call(t *testing.T, cs interface {
+	CallTool(context.Context, *sdk.CallToolParams) (*sdk.CallToolResult, error)
+}, tool string, args map[string]any) *sdk.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {

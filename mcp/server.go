@@ -1,8 +1,11 @@
 // Package mcp serves hone's six agent tools over the Model Context Protocol:
 // read_profile, read_ledger, read_playbook, read_target_source, propose_patch
 // and run_verdict. Each tool calls the same package function as the matching
-// CLI command, so the surfaces cannot drift; only propose_patch and
-// run_verdict write, and only through those functions.
+// CLI command, so their answers and refusals agree, with one exception for
+// now: read_ledger's attempts view is built here (Attempts: every verdict per
+// patch, from every entry), while `hone ledger` shows ledger.Attempts (the
+// latest verdict per row, from the index). Only propose_patch and run_verdict
+// write, and only through those functions.
 package mcp
 
 import (
@@ -27,11 +30,16 @@ type handlers struct {
 	// dir is any directory inside the workspace. The workspace is reopened on
 	// every call, so edits to hone.toml during a long session take effect.
 	dir string
+	// life ends when the server is asked to stop. A verdict outlives the
+	// cancellation of its request, but not the server.
+	life context.Context
 }
 
 // New builds the MCP server with its six tools.
-func New(dir, version string) *sdk.Server {
-	h := &handlers{dir: dir}
+func New(dir, version string) *sdk.Server { return newServer(context.Background(), dir, version) }
+
+func newServer(life context.Context, dir, version string) *sdk.Server {
+	h := &handlers{dir: dir, life: life}
 	s := sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: "hone", Version: version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		// Tools never change during a session; logging is not offered.
@@ -48,7 +56,7 @@ func Serve(ctx context.Context, dir, version string, t sdk.Transport) error {
 	if _, err := workspace.Open(dir); err != nil {
 		return err
 	}
-	return New(dir, version).Run(ctx, t)
+	return newServer(ctx, dir, version).Run(ctx, t)
 }
 
 const instructions = `hone is the trust layer for performance optimization. Read the target's latest

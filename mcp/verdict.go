@@ -16,17 +16,25 @@ type verdictIn struct {
 func (h *handlers) addVerdictTool(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "run_verdict",
-		Description: "Judge a proposed patch: build the pin and the patch in fresh checkouts, run the target's gates, then benchmark baseline and candidate in interleaved pairs until the speedup's confidence interval decides. Records and returns the verdict entry (accepted, needs-human-review, rejected-gate, rejected-bench or error) with gates, bench statistics and raw samples. This is the only way to learn whether a change worked. Sends progress notifications when the request carries a progress token; cancelling the request stops it and records nothing.",
+		Description: "Judge a proposed patch: build the pin and the patch in fresh checkouts, run the target's gates, then benchmark baseline and candidate in interleaved pairs until the speedup's confidence interval decides. Records and returns the verdict entry (accepted, needs-human-review, rejected-gate, rejected-bench or error) with gates, bench statistics and raw samples. This is the only way to learn whether a change worked. Sends progress notifications when the request carries a progress token. Cancelling the request only stops the waiting: the verdict runs to its end and is recorded (read_ledger shows it), and the cancelled request gets no answer.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.runVerdict)
 }
 
+// runVerdict judges a patch. A client that cancels the call stops waiting,
+// but the verdict goes on to its end and is recorded: otherwise cancelling a
+// verdict that was going badly would erase the attempt. The answer to a
+// cancelled call is written and then dropped by StreamTransport, as MCP
+// requires. Only the server's own end stops the verdict.
 func (h *handlers) runVerdict(ctx context.Context, req *sdk.CallToolRequest, in verdictIn) (*sdk.CallToolResult, *verdict.Entry, error) {
 	ws, err := h.workspace()
 	if err != nil {
 		return nil, nil, refusal(err)
 	}
-	e, err := verdict.Run(ctx, ws, in.PatchID, verdict.Options{Progress: progressNotifier(ctx, req)})
+	vctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	defer context.AfterFunc(h.life, stop)()
+	e, err := verdict.Run(vctx, ws, in.PatchID, verdict.Options{Progress: progressNotifier(ctx, req)})
 	if err != nil {
 		return nil, nil, refusal(err)
 	}
@@ -42,6 +50,9 @@ func progressNotifier(ctx context.Context, req *sdk.CallToolRequest) func(verdic
 	}
 	var n float64
 	return func(p verdict.Progress) {
+		if ctx.Err() != nil {
+			return // the client cancelled the call and stopped listening
+		}
 		n++ // progress must increase with every notification
 		params := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: describe(p)}
 		// A client that stopped listening must not fail the verdict.

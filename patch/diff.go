@@ -27,7 +27,7 @@ func frontCheck(diff []byte, a allowlist.Rules, maxBytes int64) (*Summary, error
 		return nil, errs.Invalidf("empty diff: give a unified diff from `git diff` on stdin or with --file")
 	}
 	if maxBytes > 0 && int64(len(diff)) > maxBytes {
-		return nil, errs.Policyf("refused: the diff is %d bytes, over the limit of %d (patch.max_diff_bytes in hone.toml)", len(diff), maxBytes)
+		return nil, errs.Policyf("refused: the diff is over the limit of %d bytes ([patch] max_diff_bytes in hone.toml)", maxBytes)
 	}
 	raw, err := scanHeaders(diff)
 	if err != nil {
@@ -39,7 +39,7 @@ func frontCheck(diff []byte, a allowlist.Rules, maxBytes int64) (*Summary, error
 	}
 	if raw == nil {
 		if len(files) > 0 {
-			return nil, errs.Policyf("refused: traditional (non-git) diff headers; only `diff --git a/... b/...` diffs are accepted")
+			return nil, errs.Invalidf("not a git diff: traditional (non-git) headers; make the diff with `git diff` (only `diff --git a/... b/...` diffs are accepted)")
 		}
 		return nil, errs.Invalidf("no file changes in the diff: give a unified diff from `git diff`")
 	}

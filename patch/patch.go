@@ -7,11 +7,16 @@
 package patch
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
@@ -40,11 +45,11 @@ type Request struct {
 // proposed on the same pin before: the id is the earlier one and no entry was
 // added. Warnings are advice for the optimizer, never a refusal.
 type Result struct {
-	PatchID  string    `json:"patch_id"`
-	Commit   string    `json:"commit"`
-	Existing bool      `json:"existing"`
-	Warnings []string  `json:"warnings"`
-	Proposal *Proposal `json:"proposal"`
+	PatchID  string         `json:"patch_id"`
+	Commit   string         `json:"commit"`
+	Existing bool           `json:"existing"`
+	Warnings []errs.Warning `json:"warnings"`
+	Proposal *Proposal      `json:"proposal"`
 }
 
 // Checked is a diff that passed every check, applied but stored nowhere.
@@ -81,7 +86,7 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	a := t.Rules()
 	sum, err := frontCheck(diff, a, ws.Config.Patch.MaxDiffBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, relativeHint(ws, pin, a, diff, err)
 	}
 	idx, err := newScratchIndex(ws.Repo)
 	if err != nil {
@@ -105,10 +110,58 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum}, idx, nil
 }
 
+// relativeHint adds to a refusal how to remake a diff whose paths are
+// relative to the target (git diff --relative, or a diff made inside the
+// target with a path limit): every name is outside the target, would be
+// allowed under it, and one of them exists there at the pin.
+func relativeHint(ws *workspace.Workspace, pin string, a allowlist.Rules, diff []byte, err error) error {
+	if !errs.Is(err, errs.Policy) {
+		return err
+	}
+	files, _, perr := gitdiff.Parse(bytes.NewReader(diff))
+	if perr != nil || len(files) == 0 {
+		return err
+	}
+	commit, cerr := ws.Git.CommitObject(plumbing.NewHash(pin))
+	if cerr != nil {
+		return err
+	}
+	tree, terr := commit.Tree()
+	if terr != nil {
+		return err
+	}
+	exists := false
+	for _, f := range files {
+		for _, n := range []string{f.OldName, f.NewName} {
+			if n == "" {
+				continue
+			}
+			full := a.Root + "/" + n
+			if strings.HasPrefix(n, a.Root+"/") || a.Rule(full) != "" {
+				return err
+			}
+			if _, ferr := tree.FindEntry(full); ferr == nil {
+				exists = true
+			}
+		}
+	}
+	if !exists {
+		return err
+	}
+	return &errs.Error{Code: errs.Policy, Err: err, Msg: err.Error() +
+		"; the diff's paths look relative to the target (as `git diff --relative` writes them): make it from the repository's top level with plain `git diff`"}
+}
+
 // validate checks the idea's fields; bad values are usage errors, as they
-// come from flags or tool arguments.
-func (r *Request) validate() error {
+// come from flags or tool arguments. Oversized text is refused by the
+// limits of [patch] in hone.toml, by its length alone: the message never
+// quotes it.
+func (r *Request) validate(lim workspace.PatchConfig) error {
 	switch {
+	case len(r.Hypothesis) > lim.MaxHypothesisBytes:
+		return errs.Policyf("refused: the hypothesis is %d bytes, over the limit of %d ([patch] max_hypothesis_bytes in hone.toml); state it in a sentence or two", len(r.Hypothesis), lim.MaxHypothesisBytes)
+	case len(r.Hotspot) > lim.MaxHotspotBytes:
+		return errs.Policyf("refused: the hotspot is %d bytes, over the limit of %d ([patch] max_hotspot_bytes in hone.toml); name one symbol of the profile", len(r.Hotspot), lim.MaxHotspotBytes)
 	case strings.TrimSpace(r.Target) == "":
 		return errs.Usagef("a target is required")
 	case strings.TrimSpace(r.Hotspot) == "":

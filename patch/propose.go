@@ -27,7 +27,7 @@ const (
 // errors naming the path or header and the rule; a malformed diff is Invalid;
 // an unknown target NotFound. A refusal leaves no ref, entry or object behind.
 func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result, error) {
-	if err := req.validate(); err != nil {
+	if err := req.validate(ws.Config.Patch); err != nil {
 		return nil, err
 	}
 	if _, err := ws.Target(req.Target); err != nil {
@@ -109,7 +109,7 @@ func existing(ctx context.Context, ws *workspace.Workspace, l *ledger.Ledger, p 
 				res.Proposal = &prev
 			}
 		case ledger.KindVerdict:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("patch %s already has a verdict: %s (entry %s)", p.PatchID, e.Verdict, e.ID))
+			res.Warnings = append(res.Warnings, errs.Warning{Code: "already_judged", Message: fmt.Sprintf("patch %s already has a verdict: %s (entry %s)", p.PatchID, e.Verdict, e.ID)})
 		}
 	}
 	if res.Proposal != nil {

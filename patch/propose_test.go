@@ -103,7 +103,7 @@ func TestSimilarHypothesisWarns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "similar earlier hypothesis") {
+	if len(res.Warnings) != 1 || res.Warnings[0].Code != "similar_hypothesis" || !strings.Contains(res.Warnings[0].Message, "similar earlier hypothesis") {
 		t.Fatalf("warnings: %q", res.Warnings)
 	}
 	res, err = Propose(ctx, ws, Request{Target: "t", Hotspot: "A", Class: 5, Hypothesis: "cache the result of A in a package level var", Diff: readLegit(t, "delete")})

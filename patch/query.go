@@ -2,7 +2,6 @@ package patch
 
 import (
 	"context"
-	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -10,24 +9,45 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
+// Listed is a proposal with the latest verdict on its patch: the word, its
+// entry and the deciding speedup (empty and zero while it has none).
+type Listed struct {
+	Proposal
+	Verdict   string  `json:"verdict,omitempty"`
+	VerdictID string  `json:"verdict_id,omitempty"`
+	Speedup   float64 `json:"speedup,omitempty"`
+}
+
 // List returns the proposals of a target (all targets when target is ""),
-// oldest first.
-func List(ctx context.Context, ws *workspace.Workspace, target string) ([]*Proposal, error) {
+// oldest first, each with the latest verdict on its patch.
+func List(ctx context.Context, ws *workspace.Workspace, target string) ([]*Listed, error) {
 	if target != "" {
 		if _, err := ws.Target(target); err != nil {
 			return nil, err
 		}
 	}
-	stored, err := ledger.Open(ws).List(ctx, ledger.Filter{Target: target, Kind: ledger.KindProposal})
+	l := ledger.Open(ws)
+	f := ledger.Filter{Target: target, Kind: ledger.KindProposal}
+	stored, err := l.List(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Proposal, 0, len(stored))
+	latest, err := l.Attempts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]ledger.Attempt, len(latest))
+	for _, a := range latest {
+		byID[a.ID] = a
+	}
+	out := make([]*Listed, 0, len(stored))
 	for _, s := range stored {
-		var p Proposal
-		if err := s.Decode(&p); err != nil {
+		var p Listed
+		if err := s.Decode(&p.Proposal); err != nil {
 			return nil, err
 		}
+		a := byID[p.ID]
+		p.Verdict, p.VerdictID, p.Speedup = a.Verdict, a.VerdictID, a.Speedup
 		out = append(out, &p)
 	}
 	return out, nil
@@ -43,11 +63,12 @@ type Shown struct {
 
 // Show returns a patch by id or by a unique prefix of its id.
 func Show(ctx context.Context, ws *workspace.Workspace, id string) (*Shown, error) {
-	id, err := resolveID(ctx, ws, id)
+	l := ledger.Open(ws)
+	id, err := l.ResolvePatch(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := ledger.Open(ws).ByPatch(ctx, id)
+	entries, err := l.ByPatch(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -82,31 +103,4 @@ func Show(ctx context.Context, ws *workspace.Workspace, id string) (*Shown, erro
 	}
 	sh.Diff = string(out)
 	return sh, nil
-}
-
-// resolveID expands a unique prefix of a patch id through the patch refs.
-func resolveID(ctx context.Context, ws *workspace.Workspace, id string) (string, error) {
-	if id == "" || strings.ContainsAny(id, "/*?[\\") {
-		return "", errs.NotFoundf("no patch %q", id)
-	}
-	out, err := git.Output(ctx, ws.Root, "for-each-ref", "--format=%(refname)", ledger.PatchRefPrefix+id+"*")
-	if err != nil {
-		return "", errs.Wrap(errs.Failure, err, "cannot list patch refs")
-	}
-	var ids []string
-	for _, r := range strings.Fields(out) {
-		ids = append(ids, strings.TrimPrefix(r, ledger.PatchRefPrefix))
-	}
-	for _, x := range ids {
-		if x == id {
-			return id, nil
-		}
-	}
-	switch len(ids) {
-	case 0:
-		return "", errs.NotFoundf("no patch %q; see `hone patch list`", id)
-	case 1:
-		return ids[0], nil
-	}
-	return "", errs.NotFoundf("patch id prefix %q is ambiguous (%s); give more characters", id, strings.Join(ids, ", "))
 }

@@ -99,7 +99,7 @@ func scanHeaders(diff []byte) ([]*rawFile, error) {
 				break
 			}
 			if looksLikeHeader(l) {
-				return nil, errs.Policyf("refused: line %d: %q is not a git-style header; only `diff --git a/... b/...` diffs are accepted", n, clip(l))
+				return nil, errs.Invalidf("not a git diff: line %d: %q is not a git-style header; make the diff with `git diff` (only `diff --git a/... b/...` diffs are accepted)", n, clip(l))
 			}
 			continue
 		case "after":

@@ -7,6 +7,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -17,8 +18,8 @@ const SimilarityThreshold = 0.8
 // warnings gathers advice for a proposal: earlier hypotheses that are nearly
 // the same idea, and a hotspot the latest profile does not list. Reading the
 // ledger for advice never blocks a proposal, so errors only drop the advice.
-func warnings(ctx context.Context, l *ledger.Ledger, p *Proposal) []string {
-	out := []string{}
+func warnings(ctx context.Context, l *ledger.Ledger, p *Proposal) []errs.Warning {
+	out := []errs.Warning{}
 	prev, err := l.List(ctx, ledger.Filter{Target: p.Target, Kind: ledger.KindProposal})
 	if err == nil {
 		mine := tokens(p.Hypothesis)
@@ -27,12 +28,13 @@ func warnings(ctx context.Context, l *ledger.Ledger, p *Proposal) []string {
 				continue
 			}
 			if s := jaccard(mine, tokens(e.Hypothesis)); s >= SimilarityThreshold {
-				out = append(out, fmt.Sprintf("similar earlier hypothesis (%.0f%% alike) on %s, class %d: patch %s (entry %s): %q", s*100, e.Hotspot, e.Class, e.PatchID, e.ID, e.Hypothesis))
+				out = append(out, errs.Warning{Code: "similar_hypothesis", Message: fmt.Sprintf("similar earlier hypothesis (%.0f%% alike) on %s, class %d: patch %s (entry %s): %q",
+					s*100, e.Hotspot, e.Class, e.PatchID, e.ID, errs.Clip(e.Hypothesis))})
 			}
 		}
 	}
 	if hs, ok := latestHotspots(ctx, l, p.Target); ok && !hs[p.Hotspot] {
-		out = append(out, fmt.Sprintf("hotspot %q is not among the latest profile's hotspots", p.Hotspot))
+		out = append(out, errs.Warning{Code: "hotspot_not_profiled", Message: fmt.Sprintf("hotspot %q is not among the latest profile's hotspots", p.Hotspot)})
 	}
 	return out
 }

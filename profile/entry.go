@@ -16,8 +16,11 @@ type Entry struct {
 	Hardware  bool   `toml:"hardware" json:"hardware"`                         // Event is a hardware counter, not a software clock
 	Frequency int    `toml:"frequency,omitempty" json:"frequency,omitempty"`   // sampling frequency asked of perf, Hz
 	CallGraph string `toml:"call_graph,omitempty" json:"call_graph,omitempty"` // how perf unwound stacks: "fp" or "dwarf"
-	Samples   int64  `toml:"samples" json:"samples"`
-	ValueType string `toml:"value_type" json:"value_type"` // what the percentages are shares of, e.g. "cpu/nanoseconds"
+	// CallGraphReason says why: hone.toml named the mode, or how many
+	// stacks each mode unwound past the sampled function.
+	CallGraphReason string `toml:"call_graph_reason,omitempty" json:"call_graph_reason,omitempty"`
+	Samples         int64  `toml:"samples" json:"samples"`
+	ValueType       string `toml:"value_type" json:"value_type"` // what the percentages are shares of, e.g. "cpu/nanoseconds"
 
 	Hotspots []Hotspot `toml:"hotspots" json:"hotspots"` // the top MaxHotspots, hottest first
 	Counters []Counter `toml:"counters" json:"counters"`

@@ -100,7 +100,7 @@ func paranoid() int {
 // is "fp" (-g) or "dwarf".
 func (s *perfSetup) recordCommand(data string, freq int, callGraph, workload string) string {
 	cg := "-g"
-	if callGraph == "dwarf" {
+	if callGraph == CallGraphDWARF {
 		cg = "--call-graph=dwarf"
 	}
 	return s.procPrefix + strings.Join([]string{

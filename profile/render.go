@@ -26,6 +26,13 @@ func WriteText(w io.Writer, e *Entry) error {
 		fmt.Fprintf(w, " at %d Hz", e.Frequency)
 	}
 	fmt.Fprintln(w)
+	if e.CallGraph != "" {
+		fmt.Fprintf(w, "call graph %s", e.CallGraph)
+		if e.CallGraphReason != "" {
+			fmt.Fprintf(w, ": %s", e.CallGraphReason)
+		}
+		fmt.Fprintln(w)
+	}
 	if e.Binary != "" {
 		fmt.Fprintf(w, "binary %s sha256:%s\n", e.Binary, git.Short(e.BinaryHash))
 	}
@@ -33,7 +40,7 @@ func WriteText(w io.Writer, e *Entry) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "flat%\tcum%\tsamples\t  symbol  hottest line (its share)")
 	for _, h := range e.Hotspots {
-		fmt.Fprintf(tw, "%.2f\t%.2f\t%d\t  %s%s\n", h.FlatPct, h.CumPct, h.Samples, h.Symbol, lineNote(h))
+		fmt.Fprintf(tw, "%.2f\t%.2f\t%d\t  %s%s\n", h.FlatPct, h.CumPct, h.Samples, h.Label(), lineNote(h))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -79,7 +86,7 @@ func WriteList(w io.Writer, es []*Entry) error {
 	for _, e := range es {
 		top := "-"
 		if len(e.Hotspots) > 0 {
-			top = fmt.Sprintf("%s %.2f%%", e.Hotspots[0].Symbol, e.Hotspots[0].FlatPct)
+			top = fmt.Sprintf("%s %.2f%%", e.Hotspots[0].Label(), e.Hotspots[0].FlatPct)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d samples\t%s\n", e.ID, e.Created.UTC().Format(time.RFC3339), git.Short(e.Pin), e.Event, e.Samples, top)
 	}

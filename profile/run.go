@@ -86,7 +86,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	}
 	defer os.RemoveAll(tmp)
 
-	r := &runner{ws: ws, t: t, co: co, out: built.Out, tmp: tmp, command: command}
+	r := &runner{ws: ws, t: t, co: co, out: built.Out, tmp: tmp, command: command, step: step}
 	e := &Entry{Command: command, Environment: env, Pprof: AttachmentName}
 	var p *profile.Profile
 	if t.Profile.Format == "pprof" {
@@ -94,7 +94,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 		p, err = r.ingest(ctx, e)
 	} else {
 		step("recording with perf (" + perf.event + ")")
-		p, err = r.record(ctx, perf, freq, e)
+		p, err = r.recordStacks(ctx, perf, freq, e)
 	}
 	if err != nil {
 		return nil, err
@@ -158,6 +158,7 @@ type runner struct {
 	out     string // HONE_OUT
 	tmp     string
 	command string
+	step    func(string)
 }
 
 func (r *runner) run(ctx context.Context, what, shell string) (*sandbox.Result, error) {
@@ -178,16 +179,16 @@ func (r *runner) paths() Paths {
 	return Paths{Root: r.co.Dir, Checkouts: filepath.Dir(r.co.Dir)}
 }
 
-// record runs the workload under perf record and converts perf script's
-// reading of it.
-func (r *runner) record(ctx context.Context, perf *perfSetup, freq int, e *Entry) (*profile.Profile, error) {
+// record runs the workload under perf record, unwinding stacks the way
+// callGraph names, and converts perf script's reading of it.
+func (r *runner) record(ctx context.Context, perf *perfSetup, freq int, callGraph string, e *Entry) (*profile.Profile, error) {
 	data := filepath.Join(r.tmp, "perf.data")
-	res, err := r.run(ctx, "profile workload", perf.recordCommand(data, freq, r.t.Profile.CallGraph, r.command))
+	res, err := r.run(ctx, "profile workload", perf.recordCommand(data, freq, callGraph, r.command))
 	if err != nil {
 		return nil, err
 	}
 	e.Source, e.Event, e.Hardware, e.Isolation = "perf", perf.event, perf.hardware, res.Isolation
-	e.Frequency, e.CallGraph = freq, r.t.Profile.CallGraph
+	e.Frequency, e.CallGraph = freq, callGraph
 	cmd := perf.scriptCommand(ctx, data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/hone-perf/hone/internal/atomicfile"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -59,22 +60,60 @@ func Get(ctx context.Context, ws *workspace.Workspace, id string) (*Entry, error
 	return decode(st)
 }
 
+// Of returns the profile id of target, or target's latest when id is empty.
+func Of(ctx context.Context, ws *workspace.Workspace, target, id string) (*Entry, error) {
+	if id == "" {
+		return Latest(ctx, ws, target)
+	}
+	if _, err := ws.Target(target); err != nil {
+		return nil, err
+	}
+	e, err := Get(ctx, ws, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.Target != target {
+		return nil, errs.NotFoundf("profile %s is of target %q, not %q; `hone profile list %s` lists its profiles", id, e.Target, target, target)
+	}
+	return e, nil
+}
+
 // Pprof returns the pprof profile stored with entry e.
 func Pprof(ctx context.Context, ws *workspace.Workspace, e *Entry) (*profile.Profile, error) {
+	p, _, err := storedPprof(ctx, ws, e)
+	return p, err
+}
+
+// WritePprof writes the gzipped pprof stored with e to file, byte for byte
+// as `hone profile run` recorded it, for `go tool pprof`. The file appears
+// whole or not at all, and only once the stored bytes parse as a profile.
+func WritePprof(ctx context.Context, ws *workspace.Workspace, e *Entry, file string) error {
+	_, b, err := storedPprof(ctx, ws, e)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(file, b, 0o644); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot write %s", file)
+	}
+	return nil
+}
+
+// storedPprof reads e's attachment and parses it.
+func storedPprof(ctx context.Context, ws *workspace.Workspace, e *Entry) (*profile.Profile, []byte, error) {
 	l := ledger.Open(ws)
 	st, err := l.Get(ctx, e.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := l.Attachment(ctx, st, AttachmentName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := profile.ParseData(b)
 	if err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "the pprof stored with profile %s is corrupt", e.ID)
+		return nil, nil, errs.Wrap(errs.Invalid, err, "the pprof stored with profile %s is corrupt", e.ID)
 	}
-	return p, nil
+	return p, b, nil
 }
 
 func decode(st *ledger.Stored) (*Entry, error) {

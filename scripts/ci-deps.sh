@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # ci-deps.sh: make sure the tools hone's tests drive for real are installed:
-# git, a C compiler (cc), perf, valgrind, chromium (the HTML report's
-# rendering test) and groff (the man pages' check). A no-op when all are
+# git, a C compiler (cc), perf, valgrind, bubblewrap (bwrap, the jail every
+# patch's commands run in), chromium (the HTML report's rendering test) and
+# groff (the man pages' check), and, when running as root, that the
+# unprivileged hone-jail user the jail runs as exists. A no-op when all are
 # present. Missing ones are installed with apt-get on Debian/Ubuntu when
 # running as root; otherwise it names the command to run and fails, because
 # the tests would silently skip instead.
 set -euo pipefail
 
-declare -A pkg=([git]=git [cc]=gcc [perf]=linux-perf [valgrind]=valgrind [chromium]=chromium [groff]=groff-base)
+jail_user() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	id -u hone-jail >/dev/null 2>&1 && return 0
+	echo "ci-deps.sh: creating the jail user hone-jail" >&2
+	useradd --system --user-group --no-create-home --shell /usr/sbin/nologin hone-jail
+}
+
+declare -A pkg=([git]=git [cc]=gcc [perf]=linux-perf [valgrind]=valgrind [bwrap]=bubblewrap [chromium]=chromium [groff]=groff-base)
 missing=()
-for tool in git cc perf valgrind chromium groff; do
+for tool in git cc perf valgrind bwrap chromium groff; do
 	command -v "$tool" >/dev/null 2>&1 || missing+=("${pkg[$tool]}")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	jail_user
+	exit 0
+fi
 
 if ! command -v go >/dev/null 2>&1; then
 	echo "ci-deps.sh: go is not installed; install Go (see go.mod for the version) first" >&2
@@ -25,3 +37,4 @@ fi
 echo "ci-deps.sh: installing ${missing[*]}" >&2
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+jail_user

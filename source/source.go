@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -164,6 +165,14 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", root.Hash)
 	}
+	if rel, ok := repoRelative(rootTree, strings.Split(t.Path, "/"), parts); ok {
+		parts = rel
+		v.Path = strings.Join(parts, "/")
+		if v.Path == "" {
+			v.Path = "."
+		}
+		v.RepoPath = path.Join(t.Path, v.Path)
+	}
 	if len(parts) == 0 {
 		return r.dir(rootTree)
 	}
@@ -193,6 +202,20 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 		return v, nil
 	}
 	return r.file(e.Hash, offset, limit)
+}
+
+// repoRelative reads parts as a path from the repository's top level, the
+// form hone prints (profile show's targets/wordfreq/wordfreq.c), when it
+// starts with the target's path and names nothing as a path inside the
+// target. It returns the path inside the target.
+func repoRelative(root *object.Tree, targetPath, parts []string) ([]string, bool) {
+	if len(parts) < len(targetPath) || !slices.Equal(parts[:len(targetPath)], targetPath) {
+		return nil, false
+	}
+	if _, err := root.FindEntry(strings.Join(parts, "/")); err == nil {
+		return nil, false
+	}
+	return parts[len(targetPath):], true
 }
 
 type reader struct {

@@ -83,6 +83,8 @@ func TestReadFile(t *testing.T) {
 		{"default limit", "many.txt", 0, 0, 2500, "1", "2000", 2000, true},
 		{"second page", "many.txt", 2001, 0, 2500, "2001", "2500", 500, false},
 		{"nested", "src/util.c", 0, 0, 1, "int util;", "int util;", 1, false},
+		{"repository-relative, as profile show prints it", "targets/a/main.c", 0, 0, 3, "line 1", "line 3", 3, false},
+		{"repository-relative and nested", "./targets/a/src/util.c", 0, 0, 1, "int util;", "int util;", 1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +105,46 @@ func TestReadFile(t *testing.T) {
 				t.Errorf("next_offset %d", v.NextOffset)
 			}
 		})
+	}
+}
+
+// A path in the repository-relative form names the same file as its
+// target-relative form, and the view says where it is both ways.
+func TestReadRepositoryRelativePath(t *testing.T) {
+	ws := fixture(t)
+	v, err := Read(context.Background(), ws, "a", "targets/a/src/util.c", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Path != "src/util.c" || v.RepoPath != "targets/a/src/util.c" {
+		t.Errorf("path %q, repo_path %q", v.Path, v.RepoPath)
+	}
+	if v, err := Read(context.Background(), ws, "a", "targets/a", 0, 0); err != nil || v.Type != Dir || v.Path != "." {
+		t.Errorf("the target's own path: %+v, %v", v, err)
+	}
+	if _, err := Read(context.Background(), ws, "a", "targets/a/link", 0, 0); err != nil {
+		t.Errorf("a symlink named repository-relative: %v", err)
+	}
+	if _, err := Read(context.Background(), ws, "a", "secret.txt", 0, 0); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a file outside the target: %v, want not found", err)
+	}
+
+	// Where a path exists inside the target, it means that path.
+	dir := testgit.NewRepo(t, map[string]string{
+		"hone.toml":           "[targets.s]\npath = \"src\"\n",
+		"src/main.c":          "top\n",
+		"src/src/main.c":      "nested\n",
+		"src/src/only-here.c": "nested only\n",
+	})
+	ws2, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"src/main.c": "nested", "main.c": "top", "src/only-here.c": "nested only"} {
+		v, err := Read(context.Background(), ws2, "s", p, 0, 0)
+		if err != nil || len(v.Lines) != 1 || v.Lines[0].Text != want {
+			t.Errorf("Read(%q) = %+v, %v; want %q", p, v, err, want)
+		}
 	}
 }
 

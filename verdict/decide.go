@@ -17,6 +17,7 @@ func judgeBench(e *Entry) {
 		return
 	}
 	figures := benchFigures(b, st)
+	e.Speedup = st.Speedup
 	thr := fmt.Sprintf("%.3g", 1+b.Threshold)
 	switch final := b.Decisions[len(b.Decisions)-1]; {
 	case final == decFaster && len(e.RiskSignals) > 0:

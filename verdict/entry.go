@@ -91,9 +91,12 @@ type Bench struct {
 	Metrics        []MetricStats `toml:"metrics" json:"metrics"`
 	Samples        []Samples     `toml:"samples" json:"samples"`
 	// Counters are perf stat counters of the warm-up runs, by event; events
-	// the machine does not support are absent, never zero.
-	BaselineCounters  map[string]float64 `toml:"baseline_counters,omitempty" json:"baseline_counters,omitempty"`
-	CandidateCounters map[string]float64 `toml:"candidate_counters,omitempty" json:"candidate_counters,omitempty"`
+	// the machine does not support are absent, never zero. In JSON they are
+	// one list, Counters, which MarshalJSON fills from the maps: event names
+	// are not field names.
+	BaselineCounters  map[string]float64 `toml:"baseline_counters,omitempty" json:"-"`
+	CandidateCounters map[string]float64 `toml:"candidate_counters,omitempty" json:"-"`
+	Counters          []Counter          `toml:"-" json:"counters,omitempty"`
 }
 
 // Samples are the raw measurements of one metric, index i being pair i.
@@ -131,10 +134,14 @@ type MetricStats struct {
 
 // Environment fingerprints where and on what the verdict was measured.
 type Environment struct {
-	PinCommit       string            `toml:"pin_commit" json:"pin_commit"`
-	PatchCommit     string            `toml:"patch_commit" json:"patch_commit"`
-	BaselineBinary  map[string]string `toml:"baseline_binary,omitempty" json:"baseline_binary,omitempty"` // HONE_OUT file -> sha256
-	CandidateBinary map[string]string `toml:"candidate_binary,omitempty" json:"candidate_binary,omitempty"`
+	PinCommit   string `toml:"pin_commit" json:"pin_commit"`
+	PatchCommit string `toml:"patch_commit" json:"patch_commit"`
+	// The sha256 of each file of HONE_OUT, by name; in JSON one list,
+	// Binaries, which MarshalJSON fills from the maps: file names are not
+	// field names.
+	BaselineBinary  map[string]string `toml:"baseline_binary,omitempty" json:"-"`
+	CandidateBinary map[string]string `toml:"candidate_binary,omitempty" json:"-"`
+	Binaries        []Binary          `toml:"-" json:"binaries,omitempty"`
 	Host            string            `toml:"host" json:"host"`
 	Kernel          string            `toml:"kernel" json:"kernel"`
 	CPUModel        string            `toml:"cpu_model" json:"cpu_model"`

@@ -57,10 +57,15 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 	return e, nil
 }
 
-// lookupPatch returns the proposal of patchID, its commit checked against
-// refs/hone/patches/<id>.
+// lookupPatch returns the proposal of patchID (or of the patch it is a
+// unique prefix of), its commit checked against refs/hone/patches/<id>.
 func lookupPatch(ctx context.Context, ws *workspace.Workspace, patchID string) (ledger.Common, error) {
-	entries, err := ledger.Open(ws).ByPatch(ctx, patchID)
+	l := ledger.Open(ws)
+	patchID, err := l.ResolvePatch(ctx, patchID)
+	if err != nil {
+		return ledger.Common{}, err
+	}
+	entries, err := l.ByPatch(ctx, patchID)
 	if err != nil {
 		return ledger.Common{}, err
 	}

@@ -16,9 +16,9 @@ import (
 func TestRunRecordsAndRecomputes(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", cToml)
 	ctx := context.Background()
-	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "p1", "do half the walks")
+	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "a1a1a1a1a1a1a1a1", "do half the walks")
 	var phases []string
-	e, err := Run(ctx, f.ws, "p1", Options{Progress: func(p Progress) {
+	e, err := Run(ctx, f.ws, "a1a1a1a1a1a1a1a1", Options{Progress: func(p Progress) {
 		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
 			phases = append(phases, p.Phase)
 		}
@@ -30,14 +30,21 @@ func TestRunRecordsAndRecomputes(t *testing.T) {
 	if e.ID == "" || e.AttemptKey == "" || e.Hypothesis != "do half the walks" {
 		t.Errorf("entry common fields: %+v", e.Common)
 	}
+	if st := e.Bench.Stat(e.Bench.Metric); e.Speedup != st.Speedup || e.Speedup <= 1 {
+		t.Errorf("entry speedup %v, want the deciding metric's %v", e.Speedup, st.Speedup)
+	}
+	// A unique prefix names the patch as its whole id does.
+	if _, err := lookupPatch(ctx, f.ws, "a1a1a1"); err != nil {
+		t.Errorf("lookup by prefix: %v", err)
+	}
 	if got := strings.Join(phases, ","); got != "checkout,build,gate,bench,record" {
 		t.Errorf("progress phases %s", got)
 	}
 	if !strings.Contains(e.CalibrationWarning, "hone calibrate c") {
 		t.Errorf("calibration warning %q", e.CalibrationWarning)
 	}
-	note := testgit.Git(t, f.ws.Root, "log", "-1", "--format=%N", "--notes=hone", ledger.PatchRef("p1"))
-	if !strings.Contains(note, e.ID+" accepted patch=p1 speedup ") {
+	note := testgit.Git(t, f.ws.Root, "log", "-1", "--format=%N", "--notes=hone", ledger.PatchRef("a1a1a1a1a1a1a1a1"))
+	if !strings.Contains(note, e.ID+" accepted patch=a1a1a1a1a1a1a1a1 speedup ") {
 		t.Errorf("note on the patch commit: %q", note)
 	}
 	if list := testgit.Git(t, f.ws.Root, "worktree", "list"); strings.Count(list, "\n") != 0 {
@@ -65,9 +72,9 @@ func TestRunUnknownPatch(t *testing.T) {
 // records nothing.
 func TestRunCancelledRecordsNothing(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", cToml)
-	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "p2", "halve")
+	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "b2b2b2b2b2b2b2b2", "halve")
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := Run(ctx, f.ws, "p2", Options{Progress: func(p Progress) {
+	_, err := Run(ctx, f.ws, "b2b2b2b2b2b2b2b2", Options{Progress: func(p Progress) {
 		if p.Phase == "gate" {
 			cancel()
 		}
@@ -75,7 +82,7 @@ func TestRunCancelledRecordsNothing(t *testing.T) {
 	if err == nil {
 		t.Fatal("a cancelled verdict returned no error")
 	}
-	entries, lerr := ledger.Open(f.ws).ByPatch(context.Background(), "p2")
+	entries, lerr := ledger.Open(f.ws).ByPatch(context.Background(), "b2b2b2b2b2b2b2b2")
 	if lerr != nil || len(entries) != 1 {
 		t.Errorf("ledger holds %d entries for p2 (want only the proposal): %v", len(entries), lerr)
 	}

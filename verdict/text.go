@@ -72,7 +72,17 @@ func writeMetrics(w io.Writer, b *Bench) error {
 			m.Speedup, m.CILow, m.CIHigh, m.P, m.BaselineCV*100, m.CandidateCV*100,
 			m.BaselineOutliers, m.CandidateOutliers, m.DetectableChange*100)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, `* the deciding metric. speedup: baseline median / candidate median (above 1
+  is faster), with its %.0f%% bootstrap CI; p: Mann-Whitney U.
+  cv b/c: robust coefficient of variation (1.4826 MAD / median) of the
+  baseline and of the candidate; outliers b/c: their samples outside 1.5 IQR
+  (kept; medians resist them); detectable: the smallest change this run
+  could have told from none.
+`, b.Confidence*100)
+	return err
 }
 
 func formatValue(v float64, unit string) string {

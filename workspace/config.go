@@ -60,8 +60,12 @@ type SandboxConfig struct {
 	RequireIsolation bool   `toml:"require_isolation" json:"require_isolation"` // verdict is "error" when isolation is unavailable
 }
 
+// PatchConfig bounds what a proposal may store: every free-text input and
+// the diff.
 type PatchConfig struct {
-	MaxDiffBytes int64 `toml:"max_diff_bytes" json:"max_diff_bytes"` // default 4 MiB
+	MaxDiffBytes       int64 `toml:"max_diff_bytes" json:"max_diff_bytes"`             // default 4 MiB
+	MaxHypothesisBytes int   `toml:"max_hypothesis_bytes" json:"max_hypothesis_bytes"` // default 2 KiB
+	MaxHotspotBytes    int   `toml:"max_hotspot_bytes" json:"max_hotspot_bytes"`       // default 256
 }
 
 type GuardConfig struct {
@@ -104,9 +108,10 @@ type ProfileConfig struct {
 	Format    string `toml:"format" json:"format"`       // "perf" (default) or "pprof"
 	Output    string `toml:"output" json:"output"`       // with format = "pprof": the file the command writes
 	Frequency int    `toml:"frequency" json:"frequency"` // sampling frequency in Hz
-	// CallGraph is how perf unwinds stacks: "fp" (frame pointers, the
-	// default) or "dwarf" (copies of the stack unwound with DWARF CFI, for
-	// code built without frame pointers; bigger and slower).
+	// CallGraph is how perf unwinds stacks: "fp" (frame pointers) or
+	// "dwarf" (copies of the stack unwound with DWARF CFI, for code built
+	// without frame pointers; bigger and slower). Empty lets the profile
+	// choose: frame pointers, then DWARF when they fail most stacks.
 	CallGraph string `toml:"call_graph" json:"call_graph"`
 }
 
@@ -145,4 +150,11 @@ const (
 	DefaultMaxDiffBytes = 4 << 20
 	DefaultGateTimeout  = 10 * time.Minute
 	FileName            = "hone.toml"
+)
+
+// A hypothesis is a sentence or two and a hotspot a symbol; both go into
+// every agent's brief and every ledger view, so they stay small.
+const (
+	DefaultMaxHypothesisBytes = 2 << 10
+	DefaultMaxHotspotBytes    = 256
 )

@@ -176,6 +176,17 @@ func (p *parser) validate(c *Config) error {
 	} else if c.Patch.MaxDiffBytes < 0 {
 		return p.errf(toml.Key{"patch", "max_diff_bytes"}, "must be positive")
 	}
+	for _, lim := range []struct {
+		key string
+		v   *int
+		def int
+	}{{"max_hypothesis_bytes", &c.Patch.MaxHypothesisBytes, DefaultMaxHypothesisBytes}, {"max_hotspot_bytes", &c.Patch.MaxHotspotBytes, DefaultMaxHotspotBytes}} {
+		if *lim.v == 0 {
+			*lim.v = lim.def
+		} else if *lim.v < 0 {
+			return p.errf(toml.Key{"patch", lim.key}, "must be positive")
+		}
+	}
 	switch c.Worktree.Base {
 	case "":
 		c.Worktree.Base = "fresh"
@@ -275,9 +286,7 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 		return p.errf(key("profile", "frequency"), "must be positive")
 	}
 	switch t.Profile.CallGraph {
-	case "":
-		t.Profile.CallGraph = "fp"
-	case "fp", "dwarf":
+	case "", "fp", "dwarf":
 	default:
 		return p.errf(key("profile", "call_graph"), "must be \"fp\" or \"dwarf\", not %q", t.Profile.CallGraph)
 	}

@@ -57,6 +57,21 @@ func Enter(ctx context.Context, repo *repo.Repo, opts EnterOptions) (*EnterResul
 	if err != nil {
 		return nil, err
 	}
+	res, err := enter(ctx, repo, root, active, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Message += "; " + NotIsolation
+	return res, nil
+}
+
+// NotIsolation ends every Enter message, so that neither a person nor an
+// agent reads "worktree" as a sandbox.
+const NotIsolation = "a worktree is a directory switch, not isolation: everything outside it, the rest of the repository included, stays as reachable as before"
+
+// enter switches, resumes or creates, with the session lock held.
+func enter(ctx context.Context, repo *repo.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
+	var err error
 	if opts.Path != "" {
 		return enterPath(ctx, repo, root, active, opts)
 	}
@@ -227,8 +242,11 @@ func enterPath(ctx context.Context, repo *repo.Repo, root string, active *Sessio
 
 // resolveBase finds the commit a new worktree starts from. "head" is the
 // current worktree's HEAD, unpushed commits included. "fresh" is the default
-// branch tip: origin/HEAD when the remote names one, else the first local
-// branch of init.defaultBranch, main, master. A repository with none of them
+// branch tip as the remote last showed it, because a local branch may be
+// stale: origin/HEAD when the remote names one; else origin/<the local
+// default branch>, the local default being the first local branch of
+// init.defaultBranch, main, master; else origin/<the first of those the
+// remote has>; else the local default branch. A repository with none of them
 // is refused rather than silently given HEAD.
 func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit string, err error) {
 	if base == "head" {
@@ -248,12 +266,26 @@ func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit
 	if def, err := git.Output(ctx, repo.Root, "config", "--get", "init.defaultBranch"); err == nil && def != "" {
 		candidates = append([]string{def}, candidates...)
 	}
+	local, localCommit := "", ""
 	for _, b := range candidates {
 		if r, err := repo.Git.Reference(plumbing.NewBranchReferenceName(b), true); err == nil {
-			return b, r.Hash().String(), nil
+			local, localCommit = b, r.Hash().String()
+			break
 		}
 	}
-	return "", "", errs.NotFoundf("--base fresh needs the default branch, but there is no origin/HEAD and no local branch %s; use --base head, or set [worktree] base = \"head\" in %s", strings.Join(candidates, ", "), workspace.FileName)
+	remote := candidates
+	if local != "" {
+		remote = append([]string{local}, candidates...)
+	}
+	for _, b := range remote {
+		if r, err := repo.Git.Reference(plumbing.NewRemoteReferenceName("origin", b), true); err == nil {
+			return "origin/" + b, r.Hash().String(), nil
+		}
+	}
+	if local != "" {
+		return local, localCommit, nil
+	}
+	return "", "", errs.NotFoundf("--base fresh needs the default branch, but there is no origin/HEAD and no origin/ or local branch %s; use --base head, or set [worktree] base = \"head\" in %s", strings.Join(candidates, ", "), workspace.FileName)
 }
 
 // checkNotNested refuses a name that would put a worktree inside another

@@ -80,16 +80,23 @@ func mainRoot(ctx context.Context, repo *repo.Repo) (string, error) {
 	if filepath.Base(repo.CommonDir) == ".git" {
 		return filepath.Dir(repo.CommonDir), nil
 	}
-	// A separate git directory (a submodule's, or --separate-git-dir): only git
-	// knows where the main worktree is, and lists it first.
-	list, err := listGitWorktrees(ctx, repo)
-	if err != nil {
-		return "", err
+	// A git directory kept apart from its checkout (a submodule's, or
+	// --separate-git-dir). git lists the git directory itself as the main
+	// worktree, so managed worktrees would land inside it; only core.worktree,
+	// which submodules set, names the checkout.
+	config := filepath.Join(repo.CommonDir, "config")
+	if bare, _ := git.Output(ctx, repo.Root, "config", "--file", config, "--bool", "core.bare"); strings.TrimSpace(bare) == "true" {
+		return "", errs.Policyf("the repository of %s is bare and has no main worktree to hold %s/", repo.Root, ManagedDir)
 	}
-	if len(list) == 0 || list[0].Bare {
-		return "", errs.Policyf("the repository of %s has no main worktree to hold %s/", repo.Root, ManagedDir)
+	wt, err := git.Output(ctx, repo.Root, "config", "--file", config, "core.worktree")
+	if err != nil || strings.TrimSpace(wt) == "" {
+		return "", errs.Policyf("cannot tell where the main worktree of this repository is: its git directory %s is kept apart from it and sets no core.worktree; run hone worktree from the main worktree", repo.CommonDir)
 	}
-	return list[0].Path, nil
+	wt = strings.TrimSpace(wt)
+	if !filepath.IsAbs(wt) {
+		wt = filepath.Join(repo.CommonDir, wt)
+	}
+	return filepath.Clean(wt), nil
 }
 
 // changes counts what removing a worktree would lose: uncommitted files (lines

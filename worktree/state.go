@@ -1,7 +1,9 @@
-// Package worktree runs worktree sessions: an isolated checkout under
+// Package worktree runs worktree sessions: a separate checkout under
 // <repo>/.sema-worktrees/<name> on branch worktree-<name> that an agent or a
 // person enters, works in and exits, with the semantics of Claude Code's
-// EnterWorktree/ExitWorktree. A CLI cannot move its parent shell, so the
+// EnterWorktree/ExitWorktree. Entering is a directory switch, not isolation:
+// nothing outside the worktree becomes harder to reach, which is why every
+// Enter message says so. A CLI cannot move its parent shell, so the
 // session lives in a state file in the common git directory (every worktree
 // sees it, and a later process can exit what an earlier one entered) and
 // callers are told which directory to go to.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +27,7 @@ func newAgentCmd(app *App) *cobra.Command {
 		Short: "Drive an external agent harness through an optimization run",
 		Long: `Drive an external agent product turn by turn, with hone's six MCP tools as its
 only way to read the target and to change it. See ` + "`hone agent run --help`" + `.`,
+		Example: `  hone agent run wordfreq --harness claude-code --turns 5`,
 	}
 	cmd.AddCommand(newAgentRunCmd(app))
 	return cmd
@@ -56,28 +59,39 @@ An exec program runs in the current directory; Claude Code runs in an empty
 scratch directory, so it sees the target only through hone's tools.
 
 Events print one per line as they happen (llm_chunk events only with --json,
-where each line is an event object with its turn, and the last line is
+where each line is an event object with its turn, a line the harness wrote
+to its stderr is {"harness_stderr": LINE}, and the last line is
 {"summary": {"turns", "done", "transcript"}}). The transcript is kept in
 <git dir>/hone/transcripts/<target>-<time>.jsonl. A harness that fails to
-start, crashes or exceeds --turn-timeout ends the run with an error saying
-which; the transcript is kept.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+start, crashes, exceeds --turn-timeout, or reports an error (not logged in,
+out of quota or rate-limited, a model refusal) ends the run at once, before
+another turn is sent, with a one-line error saying which, and exit status 1;
+the transcript is kept.`,
+		Example: `  hone agent run wordfreq --harness claude-code --turns 5
+  hone agent run wordfreq --harness exec --command ./my-agent --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
 			if name == "" {
 				return errs.Usagef("--harness is required: one of %s", strings.Join(harness.Names(), ", "))
 			}
 			if turns < 1 {
 				return errs.Usagef("--turns must be at least 1")
 			}
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
 			self, err := selfPath()
 			if err != nil {
 				return err
 			}
+			out := newJSONLines(app.Out)
 			cfg := harness.Config{Name: name, Model: model, TurnTimeout: turnTimeout, StartupTimeout: startup, Stderr: app.Err}
+			if asJSON {
+				// stderr holds at most hone's own error object.
+				cfg.Stderr = out
+			}
 			switch {
 			case command != "" && name == "exec":
 				cfg.Command = []string{"sh", "-c", command}
@@ -99,8 +113,6 @@ which; the transcript is kept.` + exitCodes(errs.NotFound, errs.Invalid),
 					opts.WorkDir = app.Dir
 				}
 			}
-			enc := json.NewEncoder(app.Out)
-			enc.SetEscapeHTML(false)
 			opts.OnMessage = func(turn int, msg string) {
 				if !asJSON {
 					fmt.Fprintf(app.Out, "[turn %d] hone: %s\n", turn, firstLine(msg))
@@ -108,7 +120,7 @@ which; the transcript is kept.` + exitCodes(errs.NotFound, errs.Invalid),
 			}
 			opts.OnEvent = func(turn int, ev harness.Event) {
 				if asJSON {
-					enc.Encode(struct {
+					out.emit(struct {
 						Turn int `json:"turn"`
 						harness.Event
 					}{turn, ev})
@@ -124,7 +136,7 @@ which; the transcript is kept.` + exitCodes(errs.NotFound, errs.Invalid),
 				return err
 			}
 			if asJSON {
-				return enc.Encode(map[string]any{"summary": res})
+				return out.emit(map[string]any{"summary": res})
 			}
 			end := "turns ran out"
 			if res.Done {
@@ -143,6 +155,34 @@ which; the transcript is kept.` + exitCodes(errs.NotFound, errs.Invalid),
 	f.StringVar(&model, "model", "", "the model to ask the harness for (default: the harness's own)")
 	f.BoolVar(&asJSON, "json", false, "print events as JSON lines")
 	return cmd
+}
+
+// jsonLines writes JSON values one per line for agent run --json. Events and
+// the harness's stderr arrive from different goroutines.
+type jsonLines struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newJSONLines(w io.Writer) *jsonLines {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &jsonLines{enc: enc}
+}
+
+func (j *jsonLines) emit(v any) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.enc.Encode(v)
+}
+
+// Write takes one line of the harness's stderr per call, as the harness
+// process mirrors it.
+func (j *jsonLines) Write(p []byte) (int, error) {
+	if err := j.emit(map[string]string{"harness_stderr": strings.TrimSuffix(string(p), "\n")}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // selfPath is the hone executable the harness should start as its MCP server:

@@ -29,15 +29,18 @@ records a calibration entry in the ledger. hone verdict warns when this host
 has no calibration of the target newer than 7 days.
 
 --inject may be repeated (--inject 0.05 --inject 0.02). Each session is a
-full bench, so this takes sessions x (1 + injections) benches.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
-		Args: exactArgs(1),
+full bench, so this takes sessions x (1 + injections) benches.`,
+		Example: `  hone calibrate wordfreq
+  hone calibrate wordfreq --sessions 10 --inject 0.05 --inject 0.02 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if opts.Sessions < 0 || opts.MaxPairs < 0 {
+				return errs.Usagef("--sessions and --max-pairs must be positive")
+			}
 			ws, err := app.workspace()
 			if err != nil {
 				return err
-			}
-			if opts.Sessions < 0 || opts.MaxPairs < 0 {
-				return errs.Usagef("--sessions and --max-pairs must be positive")
 			}
 			opts.Progress = func(p verdict.Progress) { app.progress("calibrate %s: %s", args[0], progressText(p)) }
 			c, err := verdict.Calibrate(ctx, ws, args[0], opts)

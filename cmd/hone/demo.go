@@ -34,20 +34,24 @@ playbook, a patch that fixes the hotspot and its verdict, a patch refused by the
 allowlist, an idea refused as a duplicate, a slower patch and its verdict, the
 ledger, ledger verify and the HTML report.
 
-Each step prints the hone command it runs; run it by hand in the workspace to
-see the same thing. The session takes about a minute; it needs git, a C
-compiler (cc) and perf. It exits non-zero if any step does not produce the
-expected outcome.
+Each step prints the hone command it runs; run it by hand in a kept workspace
+to see the same thing. The session takes 10 to 30 seconds on two cores (more
+on a heavily loaded machine); it needs git, a C compiler (cc) and perf. It
+exits non-zero if any step does not produce the expected outcome.
 
 Without --keep the workspace lives in a temporary directory removed at the end
 (it is left in place, and named, when a step fails). With --keep DIR it is
-created in DIR, which must be new or empty, and kept.` + exitCodes(errs.Policy),
-		Args: exactArgs(0),
+created in DIR (relative to the current directory), which must be new or
+empty, and kept.`,
+		Example: `  hone demo
+  hone demo --keep /tmp/tour && cd /tmp/tour && hone ledger`,
+		Annotations: exits(errs.Policy),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return runDemo(ctx, app, keep)
 		}),
 	}
-	cmd.Flags().StringVar(&keep, "keep", "", "create the workspace in `DIR` and keep it")
+	cmd.Flags().StringVar(&keep, "keep", "", "create the workspace in `DIR` (relative to the current directory) and keep it")
 	return cmd
 }
 
@@ -81,14 +85,21 @@ func runDemo(ctx context.Context, app *App, keep string) (err error) {
 	}
 	p := demoPrinter{w: app.Out, color: colorEnabled(app.Out)}
 	fmt.Fprintln(app.Out, "hone demo: one optimization session on a built-in example, with real commands and measurements.")
-	fmt.Fprintf(app.Out, "Every command below runs in the example workspace; to repeat one by hand:\n\n  cd %s\n", dir)
+	if keep != "" {
+		fmt.Fprintf(app.Out, "Every command below runs in the example workspace; to repeat one by hand:\n\n  cd %s\n", dir)
+	} else {
+		fmt.Fprintln(app.Out, "Every command below runs in a temporary example workspace, removed at the end;\n"+
+			"run `hone demo --keep DIR` to keep it and repeat any command by hand.")
+	}
 	s := &demo.Session{Dir: dir, Run: runner, Report: p.event}
 	if err := s.Play(ctx); err != nil {
 		p.failed()
 		return err
 	}
 	fmt.Fprintf(app.Out, "\n%s in %.0fs.\n", p.green("The demo went as expected"), time.Since(start).Seconds())
-	if keep != "" {
+	if keep == "" {
+		fmt.Fprintln(app.Out, "The temporary workspace is removed; `hone demo --keep DIR` keeps one to explore.")
+	} else {
 		fmt.Fprintf(app.Out, "The workspace is kept: cd %s, then try `hone ledger`, `hone patch show %s`,\n"+
 			"`git log --notes=hone %s`, or open %s.\n",
 			dir, s.FixID, ledger.PatchRef(s.FixID), filepath.Join(dir, demo.ReportFile))

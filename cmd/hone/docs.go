@@ -23,12 +23,11 @@ themselves, so it never drifts from --help.
   hone docs man DIR        one man page per command (hone.1, hone-verdict.1, ...)
   hone docs markdown DIR   one markdown file per command (hone.md, hone_verdict.md, ...)
 
-DIR is created when missing; existing files of the same names are replaced.
-Each command prints the files it wrote, one per line.` + exitCodes(),
-		Args: exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			return cmd.Help()
-		}),
+DIR (relative to the current directory) is created when missing; existing
+files of the same names are replaced. Each command prints the files it wrote,
+one per line.`,
+		Example: `  hone docs man /usr/local/share/man/man1
+  hone docs markdown docs/reference`,
 	}
 	cmd.AddCommand(newDocsGenCmd(app, "man", "Write a man page (section 1) for every command into DIR",
 		func(root *cobra.Command, dir string) ([]string, error) {
@@ -43,10 +42,11 @@ Each command prints the files it wrote, one per line.` + exitCodes(),
 func newDocsGenCmd(app *App, use, short string, gen func(root *cobra.Command, dir string) ([]string, error)) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   use + " DIR",
-		Short: short,
-		Long:  short + ". DIR is created when missing." + exitCodes(),
-		Args:  exactArgs(1),
+		Use:     use + " DIR",
+		Short:   short,
+		Long:    short + ". DIR, relative to the current directory, is created when missing.",
+		Example: fmt.Sprintf("  hone docs %s ./reference", use),
+		Args:    exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -54,7 +54,9 @@ func newDocsGenCmd(app *App, use, short string, gen func(root *cobra.Command, di
 			}
 			// The pages document every command, not just the ones this
 			// invocation built.
-			files, err := gen(newRoot(app, nil), dir)
+			root := newRoot(app, nil)
+			withExitStatus(root)
+			files, err := gen(root, dir)
 			if err != nil {
 				return errs.Wrap(errs.Failure, err, "cannot write the %s pages into %s", use, dir)
 			}

@@ -24,7 +24,9 @@ func newGuardCmd(app *App) *cobra.Command {
 		Long: `The guard applies the rules of ` + "`hone patch propose`" + ` to work that does not go
 through hone: a diff, a range of commits, a push received by a server, a push
 about to leave, or the staged changes of a commit. Every violation is printed
-on stdout, one per line; any violation exits 3.` + exitCodes(),
+on stdout, one per line; any violation exits 3.`,
+		Example: `  git diff | hone guard diff wordfreq
+  hone guard commits wordfreq main..agent/wordfreq/fast`,
 	}
 	cmd.AddCommand(newGuardDiffCmd(app), newGuardCommitsCmd(app), newGuardPreReceiveCmd(app),
 		newGuardPrePushCmd(app), newGuardPreCommitCmd(app))
@@ -45,8 +47,11 @@ pin, and the check of what git changed. Nothing is stored: no ref, no entry,
 no object.
 
 JSON fields: target, pin, tree, files, added, removed, changes (path,
-old_mode, new_mode, status).` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+old_mode, new_mode, status).`,
+		Example: `  git diff | hone guard diff wordfreq
+  hone guard diff wordfreq --file idea.diff --json`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -67,7 +72,7 @@ old_mode, new_mode, status).` + exitCodes(errs.Policy, errs.NotFound, errs.Inval
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&file, "file", "", "read the diff from this file instead of stdin")
+	cmd.Flags().StringVar(&file, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
@@ -82,8 +87,11 @@ main..agent/fast) against each of its parents, merges included, without
 rename detection: every path and mode the commit changes must be inside the
 target's allowlist.
 
-JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid),
-		Args: exactArgs(2),
+JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.`,
+		Example: `  hone guard commits wordfreq main..agent/wordfreq/fast
+  hone guard commits wordfreq origin/main..HEAD --json`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
+		Args:        exactArgs(2),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -117,8 +125,10 @@ pattern of hone.toml (for example "refs/heads/agent/<target>/*"), the target is
 taken from the ref name and every new commit (rev-list <new> --not --all) is
 checked against each of its parents. hone.toml is read from the workspace, or
 in a bare repository from HEAD:hone.toml. Prints each violation; any
-violation refuses the whole push.` + exitCodes(errs.Policy, errs.Invalid),
-		Args: exactArgs(0),
+violation refuses the whole push.`,
+		Example:     `  printf '#!/bin/sh\nexec hone guard pre-receive\n' > hooks/pre-receive`,
+		Annotations: exits(errs.Policy, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			cfg, err := guard.LoadConfig(ctx, app.Dir)
 			if err != nil {
@@ -145,8 +155,10 @@ func newGuardPrePushCmd(app *App) *cobra.Command {
 		Long: `Run as a git pre-push hook (installed by ` + "`hone hooks install`" + `). Reads
 "<local ref> <local sha> <remote ref> <remote sha>" lines on stdin; for each
 remote ref matching a [guard] refs pattern, checks every commit being pushed
-that the remote's tracking refs and the target's pin do not already hold.` + exitCodes(errs.Policy, errs.Invalid),
-		Args: rangeArgs(0, 2),
+that the remote's tracking refs and the target's pin do not already hold.`,
+		Example:     `  hone hooks install   # writes a pre-push hook that runs: hone guard pre-push "$@"`,
+		Annotations: exits(errs.Policy, errs.Invalid),
+		Args:        rangeArgs(0, 2),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			cfg, err := guard.LoadConfig(ctx, app.Dir)
 			if err != nil {
@@ -177,8 +189,11 @@ func newGuardPreCommitCmd(app *App) *cobra.Command {
 		Long: `Run as a git pre-commit hook (installed by ` + "`hone hooks install`" + `). Inside a
 worktree entered for a target (` + "`hone worktree enter --target`" + `), or when HONE_TARGET
 names a target, every staged path and mode must be inside that target's
-allowlist. Elsewhere it does nothing and exits 0.` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid),
-		Args: exactArgs(0),
+allowlist. Elsewhere it does nothing and exits 0.`,
+		Example: `  hone hooks install   # writes a pre-commit hook that runs: hone guard pre-commit
+  HONE_TARGET=wordfreq hone guard pre-commit`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {

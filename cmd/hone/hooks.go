@@ -20,7 +20,9 @@ func newHooksCmd(app *App) *cobra.Command {
 pre-commit runs ` + "`hone guard pre-commit`" + ` (staged changes, inside a worktree entered for
 a target or with HONE_TARGET set) and pre-push runs ` + "`hone guard pre-push`" + ` (commits
 pushed to refs matching [guard] refs in hone.toml). Hooks go where git runs
-them, core.hooksPath included. For a server, see ` + "`hone guard pre-receive --help`" + `.` + exitCodes(),
+them, core.hooksPath included. For a server, see ` + "`hone guard pre-receive --help`" + `.`,
+		Example: `  hone hooks install
+  hone hooks uninstall`,
 	}
 	cmd.AddCommand(newHooksInstallCmd(app), newHooksUninstallCmd(app))
 	return cmd
@@ -38,8 +40,11 @@ install refuses; --force then saves the foreign hook as <hook>.hone-backup and
 replaces it.
 
 JSON: an array of {hook, path, action} with action installed, updated,
-chained or replaced.` + exitCodes(errs.Policy, errs.NotFound),
-		Args: exactArgs(0),
+chained or replaced.`,
+		Example: `  hone hooks install
+  hone hooks install --force --json`,
+		Annotations: exits(errs.Policy, errs.NotFound),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			acts, err := guard.InstallHooks(ctx, app.Dir, force)
 			if err != nil {
@@ -62,8 +67,10 @@ func newHooksUninstallCmd(app *App) *cobra.Command {
 A hook that is not hone's is left alone.
 
 JSON: an array of {hook, path, action} with action removed, restored,
-absent or foreign.` + exitCodes(errs.NotFound),
-		Args: exactArgs(0),
+absent or foreign.`,
+		Example:     `  hone hooks uninstall`,
+		Annotations: exits(errs.NotFound),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			acts, err := guard.UninstallHooks(ctx, app.Dir)
 			if err != nil {

@@ -31,8 +31,11 @@ commented example to fill in.
 
 init never overwrites hone.toml. Run again, it only completes what is missing
 (the .gitignore line, the ledger branch) and otherwise changes nothing; when
-hone.toml exists, --target must name a target it already defines.` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
-		Args: exactArgs(0),
+hone.toml exists, --target must name a target it already defines.`,
+		Example: `  hone init
+  hone init --target wordfreq --path src/wordfreq`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if path != "" && target == "" {
 				return errs.Usagef("--path needs --target NAME; see `hone init --help`")

@@ -9,11 +9,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/patch"
+	"github.com/hone-perf/hone/profile"
+	"github.com/hone-perf/hone/verdict"
 )
 
 func init() { register("ledger", newLedgerCmd) }
@@ -30,9 +33,21 @@ hone ledger lists attempts like hone ledger list.
 
 No command writes an arbitrary entry: only hone's own proposal, verdict,
 profile and calibration code paths append. See ledger/FORMAT.md for reading
-the ledger with plain git.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: list.Args,
-		RunE: list.RunE,
+the ledger with plain git.`,
+		Example: `  hone ledger
+  hone ledger wordfreq --kind verdict --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        list.Args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// TARGET shares its position with the subcommands: a word close
+			// to one of them that names no target is a typo.
+			if len(args) == 1 {
+				if err := nearMiss(cmd, args[0], func() bool { return app.isTarget(args[0]) }); err != nil {
+					return err
+				}
+			}
+			return list.RunE(cmd, args)
+		},
 	}
 	cmd.Flags().AddFlagSet(list.Flags())
 	cmd.AddCommand(list, newLedgerShowCmd(app), newLedgerVerifyCmd(app), newLedgerSyncCmd(app, "push"), newLedgerSyncCmd(app, "pull"))
@@ -47,14 +62,20 @@ func newLedgerListCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [TARGET] [--kind K] [--patch ID] [--attempt-key KEY] [--json]",
 		Short: "List attempts in time order",
-		Long: `List ledger entries oldest first, one line each: id, kind, target, patch id,
-hotspot, playbook class, verdict and hypothesis ("-" where empty). A proposal
-shows the latest verdict on its patch. An empty ledger prints nothing.
+		Long: `List ledger entries oldest first, under a header row, one line each: id, kind,
+target, patch id, pin (abbreviated), hotspot, playbook class, verdict, speedup
+(baseline/candidate of the deciding metric) and hypothesis ("-" where empty). A
+proposal shows the latest verdict on its patch and its speedup. An empty ledger
+prints nothing. --patch takes a patch id or a unique prefix of one.
 
 --json prints an array of objects with the fields id, kind, target, created,
-patch_id, commit, attempt_key, hotspot, class, hypothesis, verdict, verdict_id,
-summary and path (empty fields omitted; [] when nothing matches).` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: rangeArgs(0, 1),
+patch_id, commit, pin, attempt_key, hotspot, class, hypothesis, verdict,
+verdict_id, summary, speedup and path (empty fields omitted; [] when nothing
+matches).`,
+		Example: `  hone ledger list wordfreq
+  hone ledger list --patch 3f2a --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			f := ledger.Filter{Kind: ledger.Kind(kind), PatchID: patch, AttemptKey: key}
 			if kind != "" && !f.Kind.Valid() {
@@ -67,7 +88,13 @@ summary and path (empty fields omitted; [] when nothing matches).` + exitCodes(e
 			if err != nil {
 				return err
 			}
-			rows, err := ledger.Open(ws).Attempts(ctx, f)
+			l := ledger.Open(ws)
+			if f.PatchID != "" {
+				if f.PatchID, err = l.ResolvePatch(ctx, f.PatchID); err != nil {
+					return err
+				}
+			}
+			rows, err := l.Attempts(ctx, f)
 			if err != nil {
 				return err
 			}
@@ -79,21 +106,25 @@ summary and path (empty fields omitted; [] when nothing matches).` + exitCodes(e
 			if asJSON {
 				return app.printJSON(rows)
 			}
-			cells := make([][]string, len(rows))
-			for i, a := range rows {
+			if len(rows) == 0 {
+				return nil
+			}
+			cells := make([][]string, 0, len(rows)+1)
+			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "HYPOTHESIS"})
+			for _, a := range rows {
 				class := "-"
 				if a.Class != 0 {
 					class = strconv.Itoa(a.Class)
 				}
-				cells[i] = []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(oneLine(a.Hotspot)),
-					class, dash(a.Verdict), dash(oneLine(a.Hypothesis))}
+				cells = append(cells, []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(git.Short(a.Pin)),
+					dash(oneLine(a.Hotspot)), class, dash(a.Verdict), speedup(a.Speedup), dash(oneLine(a.Hypothesis))})
 			}
 			return writeColumns(app.Out, cells)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+ledger.KindNames())
-	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch id")
+	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch `ID` (or a unique prefix of it)")
 	cmd.Flags().StringVar(&key, "attempt-key", "", "only entries with this attempt key")
 	return cmd
 }
@@ -103,12 +134,18 @@ func newLedgerShowCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
 		Short: "Print one ledger entry",
-		Long: `Print the ledger entry with the given id exactly as stored (TOML), preceded by
-a comment naming its path on the ledger branch and its attachments.
+		Long: `Print the ledger entry with the given id (or a unique prefix of at least 4
+characters of it, as git abbreviates ids) exactly as stored (TOML), preceded
+by a comment naming its path on the ledger branch and its attachments. An
+ambiguous prefix exits 5 and lists the entries it could mean.
 
 --json prints {"path": ..., "attachments": [...], "entry": {...}} where entry
-holds every field of the TOML file.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+is the entry as its own command prints it with --json (hone patch propose,
+hone verdict, hone profile show, hone calibrate).`,
+		Example: `  hone ledger show 0194c2d1
+  hone ledger show 0194c2d1e7a0 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -124,9 +161,9 @@ holds every field of the TOML file.` + exitCodes(errs.NotFound, errs.Invalid),
 				return err
 			}
 			if asJSON {
-				entry := map[string]any{}
-				if _, err := toml.Decode(string(s.Raw), &entry); err != nil {
-					return errs.Wrap(errs.Invalid, err, "ledger entry %s (%s) is not valid TOML", s.ID, s.Path)
+				entry, err := typedEntry(s)
+				if err != nil {
+					return err
 				}
 				if att == nil {
 					att = []string{}
@@ -162,21 +199,25 @@ hone killed between storing a verdict and noting it leaves); it changes
 nothing else.
 
 --json prints {"branch", "tip", "commits", "entries", "notes", "problems":
-[{"kind", "path", "message"}]}. Exit status 5 when any problem remains.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(0),
+[{"kind", "path", "message"}], "repaired_notes"}. Exit status 5 when any
+problem remains.`,
+		Example: `  hone ledger verify
+  hone ledger verify --repair --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
 				return err
 			}
 			l := ledger.Open(ws)
+			repaired := 0
 			if repair {
-				n, err := l.RepairNotes(ctx)
-				if err != nil {
+				if repaired, err = l.RepairNotes(ctx); err != nil {
 					return err
 				}
-				if n > 0 {
-					fmt.Fprintf(app.Err, "hone: added %d missing note line(s)\n", n)
+				if repaired > 0 && !asJSON {
+					fmt.Fprintf(app.Err, "hone: added %d missing note line(s)\n", repaired)
 				}
 			}
 			rep, err := l.Verify(ctx)
@@ -184,7 +225,10 @@ nothing else.
 				return err
 			}
 			if asJSON {
-				if err := app.printJSON(rep); err != nil {
+				if err := app.printJSON(struct {
+					*ledger.VerifyReport
+					RepairedNotes int `json:"repaired_notes"`
+				}{rep, repaired}); err != nil {
 					return err
 				}
 			} else {
@@ -227,9 +271,13 @@ between, pull and push again.`
 
 REMOTE is a remote name or URL; the default is origin. --json prints
 {"remote", "ledger", "notes", "entries_added", "patches_added",
-"patch_conflicts", "pushed"}; ledger and notes say what happened: up-to-date,
-created, fast-forward, merged, or absent.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
-		Args: rangeArgs(0, 1),
+"patch_conflicts", "pushed"}; ledger and notes say what happened here:
+up-to-date, created, fast-forward, merged, or absent. push adds what it did
+to the remote: "remote_ledger" and "remote_notes" (created, updated or
+up-to-date), "entries_pushed" and "patches_pushed".`,
+		Example:     fmt.Sprintf("  hone ledger %s\n  hone ledger %s git@example.com:team/app.git --json", verb, verb),
+		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			remote := "origin"
 			if len(args) == 1 {
@@ -251,18 +299,73 @@ created, fast-forward, merged, or absent.` + exitCodes(errs.NotFound, errs.Inval
 			if asJSON {
 				return app.printJSON(rep)
 			}
-			fmt.Fprintf(app.Out, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", rep.Ledger, rep.EntriesAdded, rep.Notes, rep.PatchesAdded)
+			if verb == "push" {
+				writePush(app.Out, ws.Config.Ledger.Branch, ws.Config.Ledger.NotesRef, remote, rep)
+			} else {
+				fmt.Fprintf(app.Out, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", dash(rep.Ledger), rep.EntriesAdded, dash(rep.Notes), rep.PatchesAdded)
+			}
 			for _, id := range rep.PatchConflict {
 				fmt.Fprintf(app.Err, "hone: patch %s has another commit on %s; kept this clone's\n", id, remote)
-			}
-			if verb == "push" {
-				fmt.Fprintf(app.Out, "pushed: %t\n", rep.Pushed)
 			}
 			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// typedEntry decodes a stored entry into its kind's own type, so its JSON
+// is what the command that wrote it prints: the same snake_case fields as
+// the TOML file, with maps keyed by data (perf event names, file names)
+// given as lists.
+func typedEntry(s *ledger.Stored) (ledger.Record, error) {
+	var e ledger.Record
+	switch s.Kind {
+	case ledger.KindProposal:
+		e = &patch.Proposal{}
+	case ledger.KindVerdict:
+		e = &verdict.Entry{}
+	case ledger.KindProfile:
+		e = &profile.Entry{}
+	case ledger.KindCalibration:
+		e = &verdict.CalibrationEntry{}
+	default:
+		return nil, errs.Invalidf("ledger entry %s (%s) has unknown kind %q; run `hone ledger verify`", s.ID, s.Path, s.Kind)
+	}
+	return e, s.Decode(e)
+}
+
+// writePush says what a push did: first what the pull before it brought in,
+// when anything, then what the remote gained.
+func writePush(w io.Writer, branch, notes, remote string, rep *ledger.SyncReport) {
+	if rep.EntriesAdded > 0 || rep.PatchesAdded > 0 {
+		fmt.Fprintf(w, "pulled from %s first: %s, %s\n", remote, count(rep.EntriesAdded, "entry", "entries"), count(rep.PatchesAdded, "patch", "patches"))
+	}
+	switch rep.RemoteLedger {
+	case "":
+		fmt.Fprintf(w, "ledger: this clone has no %s branch yet; nothing to push\n", branch)
+	case "created":
+		fmt.Fprintf(w, "ledger: created %s on %s with %s\n", branch, remote, count(rep.EntriesPushed, "entry", "entries"))
+	case "updated":
+		fmt.Fprintf(w, "ledger: pushed %s to %s on %s\n", count(rep.EntriesPushed, "new entry", "new entries"), branch, remote)
+	default:
+		fmt.Fprintf(w, "ledger: %s on %s is up to date\n", branch, remote)
+	}
+	switch rep.RemoteNotes {
+	case "created", "updated":
+		fmt.Fprintf(w, "notes: %s %s on %s\n", rep.RemoteNotes, notes, remote)
+	case "up-to-date":
+		fmt.Fprintf(w, "notes: %s on %s is up to date\n", notes, remote)
+	}
+	fmt.Fprintf(w, "patches: pushed %s\n", count(rep.PatchesPushed, "patch ref", "patch refs"))
+}
+
+// count is n with the noun in the number n calls for.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // writeColumns prints rows of cells aligned in columns two spaces apart, the

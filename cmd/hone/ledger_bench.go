@@ -22,11 +22,12 @@ type benchEntry struct {
 
 func newLedgerBenchCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:    "bench-append TARGET",
-		Short:  "Append one profile entry to the ledger (benchmark builds only)",
-		Long:   "Append one profile entry to the ledger, for scripts/bench-ledger.sh." + exitCodes(),
-		Hidden: true,
-		Args:   exactArgs(1),
+		Use:     "bench-append TARGET",
+		Short:   "Append one profile entry to the ledger (benchmark builds only)",
+		Long:    "Append one profile entry to the ledger, for scripts/bench-ledger.sh.",
+		Example: `  hone bench-append wordfreq`,
+		Hidden:  true,
+		Args:    exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {

@@ -23,16 +23,22 @@ func newMCPCmd(app *App) *cobra.Command {
 read_profile, read_ledger, read_playbook, read_target_source, propose_patch and
 run_verdict. Each calls the same code as the matching hone command. A refusal
 (allowlist, duplicate attempt) is a tool result marked isError whose text is
-the message the command would print. Only propose_patch and run_verdict write,
-and run_verdict reports progress while it runs and stops when cancelled.
+the message the command would print. Only propose_patch and run_verdict write.
+run_verdict reports progress while it runs; a client that cancels it stops
+waiting, but the verdict runs to its end and is recorded, and the cancelled
+request gets no answer.
 
 An MCP client starts it as a stdio server, for example in Claude Code:
 
   claude mcp add hone -- hone mcp --workspace /path/to/repo
 
 The server runs until its input ends, and answers every request it read
-before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(0),
+(and finishes every verdict it started) before it exits, so
+` + "`hone mcp < requests.jsonl`" + ` works from a script.`,
+		Example: `  claude mcp add hone -- hone mcp --workspace /path/to/repo
+  hone mcp < requests.jsonl`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if dir == "" {
 				dir = app.Dir
@@ -45,6 +51,6 @@ before it exits, so ` + "`hone mcp < requests.jsonl`" + ` works from a script.` 
 			return err
 		}),
 	}
-	cmd.Flags().StringVar(&dir, "workspace", "", "a directory inside the workspace to serve (default: the current directory)")
+	cmd.Flags().StringVar(&dir, "workspace", "", "serve the workspace around `DIR` (absolute, or relative to the current directory; default: the current directory)")
 	return cmd
 }

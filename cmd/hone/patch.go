@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -23,7 +24,9 @@ func newPatchCmd(app *App) *cobra.Command {
 		Short: "Propose, list and show patches",
 		Long: `A patch is a diff against a target's pin that hone has checked against the
 target's allowlist, applied with git into a throwaway index, and stored as a
-commit at refs/hone/patches/<id> with a proposal entry in the ledger.` + exitCodes(),
+commit at refs/hone/patches/<id> with a proposal entry in the ledger.`,
+		Example: `  git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words"
+  hone patch list wordfreq`,
 	}
 	cmd.AddCommand(newPatchProposeCmd(app), newPatchListCmd(app), newPatchShowCmd(app))
 	return cmd
@@ -44,21 +47,31 @@ with git into a throwaway index built from the pin, check again every path and
 mode git changed, and store the result as refs/hone/patches/<id> with a
 proposal entry in the ledger. Prints the patch id.
 
-The diff may not name a path outside the target, a protected path, a .git
-path in any spelling, .gitattributes or .gitmodules, a symlink or gitlink, a
-mode other than 100644/100755, a copy, or binary content; only "diff --git
-a/... b/..." headers are accepted, and a parse error anywhere refuses it
-whole. An attempt (target, hotspot, class, hypothesis) that already has a
+Paths in the diff are relative to the repository's top level, as plain
+` + "`git diff`" + ` writes them from any directory (not ` + "`git diff --relative`" + `). The
+diff may not name a path outside the target, a protected path, a .git path in
+any spelling, .gitattributes or .gitmodules, a symlink or gitlink, a mode
+other than 100644/100755, a copy, or binary content (exit 3); only "diff --git
+a/... b/..." diffs are accepted, and a parse error anywhere refuses it whole
+(exit 5). An attempt (target, hotspot, class, hypothesis) that already has a
 verdict is refused. The same diff on the same pin is the same patch: proposing
 it again prints the existing id and adds nothing.
 
+The diff, the hypothesis and the hotspot have size limits ([patch]
+max_diff_bytes, max_hypothesis_bytes and max_hotspot_bytes in hone.toml;
+4 MiB, 2 KiB and 256 bytes by default).
+
 Warnings (similar earlier hypotheses, a hotspot the latest profile does not
-list) go to stderr, or into "warnings" with --json.
+list) go to stderr, or with --json into "warnings": [{"code", "message"}].
 
 JSON fields: patch_id, commit, existing, warnings, proposal (the ledger entry:
 id, target, pin, patch_id, commit, attempt_key, hotspot, class, hypothesis,
-diff_sha256, files, added, removed, ...).` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
-		Args: exactArgs(1),
+diff_sha256, files, added, removed, ...).`,
+		Example: `  git diff > idea.diff && git checkout .
+  hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --file idea.diff
+  git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --json`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -75,9 +88,7 @@ diff_sha256, files, added, removed, ...).` + exitCodes(errs.Policy, errs.NotFoun
 			if asJSON {
 				return app.printJSON(res)
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintln(app.Err, "hone: warning: "+w)
-			}
+			app.warn(res.Warnings...)
 			if res.Existing {
 				fmt.Fprintf(app.Err, "hone: the same diff was already proposed on this pin as %s\n", res.PatchID)
 			}
@@ -89,7 +100,7 @@ diff_sha256, files, added, removed, ...).` + exitCodes(errs.Policy, errs.NotFoun
 	f.StringVar(&req.Hotspot, "hotspot", "", "the symbol the patch speeds up (from the profile)")
 	f.IntVar(&req.Class, "class", 0, fmt.Sprintf("the playbook class of the idea, 1-%d", patch.MaxClass))
 	f.StringVar(&req.Hypothesis, "hypothesis", "", "why the patch should be faster, in words")
-	f.StringVar(&file, "file", "", "read the diff from this file instead of stdin")
+	f.StringVar(&file, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	for _, name := range []string{"hotspot", "class", "hypothesis"} {
 		_ = cmd.MarkFlagRequired(name)
@@ -124,12 +135,19 @@ func newPatchListCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [TARGET] [--json]",
 		Short: "List proposed patches, oldest first",
-		Long: `List the proposals recorded in the ledger, for one target or all of them.
+		Long: `List the proposals recorded in the ledger, for one target or all of them,
+oldest first: patch id, target, pin (abbreviated), playbook class, hotspot,
+lines added and removed, the latest verdict on the patch and its speedup
+(baseline/candidate of the deciding metric), and the hypothesis. "-" marks a
+patch without a verdict, or a verdict without a bench.
 
 JSON: an array of proposal entries (id, target, pin, patch_id, commit,
 attempt_key, hotspot, class, hypothesis, diff_sha256, files, added, removed,
-created, ...).` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: rangeArgs(0, 1),
+created, ...) with the latest verdict's verdict, verdict_id and speedup.`,
+		Example: `  hone patch list
+  hone patch list wordfreq --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -146,12 +164,12 @@ created, ...).` + exitCodes(errs.NotFound, errs.Invalid),
 			if asJSON {
 				return app.printJSON(ps)
 			}
-			tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PATCH\tTARGET\tCLASS\tHOTSPOT\tCHANGE\tHYPOTHESIS")
+			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "HYPOTHESIS"}}
 			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t+%d -%d\t%s\n", p.PatchID, p.Target, p.Class, p.Hotspot, p.Added, p.Removed, clipText(p.Hypothesis, 60))
+				rows = append(rows, []string{p.PatchID, p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
+					fmt.Sprintf("+%d -%d", p.Added, p.Removed), dash(p.Verdict), speedup(p.Speedup), clipText(p.Hypothesis, 60)})
 			}
-			return tw.Flush()
+			return writeColumns(app.Out, rows)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -163,12 +181,17 @@ func newPatchShowCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
 		Short: "Show a patch: its proposal, its diff and every verdict",
-		Long: `Show a patch by id (or a unique prefix of it): the proposal's metadata, the diff
-from the pin to the patch commit, and every verdict recorded for it.
+		Long: `Show a patch by id (or a unique prefix of at least 4 characters of it): the
+proposal's metadata, the diff from the pin to the patch commit, and every
+verdict recorded for it. An ambiguous prefix exits 5 and lists the patches it
+could mean.
 
 JSON fields: proposal (the ledger entry), diff, verdicts (array of entries
-with id, verdict, summary, created, ...).` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+with id, verdict, summary, created, ...).`,
+		Example: `  hone patch show 3f2a
+  hone patch show 3f2a9c01 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -197,6 +220,14 @@ with id, verdict, summary, created, ...).` + exitCodes(errs.NotFound, errs.Inval
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// speedup renders a verdict's deciding speedup, "-" when it has none.
+func speedup(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x)
 }
 
 func clipText(s string, n int) string {

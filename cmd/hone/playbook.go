@@ -30,8 +30,11 @@ playbooks/03-our-rules.md) replaces built-in class NN; it needs a "# " title and
 the four "## " sections. Outside a repository, the built-in playbooks are shown.
 
 --json prints number, name, summary, markdown and source ("builtin" or the
-file that replaced it).`, playbooks.Count) + exitCodes(errs.NotFound, errs.Invalid),
-		Args: rangeArgs(0, 1),
+file that replaced it).`, playbooks.Count),
+		Example: `  hone playbook
+  hone playbook 5`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			root, err := playbookRoot(app.Dir)
 			if err != nil {

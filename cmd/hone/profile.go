@@ -20,6 +20,8 @@ time (or of hardware cycles where the machine counts them), with the hottest
 source line of each and the counters of ` + "`perf stat`" + `. Profiles are kept in
 the ledger with the full pprof beside them; ` + "`hone profile show`" + ` prints the
 latest, the view the MCP tool read_profile returns.`,
+		Example: `  hone profile run wordfreq
+  hone profile show wordfreq --top 10`,
 	}
 	cmd.AddCommand(newProfileRunCmd(app), newProfileShowCmd(app), newProfileListCmd(app), newProfileDiffCmd(app))
 	return cmd
@@ -33,8 +35,12 @@ func newProfileRunCmd(app *App) *cobra.Command {
 		Short: "Profile the target's workload and record the profile in the ledger",
 		Long: `Build the target at its pin in a hone-managed checkout (reusing the baseline
 build cache), run [targets.TARGET.profile] run (default: the bench command)
-under ` + "`perf record -g`" + ` and convert it to pprof, reading source lines from
-the binary's DWARF. The event is the hardware cycles counter where the machine
+under ` + "`perf record`" + ` and convert it to pprof, reading source lines from
+the binary's DWARF. Stacks are unwound with frame pointers; when most of them
+stop at the sampled function (code built without frame pointers), the
+workload is recorded again with DWARF unwinding, and the profile says which
+mode it used and why. [targets.TARGET.profile] call_graph = "fp" or "dwarf"
+forces one. The event is the hardware cycles counter where the machine
 has one, else the software cpu-clock; the output says which. With
 [targets.TARGET.profile] format = "pprof", the command writes its own pprof
 file (output = "...", e.g. Go's -cpuprofile) and hone reads it instead.
@@ -43,15 +49,18 @@ reported as not supported, never as zero.
 
 The summary (top 50 hotspots, counters, event, samples, pin, binary hash,
 environment) and the gzipped pprof are appended to the ledger. --pprof-out
-also writes the pprof to FILE, for ` + "`go tool pprof`" + `.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy),
-		Args: exactArgs(1),
+also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
+		Example: `  hone profile run wordfreq
+  hone profile run wordfreq --frequency 999 --pprof-out cpu.pb.gz && go tool pprof -top cpu.pb.gz`,
+		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if opts.Frequency < 0 {
+				return errs.Usagef("--frequency must be a positive number of Hz")
+			}
 			ws, err := app.workspace()
 			if err != nil {
 				return err
-			}
-			if opts.Frequency < 0 {
-				return errs.Usagef("--frequency must be a positive number of Hz")
 			}
 			opts.Progress = func(s string) { app.progress("profile %s: %s", args[0], s) }
 			e, err := profile.Run(ctx, ws, args[0], opts)
@@ -67,7 +76,7 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.` + exitCodes(errs.
 	}
 	f := cmd.Flags()
 	f.IntVar(&opts.Frequency, "frequency", 0, "sampling frequency in Hz (default [targets.X.profile] frequency, else 1999)")
-	f.StringVar(&opts.PprofOut, "pprof-out", "", "also write the gzipped pprof profile to `FILE`")
+	f.StringVar(&opts.PprofOut, "pprof-out", "", "also write the gzipped pprof profile to `FILE` (relative to the current directory)")
 	f.BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
 	return cmd
 }
@@ -75,21 +84,33 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.` + exitCodes(errs.
 func newProfileShowCmd(app *App) *cobra.Command {
 	var top int
 	var asJSON bool
+	var id, pprofOut string
 	cmd := &cobra.Command{
-		Use:   "show TARGET [--top N] [--json]",
+		Use:   "show TARGET [--id ID] [--top N] [--pprof-out FILE] [--json]",
 		Short: "Print the latest profile of a target",
-		Long: `Print the target's latest profile: event, samples, the top N hotspots
-(flat and cumulative share, hottest source line) and the perf stat counters.
-This is the view the MCP tool read_profile returns.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+		Long: `Print the target's latest profile (or profile ID, or a unique prefix of at
+least 4 characters of it; see ` + "`hone profile list`" + `): event, samples, the top N
+hotspots (flat and cumulative share, hottest source line) and the perf stat
+counters. This is the view the MCP tool read_profile returns. --pprof-out
+writes the gzipped pprof stored with the profile to FILE, for
+` + "`go tool pprof FILE`" + `.`,
+		Example: `  hone profile show wordfreq
+  hone profile show wordfreq --top 5 --pprof-out cpu.pb.gz --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
 				return err
 			}
-			e, err := profile.Latest(ctx, ws, args[0])
+			e, err := profile.Of(ctx, ws, args[0], id)
 			if err != nil {
 				return err
+			}
+			if pprofOut != "" {
+				if err := profile.WritePprof(ctx, ws, e, pprofOut); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				return app.printJSON(e.Top(top))
@@ -98,6 +119,8 @@ This is the view the MCP tool read_profile returns.` + exitCodes(errs.NotFound, 
 		}),
 	}
 	cmd.Flags().IntVar(&top, "top", 20, "show this many hotspots (0: all stored, at most 50)")
+	cmd.Flags().StringVar(&id, "id", "", "show the profile with this ledger entry `ID` (or a unique prefix of it) instead of the latest")
+	cmd.Flags().StringVar(&pprofOut, "pprof-out", "", "also write the stored gzipped pprof profile to `FILE` (relative to the current directory)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
 	return cmd
 }
@@ -108,8 +131,10 @@ func newProfileListCmd(app *App) *cobra.Command {
 		Use:   "list TARGET [--json]",
 		Short: "List the profiles of a target, oldest first",
 		Long: `List every profile of the target in the ledger, oldest first: id, time, pin,
-event, samples and the top hotspot. Ids are what ` + "`hone profile diff`" + ` takes.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(1),
+event, samples and the top hotspot. Ids are what ` + "`hone profile diff`" + ` takes.`,
+		Example:     `  hone profile list wordfreq`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {
@@ -134,10 +159,14 @@ func newProfileDiffCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff A B [--json]",
 		Short: "Show the hotspots whose share moved between two profiles",
-		Long: `Compare profile B with profile A (ledger entry ids, see ` + "`hone profile list`" + `)
+		Long: `Compare profile B with profile A (ledger entry ids, or unique prefixes of at
+least 4 characters of them; see ` + "`hone profile list`" + `)
 and list the hotspots whose flat or cumulative share moved by at least 0.5
-percentage points, biggest flat move first: did the patch move the hotspot?` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(2),
+percentage points, biggest flat move first: did the patch move the hotspot?`,
+		Example: `  hone profile diff 0194c2d1 0194c3e8
+  hone profile diff 0194c2d1 0194c3e8 --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(2),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {

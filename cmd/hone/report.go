@@ -28,8 +28,11 @@ plot of the speedup intervals against the accept threshold, and the latest
 profile's hotspots as a bar chart. Without TARGET, every target is reported.
 
 The page loads nothing from anywhere (inline styles and SVG), so it can be
-archived or attached to a CI run as is. It prints the file's path.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: rangeArgs(0, 1),
+archived or attached to a CI run as is. It prints the file's path.`,
+		Example: `  hone report --html report.html
+  hone report wordfreq --html /tmp/wordfreq.html --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if htmlFile == "" {
 				return errs.Usagef("hone report needs --html FILE, the page to write")
@@ -60,7 +63,7 @@ archived or attached to a CI run as is. It prints the file's path.` + exitCodes(
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&htmlFile, "html", "", "write the report to `FILE`")
+	cmd.Flags().StringVar(&htmlFile, "html", "", "write the report to `FILE` (relative to the current directory)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {\"file\", \"attempts\", \"profiles\"} as JSON")
 	return cmd
 }

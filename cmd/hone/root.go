@@ -48,6 +48,10 @@ type App struct {
 	In       io.Reader
 	Out, Err io.Writer
 	Dir      string // directory hone runs from; "" means the current one
+
+	// jsonOut is set while a command runs with --json: its stderr then holds
+	// at most one JSON error object, so no progress is drawn there.
+	jsonOut bool
 }
 
 // commands is filled by each command file's init, so adding a command never
@@ -93,20 +97,25 @@ applies patches only inside the target's allowlist, and runs gates and an
 interleaved benchmark with confidence intervals to reach a verdict.
 
 All state lives in the git repository: ledger entries on the hone/ledger branch,
-verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + exitCodes(),
+verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Only a non-empty Version gives --version; the text is resolved when
 		// printed, so reading the build info stays off every other start.
 		Version: version,
+		Example: `  hone demo --keep /tmp/tour
+  hone ledger --json`,
 	}
 	cobra.AddTemplateFunc("honeVersion", honeVersion)
+	cobra.AddTemplateFunc("exitStatus", exitStatus)
 	root.SetVersionTemplate("hone version {{honeVersion}}\n")
+	root.SetHelpTemplate(helpTemplate)
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
+	root.PersistentPreRun = func(c *cobra.Command, args []string) { app.jsonOut = jsonFlag(c) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return errs.Usagef("%v; see `%s --help`", err, c.CommandPath())
+		return errs.Usagef("%s; see `%s --help`", err.Error(), c.CommandPath())
 	})
 	only := onlyCommand(args)
 	for _, c := range commands {
@@ -119,45 +128,6 @@ verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.` + ex
 	root.CompletionOptions.DisableDefaultCmd = only != ""
 	documentBuiltins(root)
 	return root
-}
-
-// documentBuiltins adds the EXIT STATUS section to the commands cobra makes
-// itself (help, completion and its shells) and to command groups that only
-// hold subcommands, so every command documents it. Commands that run
-// something declare their own codes.
-func documentBuiltins(root *cobra.Command) {
-	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
-	for _, c := range root.Commands() {
-		switch {
-		case c.Name() == "help":
-			addExitCodes(c)
-		case c.Name() == "completion":
-			for _, sub := range append([]*cobra.Command{c}, c.Commands()...) {
-				addExitCodes(sub)
-			}
-			// Without this, cobra answers an unknown shell with help and status 0.
-			c.Args = cobra.ArbitraryArgs
-			c.RunE = func(cmd *cobra.Command, args []string) error {
-				if len(args) == 0 {
-					return cmd.Help()
-				}
-				return errs.Usagef("unknown shell %q; `hone completion` supports bash, zsh, fish and powershell", args[0])
-			}
-		case !c.Runnable() && c.HasSubCommands():
-			addExitCodes(c)
-		}
-	}
-}
-
-func addExitCodes(c *cobra.Command) {
-	if strings.Contains(c.Long, "\nEXIT STATUS\n") {
-		return
-	}
-	if c.Long == "" {
-		c.Long = c.Short
-	}
-	c.Long = strings.TrimRight(c.Long, "\n") + exitCodes()
 }
 
 // Main runs hone with args and returns the exit status. Errors are printed
@@ -174,33 +144,47 @@ func (app *App) Run(args []string) int {
 	defer stop()
 	root := newRoot(app, args)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
+	cmd, err := root, checkSubcommands(root, args)
+	if err == nil {
+		cmd, err = root.ExecuteContextC(ctx)
+	}
 	if err == nil {
 		return 0
 	}
 	var he *errs.Error
 	if !errors.As(err, &he) {
-		// cobra's own errors (unknown command, bad arguments) arrive untyped and
-		// before any RunE ran; anything untyped from a RunE is hone's failure.
+		// cobra's own errors (required flags, bad arguments) arrive untyped
+		// and before any RunE ran; anything untyped from a RunE is hone's
+		// failure.
 		if cmd == nil || !cmdRan(cmd) {
-			err = errs.Usagef("%s; see `hone --help`", strings.TrimSpace(err.Error()))
+			err = errs.Usagef("%s", strings.TrimSpace(err.Error()))
 		} else {
 			err = errs.Wrap(errs.Failure, err, "hone")
 		}
 	}
+	if cmd == nil {
+		cmd = root
+	}
+	err = withHelpPointer(err, cmd)
 	code := errs.CodeOf(err)
-	if cmd != nil && jsonFlag(cmd) || wantsJSON(args) {
-		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": oneLine(err.Error())}}
+	msg := errs.ClipTo(oneLine(err.Error()), maxMessage)
+	if jsonFlag(cmd) || wantsJSON(args) {
+		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": msg}}
 		b, _ := json.Marshal(obj)
 		fmt.Fprintln(app.Err, string(b))
 	} else if code != errs.NotAccepted {
-		fmt.Fprintln(app.Err, "hone: "+oneLine(err.Error()))
+		fmt.Fprintln(app.Err, "hone: "+msg)
 	}
 	return int(code)
 }
 
-// oneLine joins a multi-line message (cobra's "Did you mean this?" block)
-// into the one line every error gets, dropping blank lines and indentation.
+// maxMessage bounds a printed error. Messages name the input they refuse
+// and never echo it (errs clips long arguments); this is the last guard,
+// for causes quoted from other tools.
+const maxMessage = 4096
+
+// oneLine joins a multi-line message into the one line every error gets,
+// dropping blank lines and indentation.
 func oneLine(s string) string {
 	var parts []string
 	for _, l := range strings.Split(s, "\n") {
@@ -250,7 +234,7 @@ func run(f func(ctx context.Context, cmd *cobra.Command, args []string) error) f
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return errs.Usagef("%s takes %d argument(s), got %d; see `%s --help`", cmd.CommandPath(), n, len(args), cmd.CommandPath())
+			return errs.Usagef("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
 		}
 		return nil
 	}
@@ -259,46 +243,28 @@ func exactArgs(n int) cobra.PositionalArgs {
 func rangeArgs(min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || len(args) > max {
-			return errs.Usagef("%s takes %d to %d arguments, got %d; see `%s --help`", cmd.CommandPath(), min, max, len(args), cmd.CommandPath())
+			return errs.Usagef("%s takes %d to %d arguments, got %d", cmd.CommandPath(), min, max, len(args))
 		}
 		return nil
 	}
 }
 
-// exitCodes renders the EXIT STATUS section of a command's long help: success
-// and failure always, then the codes the command can also return. Every
-// command's help is built at every start, so this stays allocation-light.
-func exitCodes(extra ...errs.Code) string {
-	var b strings.Builder
-	b.WriteString("\n\nEXIT STATUS\n  0   success")
-	for _, c := range append([]errs.Code{errs.Failure, errs.Usage}, extra...) {
-		fmt.Fprintf(&b, "\n  %-3d %s", int(c), exitCodeMeaning(c))
-	}
-	return b.String()
-}
-
-func exitCodeMeaning(c errs.Code) string {
-	switch c {
-	case errs.Failure:
-		return "hone or its environment failed (git, perf, disk)"
-	case errs.Usage:
-		return "usage error: unknown flag, missing or extra argument"
-	case errs.Policy:
-		return "refused by policy (allowlist, protected path, duplicate attempt, worktree rule)"
-	case errs.NotFound:
-		return "not found (target, patch, entry, playbook class, path at the pin)"
-	case errs.Invalid:
-		return "invalid input (malformed diff, hone.toml error, corrupt ledger entry)"
-	case errs.Busy:
-		return "busy: a lock is held by another live process"
-	case errs.NotAccepted:
-		return "with --exit-code: the verdict is not accepted"
-	}
-	return c.Name()
-}
-
 // workspace opens the workspace around the App's directory.
 func (app *App) workspace() (*workspace.Workspace, error) { return workspace.Open(app.Dir) }
+
+// isTarget reports whether the workspace defines a target of this name.
+func (app *App) isTarget(name string) bool {
+	ws, err := app.workspace()
+	return err == nil && ws.Config.Targets[name] != nil
+}
+
+// warn prints warnings as lines on stderr, for output without --json; with
+// --json they belong in the output object instead.
+func (app *App) warn(ws ...errs.Warning) {
+	for _, w := range ws {
+		fmt.Fprintln(app.Err, "hone: warning: "+w.Message)
+	}
+}
 
 // printJSON writes v as indented JSON with a trailing newline.
 func (app *App) printJSON(v any) error {
@@ -311,14 +277,14 @@ func (app *App) printJSON(v any) error {
 // progress writes a transient status line to stderr, only when stderr is a
 // terminal, so pipes and agents see clean output.
 func (app *App) progress(format string, args ...any) {
-	if f, ok := app.Err.(*os.File); ok && isTerminal(f) {
+	if f, ok := app.Err.(*os.File); ok && !app.jsonOut && isTerminal(f) {
 		fmt.Fprintf(f, "\r\x1b[K"+format, args...)
 	}
 }
 
 // endProgress clears the status line.
 func (app *App) endProgress() {
-	if f, ok := app.Err.(*os.File); ok && isTerminal(f) {
+	if f, ok := app.Err.(*os.File); ok && !app.jsonOut && isTerminal(f) {
 		fmt.Fprint(f, "\r\x1b[K")
 	}
 }

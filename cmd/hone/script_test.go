@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +29,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "jsonkeys": cmdJSONKeys},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("GIT_AUTHOR_NAME", "hone test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@hone.invalid")
@@ -83,5 +87,57 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// snakeCase is the form of every JSON field name hone prints.
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// cmdJSONKeys is the script command `jsonkeys`: the last command's stdout
+// must be one or more JSON values (an object, an array, or one object per
+// line) in which every object key is snake_case.
+func cmdJSONKeys(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: jsonkeys")
+	}
+	dec := json.NewDecoder(strings.NewReader(ts.ReadFile("stdout")))
+	values := 0
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			ts.Fatalf("jsonkeys: stdout is not JSON: %v", err)
+		}
+		values++
+		var bad []string
+		walkKeys(v, "", func(path, key string) {
+			if !snakeCase.MatchString(key) {
+				bad = append(bad, path+"."+key)
+			}
+		})
+		if len(bad) > 0 {
+			ts.Fatalf("jsonkeys: keys that are not snake_case: %s", strings.Join(bad, ", "))
+		}
+	}
+	if values == 0 {
+		ts.Fatalf("jsonkeys: stdout holds no JSON")
+	}
+}
+
+// walkKeys calls fn with every object key in v and the path to its object.
+func walkKeys(v any, path string, fn func(path, key string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, sub := range x {
+			fn(path, k)
+			walkKeys(sub, path+"."+k, fn)
+		}
+	case []any:
+		for i, sub := range x {
+			walkKeys(sub, fmt.Sprintf("%s[%d]", path, i), fn)
+		}
 	}
 }

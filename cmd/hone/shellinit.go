@@ -46,7 +46,9 @@ successful ` + "`hone worktree enter`" + ` or ` + "`hone worktree exit`" + ` it 
 directory to the one hone printed. Every other command runs unchanged.
 
 Add to ~/.bashrc:   eval "$(hone shell-init bash)"
-Add to ~/.zshrc:    eval "$(hone shell-init zsh)"` + exitCodes(),
+Add to ~/.zshrc:    eval "$(hone shell-init zsh)"`,
+		Example: `  eval "$(hone shell-init bash)"
+  eval "$(hone shell-init zsh)"`,
 		Args:      exactArgs(1),
 		ValidArgs: []string{"bash", "zsh"},
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {

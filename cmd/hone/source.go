@@ -21,7 +21,10 @@ func newSourceCmd(app *App) *cobra.Command {
 		Short: "Show a target's file or directory as it is at the pin",
 		Long: fmt.Sprintf(`Show PATH of TARGET exactly as it is at the target's pin commit, read from
 git's objects, never from the working tree. PATH is relative to the target's
-path; without it, the target's top directory is listed.
+path (wordfreq.c for targets/wordfreq/wordfreq.c); the path from the
+repository's top level, as hone profile show prints it, works too (when a
+path names a file both ways, the one inside the target is shown). Without
+PATH, the target's top directory is listed.
 
 A file is printed with line numbers, after a header giving the pin and which
 lines of how many are shown. --offset N starts at line N (1-based, like the
@@ -37,8 +40,10 @@ refused (exit 3); a path absent at the pin exits 4.
 --json fields: target, pin, pin_commit, path, repo_path, type (file, dir,
 symlink, submodule); for files size, binary, total_lines, offset, lines
 [{number, text, cut}], truncated, next_offset; for directories entries
-[{name, type, size, executable}]; link_target for symlinks.`, source.DefaultLimit, source.MaxLineBytes) +
-			exitCodes(errs.Policy, errs.NotFound, errs.Invalid),
+[{name, type, size, executable}]; link_target for symlinks.`, source.DefaultLimit, source.MaxLineBytes),
+		Example: `  hone source wordfreq
+  hone source wordfreq wordfreq.c --offset 57 --limit 10`,
+		Annotations:       exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:              rangeArgs(1, 2),
 		ValidArgsFunction: completeTargets(app),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {

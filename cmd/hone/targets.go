@@ -32,8 +32,11 @@ as the commit it resolves to now. --json adds each target's protect patterns,
 build command, gates, and effective bench and profile settings (workspace
 defaults merged in).
 
-Every pin is resolved; one that names no commit is a hone.toml error.` + exitCodes(errs.NotFound, errs.Invalid),
-		Args: exactArgs(0),
+Every pin is resolved; one that names no commit is a hone.toml error.`,
+		Example: `  hone targets
+  hone targets --json`,
+		Annotations: exits(errs.NotFound, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := app.workspace()
 			if err != nil {

@@ -40,6 +40,9 @@ the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
 --recompute ENTRY-ID re-derives a stored verdict from its samples and says
 whether it matches (exit 1 when it does not).
 
+PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
+characters; an ambiguous prefix exits 5 and lists the candidates.
+
 Progress goes to stderr when it is a terminal. Interrupting a verdict kills
 its commands, removes its checkouts and records nothing.
 
@@ -51,24 +54,26 @@ confidence, seed, order, decisions, seconds, command_seconds, metrics[]
 with medians, speedup, ci_low, ci_high, p, outliers, cv, detectable_change,
 samples[] with the raw values, perf counters), environment (commits, binary
 hashes, host, kernel, cpu, loadavg, isolation, network_denied, perf,
-instructions_via, tools), calibration_warning, kept_checkouts.` + exitCodes(errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
-		Args: rangeArgs(0, 1),
+instructions_via, tools), calibration_warning, kept_checkouts.`,
+		Example: `  hone verdict 3f2a9c01
+  hone verdict 3f2a --exit-code --json > verdict.json`,
+		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
+		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			switch {
+			case recompute != "" && len(args) != 0:
+				return errs.Usagef("--recompute takes an entry id instead of a patch id")
+			case recompute == "" && len(args) != 1:
+				return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID)")
+			case opts.MaxPairs < 0:
+				return errs.Usagef("--max-pairs must be positive")
+			}
 			ws, err := app.workspace()
 			if err != nil {
 				return err
 			}
 			if recompute != "" {
-				if len(args) != 0 {
-					return errs.Usagef("--recompute takes an entry id instead of a patch id; see `hone verdict --help`")
-				}
 				return recomputeVerdict(ctx, app, ws, recompute, asJSON)
-			}
-			if len(args) != 1 {
-				return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID); see `hone verdict --help`")
-			}
-			if opts.MaxPairs < 0 {
-				return errs.Usagef("--max-pairs must be positive")
 			}
 			opts.Progress = func(p verdict.Progress) { app.progress("verdict %s: %s", args[0], progressText(p)) }
 			e, err := verdict.Run(ctx, ws, args[0], opts)
@@ -76,12 +81,17 @@ instructions_via, tools), calibration_warning, kept_checkouts.` + exitCodes(errs
 			if err != nil {
 				return err
 			}
+			warnings := []errs.Warning{}
 			if e.CalibrationWarning != "" {
-				fmt.Fprintln(app.Err, "hone: warning: "+e.CalibrationWarning)
+				warnings = append(warnings, errs.Warning{Code: "uncalibrated", Message: e.CalibrationWarning})
 			}
 			if asJSON {
-				err = app.printJSON(e)
+				err = app.printJSON(struct {
+					*verdict.Entry
+					Warnings []errs.Warning `json:"warnings"`
+				}{e, warnings})
 			} else {
+				app.warn(warnings...)
 				err = verdict.WriteText(app.Out, e)
 			}
 			if err == nil && exitCode && e.Verdict != ledger.VerdictAccepted {
@@ -106,7 +116,7 @@ func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id
 		return err
 	}
 	if asJSON {
-		if err := app.printJSON(map[string]any{"entry_id": id, "match": match, "recomputed": re}); err != nil {
+		if err := app.printJSON(map[string]any{"entry_id": re.ID, "match": match, "recomputed": re}); err != nil {
 			return err
 		}
 	} else {
@@ -116,7 +126,7 @@ func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id
 		fmt.Fprintf(app.Out, "\nrecomputed from the stored samples: %s\n", map[bool]string{true: "matches the stored verdict", false: "DIFFERS from the stored verdict"}[match])
 	}
 	if !match {
-		return errs.Failuref("entry %s: the recomputed verdict differs from the stored one", id)
+		return errs.Failuref("entry %s: the recomputed verdict differs from the stored one", re.ID)
 	}
 	return nil
 }

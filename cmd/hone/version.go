@@ -15,8 +15,10 @@ func newVersionCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print hone's version",
-		Long:  "Print hone's version, the Go version it was built with, and the platform." + exitCodes(),
-		Args:  exactArgs(0),
+		Long:  "Print hone's version, the Go version it was built with, and the platform.",
+		Example: `  hone version
+  hone version --json`,
+		Args: exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if asJSON {
 				return app.printJSON(map[string]string{"version": honeVersion(), "go_version": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})

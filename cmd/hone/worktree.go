@@ -17,15 +17,19 @@ func init() { register("worktree", newWorktreeCmd) }
 func newWorktreeCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worktree",
-		Short: "Work in an isolated git worktree session",
-		Long: `A worktree session is an isolated checkout under .sema-worktrees/<name> (branch
-worktree-<name>) to work in without touching the main checkout. hone cannot
+		Short: "Work in a git worktree session (a directory switch, not isolation)",
+		Long: `A worktree session is a separate checkout under .sema-worktrees/<name> (branch
+worktree-<name>) to work in without touching the main checkout's files. It is a
+directory switch, not isolation: from inside it, the rest of the repository and
+everything else you could reach before stays reachable. hone cannot
 change your shell's directory, so enter and exit print the directory to go to:
 cd "$(hone worktree enter)", or load ` + "`hone shell-init bash`" + ` once and hone cds for you.
 
 The session is kept in <git common dir>/hone/worktree-sessions/<session>.toml, so
 a later process (or another worktree) can exit what an earlier one entered.
 HONE_SESSION names the session (default: one per repository).`,
+		Example: `  cd "$(hone worktree enter --name hash-idea --target wordfreq)"
+  cd "$(hone worktree exit --action remove)"`,
 	}
 	cmd.AddCommand(newWorktreeEnterCmd(app), newWorktreeExitCmd(app), newWorktreeStatusCmd(app), newWorktreeListCmd(app))
 	return cmd
@@ -38,6 +42,9 @@ func newWorktreeEnterCmd(app *App) *cobra.Command {
 		Use:   "enter [--name NAME | --path PATH] [--base head|fresh] [--target T]",
 		Short: "Create, resume or switch into a worktree and start a session",
 		Long: `Enter a worktree and print its path on stdout (a message goes to stderr).
+Entering is a directory switch, not isolation: nothing outside the worktree,
+the rest of the repository included, becomes any harder to read or change, and
+the message says so every time.
 
 --name NAME creates .sema-worktrees/NAME on branch worktree-NAME, or resumes it when
 it exists; without --name a readable random name is made. NAME is segments of
@@ -45,8 +52,10 @@ letters, digits, '.', '_' and '-' separated by '/', at most 64 characters.
 .sema-worktrees/ is added to .gitignore when missing.
 
 --base head starts from the current HEAD (unpushed commits included); --base fresh
-(the default, or [worktree] base in hone.toml) from origin/HEAD, else the first
-local branch of init.defaultBranch, main, master.
+(the default, or [worktree] base in hone.toml) from the default branch as the
+remote last showed it: origin/HEAD, else origin/<default branch>, else the
+default branch itself (the first local branch of init.defaultBranch, main,
+master).
 
 Only one created session at a time: while one is active, a creating enter is
 refused. --path PATH switches the session into any worktree ` + "`git worktree list`" + `
@@ -54,8 +63,11 @@ shows, leaving the previous one untouched; exit never removes a path-entered
 worktree. --target T binds the session to a hone.toml target, whose allowlist
 ` + "`hone guard pre-commit`" + ` then enforces on commits made in the worktree.
 
-Outside a git repository enter is refused: hone makes worktrees only with git.` + exitCodes(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
-		Args: exactArgs(0),
+Outside a git repository enter is refused: hone makes worktrees only with git.`,
+		Example: `  cd "$(hone worktree enter --name hash-idea --target wordfreq)"
+  hone worktree enter --base head --json`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			repo, cfg, err := worktree.Open(app.Dir)
 			if err != nil {
@@ -76,7 +88,7 @@ Outside a git repository enter is refused: hone makes worktrees only with git.` 
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Name, "name", "", "name of the managed worktree to create or resume")
-	f.StringVar(&opts.Path, "path", "", "enter this existing worktree instead (never removed by exit)")
+	f.StringVar(&opts.Path, "path", "", "enter the existing worktree at `PATH` (relative to the current directory) instead; exit never removes it")
 	f.StringVar(&opts.Base, "base", "", "what a new worktree starts from: head or fresh (default fresh, or [worktree] base)")
 	f.StringVar(&opts.Target, "target", "", "bind the session to this hone.toml target")
 	f.BoolVar(&asJSON, "json", false, "print as JSON")
@@ -97,8 +109,11 @@ nothing and exits 0.
 --action remove deletes the worktree and its branch worktree-NAME. It is refused
 while the worktree has uncommitted files or commits not on its base (both counted
 in the message) unless --discard-changes is given, and always refused for a
-worktree entered with --path. If removal fails the session stays active.` + exitCodes(errs.Policy, errs.Invalid, errs.Busy),
-		Args: exactArgs(0),
+worktree entered with --path. If removal fails the session stays active.`,
+		Example: `  cd "$(hone worktree exit)"
+  cd "$(hone worktree exit --action remove --discard-changes)"`,
+		Annotations: exits(errs.Policy, errs.Invalid, errs.Busy),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			repo, _, err := worktree.Open(app.Dir)
 			if errors.Is(err, worktree.ErrOutsideRepo) {
@@ -138,8 +153,11 @@ func newWorktreeStatusCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the active worktree session",
-		Long:  "Show the active session (HONE_SESSION) and its worktree's uncommitted files and commits not on its base." + exitCodes(errs.Policy, errs.Invalid),
-		Args:  exactArgs(0),
+		Long:  "Show the active session (HONE_SESSION) and its worktree's uncommitted files and commits not on its base.",
+		Example: `  hone worktree status
+  hone worktree status --json`,
+		Annotations: exits(errs.Policy, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			repo, _, err := worktree.Open(app.Dir)
 			if err != nil {
@@ -181,8 +199,11 @@ func newWorktreeListCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the managed worktrees with their uncommitted files and commits",
-		Long:  "List the worktrees under .sema-worktrees/ with their branch, uncommitted files and commits not on their base; * marks the active session's." + exitCodes(errs.Policy, errs.Invalid),
-		Args:  exactArgs(0),
+		Long:  "List the worktrees under .sema-worktrees/ with their branch, uncommitted files and commits not on their base; * marks the active session's.",
+		Example: `  hone worktree list
+  hone worktree list --json`,
+		Annotations: exits(errs.Policy, errs.Invalid),
+		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			repo, _, err := worktree.Open(app.Dir)
 			if err != nil {

@@ -164,6 +164,7 @@ func TestRunEndsOnFailure(t *testing.T) {
 		{"crash", time.Minute, harness.ErrExited, "agent run: turn 1 of 5: exec: harness exited during the turn"},
 		{"hang", 300 * time.Millisecond, harness.ErrTurnTimeout, "agent run: turn 1 of 5: exec: harness turn timed out"},
 		{"never-ready", 0, harness.ErrStartup, "agent run: exec: harness failed to start"},
+		{"fatal", time.Minute, harness.ErrReported, "agent run: turn 1 of 5: exec: harness reported an error: Not logged in"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			opts := options(ws, tc.mode)
@@ -188,7 +189,10 @@ func TestBrief(t *testing.T) {
 	if _, err := ledger.Open(ws).Append(context.Background(), &profile.Entry{
 		Common: ledger.Common{Kind: ledger.KindProfile, Target: "spin"},
 		Source: "perf", Event: "cpu-clock", Samples: 1000, ValueType: "cpu/nanoseconds", Isolation: "none", Pprof: "x.pb.gz",
-		Hotspots: []profile.Hotspot{{Symbol: "main.count", FlatPct: 61.5, CumPct: 80, File: "count.go", Line: 12}},
+		Hotspots: []profile.Hotspot{
+			{Symbol: "main.count", FlatPct: 61.5, CumPct: 80, File: "count.go", Line: 12},
+			{Symbol: "main.same", FlatPct: 20, CumPct: 20, File: "count.go", Line: 30, InlinedInto: "main.find"},
+		},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +203,7 @@ func TestBrief(t *testing.T) {
 	for _, want := range []string{
 		`optimizing the target "spin"`, "directory targets/spin/, pinned at main",
 		"61.50% flat  80.00% cum  main.count  count.go:12",
+		"20.00% flat  20.00% cum  main.same (inlined into main.find)  count.go:30",
 		"Ledger: no earlier attempts", "  1. ", "  7. ",
 		"state your hypothesis", "cheapest untried playbook class first", "Never repeat an attempt", harness.DoneMarker,
 	} {

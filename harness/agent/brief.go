@@ -77,7 +77,7 @@ func writeProfile(ctx context.Context, b *strings.Builder, ws *workspace.Workspa
 		if h.File != "" {
 			loc = fmt.Sprintf("  %s:%d", h.File, h.Line)
 		}
-		fmt.Fprintf(b, "  %2d. %6.2f%% flat %6.2f%% cum  %s%s\n", i+1, h.FlatPct, h.CumPct, h.Symbol, loc)
+		fmt.Fprintf(b, "  %2d. %6.2f%% flat %6.2f%% cum  %s%s\n", i+1, h.FlatPct, h.CumPct, h.Label(), loc)
 	}
 	b.WriteString("\n")
 	return nil

@@ -63,9 +63,10 @@ type Header struct {
 	Started time.Time `json:"started"`
 }
 
-// Run drives one agent run. A harness that fails to start, crashes, or
-// exceeds a turn's time ends the run with an error naming which; the
-// transcript up to that point is kept either way.
+// Run drives one agent run. A harness that fails to start, crashes, exceeds
+// a turn's time, or reports that it cannot go on (not logged in, out of
+// quota, a refusal) ends the run at once with an error naming which; no
+// further turn is sent, and the transcript up to that point is kept.
 func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (*Result, error) {
 	if opts.Turns <= 0 {
 		opts.Turns = DefaultTurns

@@ -6,6 +6,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Code is both the process exit status and, through Name, the stable error code in
@@ -64,15 +65,18 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// New returns an error with the given code and a formatted message.
+// New returns an error with the given code and a formatted message. String
+// arguments longer than MaxArg bytes are clipped (see Clip), so a message
+// that names a user's input never echoes a large one back.
 func New(code Code, format string, args ...any) error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Msg: fmt.Sprintf(format, clipArgs(args)...)}
 }
 
 // Wrap attaches a code and message to a cause. The message should already say
 // what went wrong; the cause's text is appended after ": " when it adds detail.
+// Arguments are clipped as in New.
 func Wrap(code Code, err error, format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
+	msg := fmt.Sprintf(format, clipArgs(args)...)
 	if err != nil {
 		msg += ": " + err.Error()
 	}
@@ -102,3 +106,48 @@ func NotFoundf(format string, args ...any) error { return New(NotFound, format, 
 func Invalidf(format string, args ...any) error  { return New(Invalid, format, args...) }
 func Busyf(format string, args ...any) error     { return New(Busy, format, args...) }
 func Failuref(format string, args ...any) error  { return New(Failure, format, args...) }
+
+// MaxArg is the most bytes of one string argument an error message quotes.
+const MaxArg = 512
+
+// Clip returns s, or when it is longer than MaxArg bytes its start and its
+// length (see ClipTo).
+func Clip(s string) string { return ClipTo(s, MaxArg) }
+
+// ClipTo returns s, or when it is longer than max bytes its first bytes, cut
+// on a character boundary, and how long it was.
+func ClipTo(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
+}
+
+// clipArgs returns args with long strings clipped, copying the slice only
+// when something is clipped.
+func clipArgs(args []any) []any {
+	out := args
+	for i, a := range args {
+		var s string
+		switch v := a.(type) {
+		case string:
+			s = v
+		case []byte:
+			s = string(v)
+		default:
+			continue
+		}
+		if len(s) <= MaxArg {
+			continue
+		}
+		if &out[0] == &args[0] {
+			out = append([]any(nil), args...)
+		}
+		out[i] = Clip(s)
+	}
+	return out
+}

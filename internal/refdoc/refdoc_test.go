@@ -168,11 +168,15 @@ func TestManPage(t *testing.T) {
 }
 
 // TestManGroff checks the pages with the formatter man uses: groff must
-// accept them without a warning and show the help text as written.
+// accept them without a warning and show the help text as written. Without
+// groff it fails (CI installs it), unless -short.
 func TestManGroff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the check of the man pages with groff")
+	}
 	groff, err := exec.LookPath("groff")
 	if err != nil {
-		t.Skip("groff is not installed; install groff to check the man pages")
+		t.Fatal("groff is not installed: the man pages' check needs it; run scripts/ci-deps.sh (or apt-get install groff-base), or go test -short to skip it")
 	}
 	dir := t.TempDir()
 	files, err := Man(testTree(), dir, header)

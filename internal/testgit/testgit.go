@@ -23,6 +23,22 @@ var Env = []string{
 	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 }
 
+// init drops the variables with which git tells a child process which
+// repository it is working on. Tests run from a git hook or `git rebase
+// --exec` inherit them, and every git a test then starts, even `git init` in
+// a temporary directory, would act on the developer's own repository.
+// The list is `git rev-parse --local-env-vars`.
+func init() {
+	for _, k := range []string{
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+		"GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
+		"GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
+		"GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR",
+	} {
+		os.Unsetenv(k)
+	}
+}
+
 // Setenv applies Env, then extra (KEY=VALUE pairs), with t.Setenv, for tests
 // whose code under test runs git itself.
 func Setenv(t testing.TB, extra ...string) {

@@ -1,7 +1,9 @@
 package testgit
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,29 @@ func TestOnlyTestsImport(t *testing.T) {
 	}
 	if importers := strings.TrimSpace(string(out)); importers != "" {
 		t.Errorf("non-test code imports testgit: %s", importers)
+	}
+}
+
+// TestRunFromAGitHookLeavesTheOuterRepositoryAlone runs a test in a child
+// test binary started the way `git rebase --exec` or a hook starts it, with
+// GIT_DIR naming an outer repository: the test's own repository must be made
+// in its temporary directory, and the outer one must not change.
+func TestRunFromAGitHookLeavesTheOuterRepositoryAlone(t *testing.T) {
+	if os.Getenv("TESTGIT_CHILD") != "" {
+		NewRepo(t, map[string]string{"x.txt": "x\n"})
+		return
+	}
+	outer := NewRepo(t, map[string]string{"outer.txt": "o\n"})
+	before := Git(t, outer, "for-each-ref")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunFromAGitHookLeavesTheOuterRepositoryAlone$")
+	cmd.Env = append(os.Environ(), "TESTGIT_CHILD=1", "GIT_DIR="+filepath.Join(outer, ".git"), "GIT_WORK_TREE="+outer)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child test: %v\n%s", err, out)
+	}
+	if after := Git(t, outer, "for-each-ref"); after != before {
+		t.Errorf("the outer repository's refs changed:\nbefore %s\nafter  %s", before, after)
+	}
+	if bare := Git(t, outer, "config", "core.bare"); bare != "false" {
+		t.Errorf("the outer repository became bare: core.bare = %s", bare)
 	}
 }

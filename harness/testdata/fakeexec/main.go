@@ -2,6 +2,11 @@
 // (harness/PROTOCOL.md). FAKE_MODE picks its behaviour:
 //
 //	echo         answer each message with its text; done when it says "bye"
+//	late         answer each message; with the next message, first answer the
+//	             previous one a second time, late, naming its turn
+//	late-v1      answer each message, then answer it again at once and report
+//	             a fatal error, without turn numbers (a version-1 program)
+//	fatal        report a fatal error (not logged in) instead of answering
 //	never-ready  print nothing, forever (startup timeout)
 //	bad-ready    print a first line that is not ready
 //	hang         start a turn and never finish it (turn timeout)
@@ -68,17 +73,39 @@ func main() {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<24)
 	s := &session{}
+	last := "" // the previous message's text
 	for n := 0; in.Scan(); n++ {
-		var msg struct{ Type, Text string }
+		var msg struct {
+			Type, Text string
+			Turn       int
+		}
 		if err := json.Unmarshal(in.Bytes(), &msg); err != nil || msg.Type != "message" {
 			fmt.Fprintf(os.Stderr, "fakeexec: bad input line %q\n", in.Text())
 			os.Exit(2)
 		}
+		prev := last
+		last = msg.Text
 		switch mode {
 		case "echo":
 			emit(event{"type": "llm_request", "model": "fake-1"})
 			emit(event{"type": "text_output", "text": "echo: " + msg.Text})
-			emit(event{"type": "turn_complete", "response": msg.Text, "done": strings.Contains(msg.Text, "bye")})
+			emit(event{"type": "turn_complete", "response": msg.Text, "done": strings.Contains(msg.Text, "bye"), "turn": msg.Turn})
+		case "late":
+			// The previous turn's leftovers come only once this message was
+			// read, so only the turn number tells them apart.
+			if prev != "" {
+				emit(event{"type": "text_output", "text": "an afterthought", "turn": msg.Turn - 1})
+				emit(event{"type": "turn_complete", "response": "late answer " + prev, "turn": msg.Turn - 1})
+			}
+			emit(event{"type": "turn_complete", "response": "answer " + msg.Text, "turn": msg.Turn})
+		case "late-v1":
+			emit(event{"type": "turn_complete", "response": "answer " + msg.Text})
+			emit(event{"type": "text_output", "text": "an afterthought"})
+			emit(event{"type": "turn_complete", "response": "late answer " + msg.Text})
+			emit(event{"type": "error", "message": "a late fatal error", "fatal": true})
+		case "fatal":
+			emit(event{"type": "llm_request", "model": "fake-1"})
+			emit(event{"type": "error", "message": "Not logged in", "fatal": true})
 		case "hang":
 			emit(event{"type": "text_output", "text": "thinking"})
 			time.Sleep(time.Hour)

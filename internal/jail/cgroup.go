@@ -1,0 +1,191 @@
+package jail
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A run's cgroup catches the CPU time that rusage cannot: a process whose
+// parent ignores SIGCHLD (or sets SA_NOCLDWAIT) is reaped by the kernel
+// itself, and its CPU time never reaches anyone's RUSAGE_CHILDREN. A cgroup
+// v2 directory counts every task that ever ran in it, whoever reaped it. The
+// jail's process is cloned straight into a fresh cgroup (CLONE_INTO_CGROUP),
+// and whatever the cgroup counted beyond the rusage hone gets back from
+// wait4 was spent by such processes.
+//
+// Only cgroup v2 is used, and only where hone may create a cgroup below its
+// own (root, or a delegated subtree): without one, Result.Cgroup is false
+// and that CPU time goes uncounted.
+type cgroup struct {
+	dir string
+	fd  *os.File
+}
+
+var (
+	cgroupOnce sync.Once
+	cgroupBase string // "" when hone cannot create cgroups
+	cgroupSeq  atomic.Int64
+)
+
+// newCgroup returns a fresh cgroup for one run, or nil when there is none to
+// be had here.
+func newCgroup() *cgroup {
+	cgroupOnce.Do(func() { cgroupBase = findCgroupBase() })
+	if cgroupBase == "" {
+		return nil
+	}
+	dir := filepath.Join(cgroupBase, fmt.Sprintf("hone-jail-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil
+	}
+	fd, err := os.Open(dir)
+	if err != nil {
+		os.Remove(dir)
+		return nil
+	}
+	return &cgroup{dir: dir, fd: fd}
+}
+
+// findCgroupBase locates hone's own cgroup v2 directory and checks that a
+// process can be cloned into a child of it. It also removes children left
+// by hone processes that died before removing theirs.
+func findCgroupBase() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	own := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			own = p
+		}
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil || own == "" {
+		return ""
+	}
+	defer f.Close()
+	base := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options... - fstype source super
+		fields := strings.Fields(sc.Text())
+		sep := slices.Index(fields, "-")
+		if sep < 5 || sep+1 >= len(fields) || fields[sep+1] != "cgroup2" {
+			continue
+		}
+		// The mount may show only a subtree (its root) of the hierarchy.
+		rel := own
+		if root := fields[3]; root != "/" {
+			var ok bool
+			if rel, ok = strings.CutPrefix(own, root); !ok || rel != "" && rel[0] != '/' {
+				continue
+			}
+		}
+		base = filepath.Join(fields[4], rel)
+		break
+	}
+	if base == "" || unix.Access(base, unix.W_OK) != nil {
+		return ""
+	}
+	sweepCgroups(base)
+	if !cloneInto(base) {
+		return ""
+	}
+	return base
+}
+
+// cloneInto checks that a process can be started straight into a fresh
+// cgroup below base (CLONE_INTO_CGROUP needs Linux 5.7).
+func cloneInto(base string) bool {
+	dir := filepath.Join(base, fmt.Sprintf("hone-jail-%d-0", os.Getpid()))
+	if os.Mkdir(dir, 0o755) != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	fd, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer fd.Close()
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
+	return cmd.Run() == nil
+}
+
+// sweepCgroups removes empty hone-jail-<pid>-<n> cgroups whose hone is dead.
+func sweepCgroups(base string) {
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "hone-jail-")
+		if !ok {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.Split(rest, "-")[0]); err == nil && !alive(pid) {
+			_ = os.Remove(filepath.Join(base, e.Name()))
+		}
+	}
+}
+
+// alive reports whether a process pid exists (in hone's PID namespace).
+func alive(pid int) bool { return !errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
+
+// usage reads the CPU time the cgroup has counted.
+func (c *cgroup) usage() (user, sys time.Duration, err error) {
+	b, err := os.ReadFile(filepath.Join(c.dir, "cpu.stat"))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "user_usec":
+			user = time.Duration(n) * time.Microsecond
+		case "system_usec":
+			sys = time.Duration(n) * time.Microsecond
+		}
+	}
+	return user, sys, nil
+}
+
+// empty waits (briefly) until no process is left in the cgroup, killing
+// what is, so that its count is final.
+func (c *cgroup) empty() bool {
+	for i := 0; i < 100; i++ {
+		b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+		if err != nil {
+			return false
+		}
+		if len(strings.TrimSpace(string(b))) == 0 {
+			return true
+		}
+		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func (c *cgroup) remove() {
+	c.fd.Close()
+	for i := 0; i < 100; i++ {
+		if err := os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+		time.Sleep(10 * time.Millisecond)
+	}
+}

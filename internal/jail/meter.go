@@ -1,0 +1,369 @@
+package jail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The names under which hone's own executable runs as the meter and as the
+// root stager. init dispatches on them, so every binary that links this
+// package (hone, test binaries) can play both parts and nothing in cmd/hone
+// has to know.
+const (
+	meterName  = "hone-jail-init"
+	stagerName = "hone-jail-stage"
+)
+
+func init() {
+	switch filepath.Base(os.Args[0]) {
+	case meterName:
+		os.Exit(meterMain())
+	case stagerName:
+		os.Exit(stagerMain(os.Args[1:]))
+	}
+}
+
+// meterMain runs the plan and writes the report. It exits non-zero, without
+// a report, only when it cannot even protect itself; hone then counts the
+// run as failed.
+func meterMain() int {
+	// Not dumpable: the command runs as the same user in the same user
+	// namespace, and could otherwise open /proc/1/fd/* (the report pipe),
+	// read /proc/1/mem or environ, or ptrace the meter.
+	if unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) != nil {
+		return 1
+	}
+	// The kernel keeps SIGKILL and SIGSTOP from inside away from PID 1 but
+	// delivers every signal it has a handler for, and Go installs handlers
+	// that exit on SIGTERM or SIGINT.
+	signal.Ignore(catchable...)
+	b, err := json.Marshal(meter())
+	if err != nil {
+		return 1
+	}
+	if _, err := os.NewFile(reportFD, "report").Write(b); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// catchable is every signal the meter ignores: all the standard ones but
+// SIGKILL and SIGSTOP (which cannot be caught), SIGCHLD (ignoring it would
+// make the kernel reap children itself, and their CPU time would never reach
+// RUSAGE_CHILDREN), and SIGURG and SIGPROF, which the Go runtime uses.
+var catchable = []os.Signal{
+	unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP, unix.SIGABRT,
+	unix.SIGBUS, unix.SIGFPE, unix.SIGUSR1, unix.SIGSEGV, unix.SIGUSR2, unix.SIGPIPE,
+	unix.SIGALRM, unix.SIGTERM, unix.SIGSTKFLT, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU,
+	unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM, unix.SIGWINCH, unix.SIGIO, unix.SIGPWR, unix.SIGSYS,
+}
+
+func meter() report {
+	var p plan
+	in := os.NewFile(planFD, "plan")
+	err := json.NewDecoder(io.LimitReader(in, 4<<20)).Decode(&p)
+	in.Close()
+	if err != nil {
+		return report{Error: "cannot read the plan: " + err.Error()}
+	}
+	// Whatever fd reached the meter (the report pipe, anything bwrap left
+	// open) must not reach the command.
+	if err := closeOnExecAll(); err != nil {
+		return report{Error: err.Error()}
+	}
+	pid1 := os.Getpid() == 1
+	if !pid1 {
+		// Weak isolation without a PID namespace: orphans come back to the
+		// meter, so they are still killed, reaped and charged.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return report{Error: "cannot become a subreaper: " + err.Error()}
+		}
+	}
+	for _, c := range p.Copies {
+		if err := copyTree(c.From, c.To); err != nil {
+			return report{Error: fmt.Sprintf("cannot copy %s: %v", c.To, err)}
+		}
+	}
+	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
+		return report{Error: fmt.Sprintf("working directory %s does not exist in the jail", p.Dir)}
+	}
+	if err := setRlimits(p.Rlimits); err != nil {
+		return report{Error: err.Error()}
+	}
+	path := p.Argv[0]
+	if p.Lookup {
+		var code int
+		if path, code = lookPath(path, p.Env); code != 0 {
+			fmt.Fprintf(os.Stderr, "%s: %s: %s\n", meterName, p.Argv[0], map[int]string{126: "Permission denied", 127: "not found"}[code])
+			return report{ExitCode: code}
+		}
+	}
+	return measure(path, p, pid1)
+}
+
+// measure forks the command and waits for its main process; then it kills
+// what is left, reaps everything, and reads the children's rusage.
+func measure(path string, p plan, pid1 bool) report {
+	attr := &syscall.ProcAttr{Dir: p.Dir, Env: p.Env, Files: []uintptr{0, 1, 2}}
+	before, cgOK := sampleCPU(p.CPUStat)
+	start := time.Now()
+	pid, err := syscall.ForkExec(path, p.Argv, attr)
+	if errors.Is(err, syscall.ENOEXEC) {
+		// A script without #!: the shell would run it itself.
+		pid, err = syscall.ForkExec("/bin/sh", append([]string{"/bin/sh", path}, p.Argv[1:]...), attr)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", meterName, p.Argv[0], err)
+		code := 126
+		if errors.Is(err, syscall.ENOENT) {
+			code = 127
+		}
+		return report{ExitCode: code}
+	}
+	var timedOut atomic.Bool
+	if p.TimeoutNS > 0 {
+		t := time.AfterFunc(time.Duration(p.TimeoutNS), func() {
+			timedOut.Store(true)
+			killAll(pid1)
+		})
+		defer t.Stop()
+	}
+	ws := waitFor(pid)
+	r := report{WallNS: int64(time.Since(start)), Leftover: len(descendants(false))}
+	killAndReap(pid1)
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
+		return report{Error: "getrusage: " + err.Error()}
+	}
+	r.UserNS, r.SysNS, r.MaxRSSKB = ru.Utime.Nano(), ru.Stime.Nano(), ru.Maxrss
+	if after, ok := sampleCPU(p.CPUStat); ok && cgOK {
+		r.Cgroup = true
+		r.UnreapedUserNS, r.UnreapedSysNS = unreaped(before, after, r.UserNS, r.SysNS)
+	}
+	r.TimedOut = timedOut.Load()
+	r.ExitCode, r.Signaled = ws.ExitStatus(), ws.Signaled()
+	return r
+}
+
+// cpuSample is the cgroup's count and the meter's own CPU time at one
+// moment.
+type cpuSample struct{ cgUser, cgSys, selfUser, selfSys int64 }
+
+func sampleCPU(cpuStat string) (cpuSample, bool) {
+	var s cpuSample
+	if cpuStat == "" {
+		return s, false
+	}
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return s, false
+	}
+	s.selfUser, s.selfSys = ru.Utime.Nano(), ru.Stime.Nano()
+	b, err := os.ReadFile(cpuStat)
+	if err != nil {
+		return s, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var v int64
+		if k, n, ok := strings.Cut(line, " "); ok && scanInt(n, &v) {
+			switch k {
+			case "user_usec":
+				s.cgUser = v * 1000
+			case "system_usec":
+				s.cgSys = v * 1000
+			}
+		}
+	}
+	return s, true
+}
+
+// unreaped is the CPU time the cgroup counted between two samples beyond
+// the meter's own and the reaped children's: processes the kernel reaped
+// itself (their parent ignored SIGCHLD), and the last moments of exiting
+// threads. bwrap's outer process, also in the cgroup, sleeps meanwhile.
+func unreaped(before, after cpuSample, childUser, childSys int64) (user, sys int64) {
+	cgUser, cgSys := after.cgUser-before.cgUser, after.cgSys-before.cgSys
+	selfUser, selfSys := after.selfUser-before.selfUser, after.selfSys-before.selfSys
+	extra := cgUser + cgSys - selfUser - selfSys - childUser - childSys
+	if extra <= 0 {
+		return 0, 0
+	}
+	user = min(max(cgUser-selfUser-childUser, 0), extra)
+	return user, extra - user
+}
+
+// waitFor reaps children until pid is among them. Orphans reaped on the way
+// are charged like the rest.
+func waitFor(pid int) syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, unix.WALL, nil)
+		if got == pid {
+			return ws
+		}
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			return ws
+		}
+	}
+}
+
+// killAndReap kills every process left and reaps until none remains, so
+// RUSAGE_CHILDREN holds the whole tree. Killing again on each round catches
+// a process forked while the last kill was under way.
+func killAndReap(pid1 bool) {
+	for {
+		killAll(pid1)
+		_, err := syscall.Wait4(-1, nil, unix.WALL, nil)
+		if errors.Is(err, syscall.ECHILD) {
+			return
+		}
+	}
+}
+
+// killAll kills every process of the run. As PID 1, kill(-1) reaches every
+// process of the namespace but the meter; without a PID namespace that
+// would be every process of the user on the host, so the meter's
+// descendants are found one by one instead.
+func killAll(pid1 bool) {
+	if pid1 {
+		_ = unix.Kill(-1, unix.SIGKILL)
+		return
+	}
+	for _, pid := range descendants(true) {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+}
+
+// descendants lists the meter's live descendants, zombies too when asked.
+// /proc/self names the meter in whatever procfs is mounted, so this works
+// inside the jail's own /proc and on the host's.
+func descendants(zombies bool) []int {
+	self, err := os.Readlink("/proc/self")
+	if err != nil {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	parent := map[string]string{}
+	live := map[string]bool{}
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold anything, so parse
+		// from its closing parenthesis.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		parent[e.Name()] = f[1]
+		live[e.Name()] = zombies || f[0] != "Z"
+	}
+	var out []int
+	for pid := range parent {
+		if !live[pid] {
+			continue
+		}
+		for p := parent[pid]; p != "" && p != "0"; p = parent[p] {
+			if p == self {
+				var n int
+				fmt.Sscan(pid, &n)
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func closeOnExecAll() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("cannot list open files: %v", err)
+	}
+	for _, e := range ents {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}
+
+// setRlimits sets each limit as both soft and hard limit, so the command
+// cannot raise it again; a value above the meter's own hard limit is lowered
+// to that.
+func setRlimits(l rlimits) error {
+	for _, r := range []struct {
+		name     string
+		resource int
+		v        int64
+	}{
+		{"cpu", unix.RLIMIT_CPU, l.CPU}, {"file size", unix.RLIMIT_FSIZE, l.FSize},
+		{"data", unix.RLIMIT_DATA, l.Data}, {"processes", unix.RLIMIT_NPROC, l.NProc},
+		{"open files", unix.RLIMIT_NOFILE, l.NoFile},
+	} {
+		if r.v == 0 {
+			continue
+		}
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(r.resource, &cur); err != nil {
+			return fmt.Errorf("cannot read the %s limit: %v", r.name, err)
+		}
+		v := uint64(unix.RLIM_INFINITY)
+		if r.v > 0 {
+			v = uint64(r.v)
+		}
+		v = min(v, cur.Max)
+		// syscall.Setrlimit, not unix's: the Go runtime must learn of a new
+		// RLIMIT_NOFILE, or it restores its startup value in the child.
+		if err := syscall.Setrlimit(r.resource, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("cannot set the %s limit: %v", r.name, err)
+		}
+	}
+	return nil
+}
+
+// lookPath finds name in env's PATH as the shell would, or returns the
+// shell's exit status for a command it cannot run (127 not found, 126 not
+// executable).
+func lookPath(name string, env []string) (string, int) {
+	var path string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	code := 127
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		if unix.Access(p, unix.X_OK) == nil {
+			return p, 0
+		}
+		code = 126
+	}
+	return "", code
+}
+
+func scanInt(s string, v *int64) bool {
+	_, err := fmt.Sscan(s, v)
+	return err == nil
+}

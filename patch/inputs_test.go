@@ -1,0 +1,67 @@
+package patch
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+// A diff made with `git diff --relative` inside the target names lib.go, not
+// targets/t/lib.go: it is refused as outside the target, with how to remake
+// it; a diff that really reaches outside gets no such hint.
+func TestRelativeDiffIsRefusedWithHowToRemakeIt(t *testing.T) {
+	ws := newFixture(t, fixtureFiles())
+	relative := strings.ReplaceAll(string(readLegit(t, "modify")), "targets/t/", "")
+	_, err := Propose(context.Background(), ws, Request{Target: "t", Hotspot: "A", Class: 1, Hypothesis: "ten", Diff: []byte(relative)})
+	if !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "outside the target") || !strings.Contains(err.Error(), "plain `git diff`") {
+		t.Fatalf("relative diff: %v", err)
+	}
+	outside := strings.ReplaceAll(string(readLegit(t, "modify")), "targets/t/lib.go", "secret.txt")
+	_, err = Check(context.Background(), ws, "t", []byte(outside))
+	if !errs.Is(err, errs.Policy) || strings.Contains(err.Error(), "git diff --relative") {
+		t.Fatalf("a diff outside the target: %v", err)
+	}
+}
+
+// A plain `diff -u` is not a git diff: malformed input (exit 5), not a
+// policy refusal, and the message says how to make one.
+func TestPlainDiffIsInvalidInput(t *testing.T) {
+	ws := newFixture(t, fixtureFiles())
+	plain := "--- targets/t/lib.go.orig\t2026-01-01 00:00:00\n+++ targets/t/lib.go\t2026-01-01 00:00:01\n@@ -5 +5 @@\n-\treturn 1\n+\treturn 10\n"
+	_, err := Check(context.Background(), ws, "t", []byte(plain))
+	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "not a git diff") || !strings.Contains(err.Error(), "`git diff`") {
+		t.Fatalf("diff -u: %v", err)
+	}
+}
+
+// An agent cannot store a megabyte of text in the ledger, where it would be
+// read back by every view and carried in every agent's brief: the hypothesis
+// and the hotspot have limits from hone.toml, and the refusal never quotes
+// the input. The diff's limit holds the same way.
+func TestHugeInputsAreRefusedWithoutBeingEchoed(t *testing.T) {
+	ws := newFixture(t, fixtureFiles())
+	diff := readLegit(t, "modify")
+	huge := strings.Repeat("faster ", 150_000)
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Target: "t", Hotspot: "A", Class: 1, Hypothesis: huge, Diff: diff}, "max_hypothesis_bytes"},
+		{Request{Target: "t", Hotspot: huge, Class: 1, Hypothesis: "ten", Diff: diff}, "max_hotspot_bytes"},
+		{Request{Target: "t", Hotspot: "A", Class: 1, Hypothesis: "ten", Diff: append(diff, []byte(strings.Repeat("\n", 70_000))...)}, "max_diff_bytes"},
+	} {
+		_, err := Propose(context.Background(), ws, tc.req)
+		if !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), tc.want) || len(err.Error()) > 300 || strings.Contains(err.Error(), "faster faster") {
+			t.Errorf("want a short refusal naming %s, got %.400v", tc.want, err)
+		}
+	}
+	at := strings.Repeat("x", ws.Config.Patch.MaxHypothesisBytes)
+	if _, err := Propose(context.Background(), ws, Request{Target: "t", Hotspot: "A", Class: 1, Hypothesis: at, Diff: diff}); err != nil {
+		t.Errorf("a hypothesis at the limit: %v", err)
+	}
+	if ws.Config.Patch.MaxHypothesisBytes != 2048 || ws.Config.Patch.MaxHotspotBytes != 256 {
+		t.Errorf("defaults: %+v", ws.Config.Patch)
+	}
+}
