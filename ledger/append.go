@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // readme is the first file of every ledger branch, for whoever finds the
@@ -39,7 +40,7 @@ hone ledger verify checks that no commit changed or removed an entry.
 // it exists. It reports whether it created the branch.
 func (l *Ledger) Init(ctx context.Context) (bool, error) {
 	ref := l.branchRef()
-	if _, ok, err := l.refs.read(ref); err != nil || ok {
+	if _, ok, err := l.refs.Read(ref); err != nil || ok {
 		return false, err
 	}
 	rm, err := l.readmeFile()
@@ -54,8 +55,8 @@ func (l *Ledger) Init(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch err := l.refs.cas(ref, c, plumbing.ZeroHash); {
-	case errors.Is(err, errRaceLost):
+	switch err := l.refs.CompareAndSwap(ctx, ref, c, plumbing.ZeroHash); {
+	case errors.Is(err, repo.ErrRaceLost):
 		return false, nil // another process created it first: same result
 	case err != nil:
 		return false, err
@@ -86,7 +87,7 @@ func (l *Ledger) Append(ctx context.Context, rec Record, att ...Attachment) (*St
 	}
 	c.Created = c.Created.UTC()
 	if c.Kind == KindVerdict && c.Commit == "" && c.PatchID != "" {
-		if h, ok, err := l.refs.read(PatchRef(c.PatchID)); err == nil && ok {
+		if h, ok, err := l.refs.Read(PatchRef(c.PatchID)); err == nil && ok {
 			c.Commit = h.String()
 		}
 	}
@@ -141,7 +142,7 @@ func (l *Ledger) entryFiles(s *Stored, att []Attachment) ([]file, error) {
 // fresh tip whenever another writer moved the branch first. The first commit
 // of a branch that does not exist yet also gets the README.
 func (l *Ledger) commitFiles(ctx context.Context, files []file, msg string) error {
-	_, err := l.update(ctx, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	_, err := l.refs.Update(ctx, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		base, err := l.obj.commitTree(tip)
 		if err != nil {
 			return tip, err

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -21,6 +22,19 @@ const (
 
 // Kinds lists every kind in a stable order.
 var Kinds = []Kind{KindProposal, KindVerdict, KindProfile, KindCalibration}
+
+// Valid reports whether k is one of Kinds: the one check of a kind, for
+// stored entries and for filters a user gives.
+func (k Kind) Valid() bool { return slices.Contains(Kinds, k) }
+
+// KindNames lists the kinds for a message: "proposal, verdict, ...".
+func KindNames() string {
+	s := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
 
 // SchemaVersion is written into every new entry. Readers accept any version up
 // to this one; fields are only ever added.

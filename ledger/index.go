@@ -272,7 +272,7 @@ func (l *Ledger) writeIndex(ix *index) {
 // index returns the index of the current branch tip, bringing the cache up to
 // date first. A branch that does not exist has an empty index.
 func (l *Ledger) index() (*index, error) {
-	tip, ok, err := l.refs.read(l.branchRef())
+	tip, ok, err := l.refs.Read(l.branchRef())
 	if err != nil || !ok {
 		return &index{}, err
 	}

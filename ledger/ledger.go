@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -77,7 +78,7 @@ func (f Filter) keep() func([]byte) bool {
 type Ledger struct {
 	ws   *workspace.Workspace
 	now  func() time.Time
-	refs *refStore
+	refs *repo.Refs
 	obj  objects
 
 	mu sync.Mutex // guards ix
@@ -90,12 +91,12 @@ func Open(ws *workspace.Workspace) *Ledger {
 	return &Ledger{
 		ws:   ws,
 		now:  time.Now,
-		refs: &refStore{commonDir: ws.CommonDir, honeDir: filepath.Join(ws.CommonDir, "hone")},
+		refs: ws.Refs(),
 		obj:  objects{st: ws.Git.Storer, dir: filepath.Join(ws.CommonDir, "objects")},
 	}
 }
 
-func (l *Ledger) honeDir() string { return l.refs.honeDir }
+func (l *Ledger) honeDir() string { return l.ws.StatePath() }
 
 // query returns the index rows matching f in time order.
 func (l *Ledger) query(f Filter) ([]row, error) {
@@ -228,7 +229,7 @@ func (l *Ledger) Latest(ctx context.Context, target string, kind Kind) (*Stored,
 
 // Attachment returns the named attachment of a stored entry, or NotFound.
 func (l *Ledger) Attachment(ctx context.Context, s *Stored, name string) ([]byte, error) {
-	tip, ok, err := l.refs.read(l.branchRef())
+	tip, ok, err := l.refs.Read(l.branchRef())
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +253,7 @@ func (l *Ledger) Attachment(ctx context.Context, s *Stored, name string) ([]byte
 
 // Attachments lists the names of the attachments stored beside an entry.
 func (l *Ledger) Attachments(ctx context.Context, s *Stored) ([]string, error) {
-	tip, ok, err := l.refs.read(l.branchRef())
+	tip, ok, err := l.refs.Read(l.branchRef())
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func noteEntryID(line string) (string, bool) {
 // that already holds the line is left as it is, so repair can call it again.
 func (l *Ledger) addNote(ctx context.Context, s *Stored) error {
 	line := NoteLine(&s.Common)
-	_, err := l.update(ctx, l.ws.Config.Ledger.NotesRef, func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	_, err := l.refs.Update(ctx, l.ws.Config.Ledger.NotesRef, func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		tree, err := l.obj.commitTree(tip)
 		if err != nil {
 			return tip, err

@@ -53,15 +53,6 @@ func EntryPath(target string, kind Kind, id string) string {
 	return entryDir(target, kind, id) + "/" + id + ".toml"
 }
 
-func validKind(k Kind) bool {
-	for _, x := range Kinds {
-		if k == x {
-			return true
-		}
-	}
-	return false
-}
-
 func validVerdict(v string) bool {
 	switch v {
 	case VerdictAccepted, VerdictNeedsHumanReview, VerdictRejectedGate, VerdictRejectedBench, VerdictError:
@@ -77,8 +68,8 @@ func (c *Common) check() error {
 		return errs.Invalidf("ledger entry %s: schema %d is not in 1..%d", c.ID, c.Schema, SchemaVersion)
 	case !validID(c.ID):
 		return errs.Invalidf("ledger entry id %q is not 32 lowercase hex digits", c.ID)
-	case !validKind(c.Kind):
-		return errs.Invalidf("ledger entry %s: kind %q is not one of %s", c.ID, c.Kind, kindList())
+	case !c.Kind.Valid():
+		return errs.Invalidf("ledger entry %s: kind %q is not one of %s", c.ID, c.Kind, KindNames())
 	case !validTarget(c.Target):
 		return errs.Invalidf("ledger entry %s: target %q must match [A-Za-z0-9_-]+", c.ID, c.Target)
 	case c.Created.IsZero():
@@ -95,14 +86,6 @@ func (c *Common) check() error {
 		return errs.Invalidf("ledger entry %s: patch_id %q contains a space or slash", c.ID, c.PatchID)
 	}
 	return nil
-}
-
-func kindList() string {
-	s := make([]string, len(Kinds))
-	for i, k := range Kinds {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ", ")
 }
 
 func isHex40(s string) bool {

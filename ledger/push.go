@@ -9,13 +9,14 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // mergeNotes brings remote notes commit r into the notes ref: notes only one
 // side has are taken as they are, and notes both sides have become the sorted
 // union of their lines (cat_sort_uniq), in a two-parent commit.
 func (l *Ledger) mergeNotes(ctx context.Context, r plumbing.Hash) (how string, err error) {
-	_, err = l.update(ctx, l.ws.Config.Ledger.NotesRef, func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	_, err = l.refs.Update(ctx, l.ws.Config.Ledger.NotesRef, func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		if !ok {
 			how = "created"
 			return r, nil
@@ -108,7 +109,7 @@ func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
 		args := []string{"push", "--quiet", "--porcelain", remote}
 		var pushed SyncReport
 		for _, ref := range []string{l.branchRef(), l.ws.Config.Ledger.NotesRef} {
-			h, ok, err := l.refs.read(ref)
+			h, ok, err := l.refs.Read(ref)
 			if err != nil {
 				return nil, err
 			}
@@ -160,7 +161,7 @@ func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
 		if !errors.As(err, &ge) || !(strings.Contains(string(out), "[rejected]") || strings.Contains(string(out), "[remote rejected]") || strings.Contains(ge.Stderr, "rejected")) {
 			return nil, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
 		}
-		retryWait(n * 10)
+		repo.RetryWait(n * 10)
 	}
 	return nil, errs.Wrap(errs.Busy, lastErr, "remote %q kept moving while pushing the ledger; try again", remote)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // SyncReport says what Pull or Push did.
@@ -119,11 +120,11 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 		if !ok {
 			continue
 		}
-		switch err := l.refs.cas(name, h, plumbing.ZeroHash); {
+		switch err := l.refs.CompareAndSwap(ctx, name, h, plumbing.ZeroHash); {
 		case err == nil:
 			rep.PatchesAdded++
-		case errors.Is(err, errRaceLost):
-			if cur, _, _ := l.refs.read(name); cur != h {
+		case errors.Is(err, repo.ErrRaceLost):
+			if cur, _, _ := l.refs.Read(name); cur != h {
 				rep.PatchConflict = append(rep.PatchConflict, id)
 			}
 		default:
@@ -134,14 +135,14 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 		if rep.Ledger, rep.EntriesAdded, err = l.mergeLedger(ctx, h); err != nil {
 			return nil, nil, err
 		}
-	} else if _, ok, _ := l.refs.read(branch); ok {
+	} else if _, ok, _ := l.refs.Read(branch); ok {
 		rep.Ledger = "up-to-date"
 	}
 	if h, ok := refs[notes]; ok {
 		if rep.Notes, err = l.mergeNotes(ctx, h); err != nil {
 			return nil, nil, err
 		}
-	} else if _, ok, _ := l.refs.read(notes); ok {
+	} else if _, ok, _ := l.refs.Read(notes); ok {
 		rep.Notes = "up-to-date"
 	}
 	return rep, refs, nil
@@ -164,7 +165,7 @@ func (l *Ledger) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, erro
 // otherwise the result is a two-parent commit of the union of both trees.
 func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, added int, err error) {
 	var next plumbing.Hash
-	cur, err := l.update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	cur, err := l.refs.Update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		next = cur
 		if !ok {
 			how, next = "created", r

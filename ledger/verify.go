@@ -64,7 +64,7 @@ func (r *VerifyReport) add(kind, p, format string, args ...any) {
 // returned in the report; err is only for failing to look.
 func (l *Ledger) Verify(ctx context.Context) (*VerifyReport, error) {
 	rep := &VerifyReport{Branch: l.ws.Config.Ledger.Branch, Problems: []Problem{}}
-	tip, ok, err := l.refs.read(l.branchRef())
+	tip, ok, err := l.refs.Read(l.branchRef())
 	if err != nil {
 		rep.add(ProblemUnreadableRef, l.branchRef(), "%v", err)
 		return rep, nil
@@ -231,7 +231,7 @@ func (l *Ledger) verifyPatches(ctx context.Context, entries map[string]*Stored, 
 			continue
 		}
 		ref := PatchRef(s.PatchID)
-		h, ok, err := l.refs.read(ref)
+		h, ok, err := l.refs.Read(ref)
 		switch {
 		case err != nil || !ok:
 			rep.add(ProblemMissingPatch, s.Path, "proposal %s: %s does not exist; fetch it with `hone ledger pull`", s.ID, ref)

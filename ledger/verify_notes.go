@@ -9,7 +9,7 @@ import (
 // entries: each verdict has its line on its patch commit, and each hone line
 // names a verdict entry on that commit and says what the entry says.
 func (l *Ledger) verifyNotes(entries map[string]*Stored, rep *VerifyReport) error {
-	tip, _, err := l.refs.read(l.ws.Config.Ledger.NotesRef)
+	tip, _, err := l.refs.Read(l.ws.Config.Ledger.NotesRef)
 	if err != nil {
 		rep.add(ProblemUnreadableRef, l.ws.Config.Ledger.NotesRef, "%v", err)
 		return nil

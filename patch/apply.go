@@ -8,40 +8,31 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
-// Change is one path git reports as different between two trees.
-type Change struct {
-	Path    string `json:"path"`
-	OldMode uint32 `json:"old_mode"`
-	NewMode uint32 `json:"new_mode"`
-	Status  string `json:"status"` // git's letter: A, D, M, T
-	Binary  bool   `json:"binary,omitempty"`
-	Hash    string `json:"-"` // the new object
-}
-
-// sandbox is a throwaway index and object directory. Git reads the
+// scratchIndex is a throwaway index and object directory. Git reads the
 // repository's objects through GIT_ALTERNATE_OBJECT_DIRECTORIES and writes
 // new ones only here, so a refused patch leaves nothing in the repository;
 // accepted objects are moved in by keep (as git's own push quarantine does).
-type sandbox struct {
+type scratchIndex struct {
 	dir     string // repository directory git runs in
 	objects string // the repository's object directory
 	tmp     string
 	store   *filesystem.Storage // for trees hone writes itself (splice.go)
 }
 
-func newSandbox(dir, commonDir string) (*sandbox, error) {
-	base := filepath.Join(commonDir, "hone")
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", base)
+func newScratchIndex(r *repo.Repo) (*scratchIndex, error) {
+	base, err := r.StateDir()
+	if err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp(base, "apply-")
 	if err != nil {
@@ -51,14 +42,14 @@ func newSandbox(dir, commonDir string) (*sandbox, error) {
 		os.RemoveAll(tmp)
 		return nil, errs.Wrap(errs.Failure, err, "cannot create a throwaway object directory")
 	}
-	return &sandbox{dir: dir, objects: filepath.Join(commonDir, "objects"), tmp: tmp}, nil
+	return &scratchIndex{dir: r.Root, objects: filepath.Join(r.CommonDir, "objects"), tmp: tmp}, nil
 }
 
-func (s *sandbox) close() { os.RemoveAll(s.tmp) }
+func (s *scratchIndex) close() { os.RemoveAll(s.tmp) }
 
-// git runs one isolated git command inside the sandbox: no user or system
+// git runs one isolated git command on the scratch index: no user or system
 // configuration, the throwaway index, new objects kept apart.
-func (s *sandbox) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
+func (s *scratchIndex) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
 	c := git.Cmd{
 		Dir:      s.dir,
 		Args:     append([]string{"-c", "core.protectNTFS=true", "-c", "core.protectHFS=true"}, args...),
@@ -78,7 +69,7 @@ func (s *sandbox) git(ctx context.Context, stdin []byte, env []string, args ...s
 // applyFull applies diff to the whole tree of pin in the throwaway index and
 // returns the resulting tree and what git changed. It is used when the
 // target's path is not a tree at the pin (a target still to be created).
-func (s *sandbox) applyFull(ctx context.Context, pin string, diff []byte) (string, []Change, error) {
+func (s *scratchIndex) applyFull(ctx context.Context, pin string, diff []byte) (string, []git.Change, error) {
 	if _, err := s.git(ctx, nil, nil, "read-tree", pin); err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the pin %s into a throwaway index", pin)
 	}
@@ -94,7 +85,7 @@ func (s *sandbox) applyFull(ctx context.Context, pin string, diff []byte) (strin
 
 // applyAndWrite runs git apply on the throwaway index, with git's own path
 // checks (NTFS and HFS protections on), and writes the index's tree.
-func (s *sandbox) applyAndWrite(ctx context.Context, pin string, diff []byte) (string, error) {
+func (s *scratchIndex) applyAndWrite(ctx context.Context, pin string, diff []byte) (string, error) {
 	if _, err := s.git(ctx, diff, nil, "apply", "--cached", "--whitespace=nowarn", "-p1", "-"); err != nil {
 		msg := gitStderr(err)
 		if strings.Contains(msg, "invalid path") || strings.Contains(msg, "beyond a symbolic link") {
@@ -120,9 +111,9 @@ func gitStderr(err error) string {
 	return err.Error()
 }
 
-// keep moves the sandbox's new objects into the repository. Objects are
+// keep moves the scratch index's new objects into the repository. Objects are
 // immutable and named by their hash, so an existing one is simply skipped.
-func (s *sandbox) keep() error {
+func (s *scratchIndex) keep() error {
 	src := filepath.Join(s.tmp, "objects")
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -169,74 +160,32 @@ func copyFile(src, dst string) error {
 
 // diffTrees lists what git reports as changed between two tree-ish, without
 // rename detection so both sides of a move are seen.
-func diffTrees(ctx context.Context, run func(ctx context.Context, args ...string) ([]byte, error), from, to string) ([]Change, error) {
-	out, err := run(ctx, "diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames", "--no-commit-id", from, to)
+func diffTrees(ctx context.Context, run func(ctx context.Context, args ...string) ([]byte, error), from, to string) ([]git.Change, error) {
+	out, err := run(ctx, append(append([]string{"diff-tree"}, git.RawDiffArgs...), "--no-commit-id", from, to)...)
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot list the changes %s..%s", from, to)
 	}
 	return parseRaw(out)
 }
 
-// parseRaw reads `git diff-* -z --raw --numstat` output: raw records give
-// paths and modes, numstat records mark binary content ("-" counts).
-func parseRaw(out []byte) ([]Change, error) {
-	var changes []Change
-	byPath := map[string]int{}
-	fields := strings.Split(string(out), "\x00")
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if f == "" {
-			continue
-		}
-		if !strings.HasPrefix(f, ":") {
-			stat := strings.SplitN(f, "\t", 3)
-			if len(stat) == 3 && stat[0] == "-" {
-				if j, ok := byPath[stat[2]]; ok {
-					changes[j].Binary = true
-				}
-			}
-			continue
-		}
-		meta := strings.Fields(f[1:])
-		if len(meta) < 5 || i+1 >= len(fields) {
-			return nil, errs.Failuref("unexpected git diff output %q", f)
-		}
-		om, err1 := strconv.ParseUint(meta[0], 8, 32)
-		nm, err2 := strconv.ParseUint(meta[1], 8, 32)
-		if err1 != nil || err2 != nil {
-			return nil, errs.Failuref("unexpected modes in git diff output %q", f)
-		}
-		i++
-		byPath[fields[i]] = len(changes)
-		changes = append(changes, Change{Path: fields[i], OldMode: uint32(om), NewMode: uint32(nm), Status: meta[4][:1], Hash: meta[3]})
+// parseRaw is git.ParseRaw with its error as a Failure: git's output not
+// being what git writes is hone's or git's fault, not the diff's.
+func parseRaw(out []byte) ([]git.Change, error) {
+	changes, err := git.ParseRaw(out)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read git's list of changes")
 	}
 	return changes, nil
 }
 
-// changeRule is the rule a change breaks, or "".
-func changeRule(c Change, a Allowlist) string {
-	if rule := a.Rule(c.Path); rule != "" {
-		return rule
-	}
-	for _, m := range []uint32{c.OldMode, c.NewMode} {
-		if rule := modeRule(m); rule != "" {
-			return rule
-		}
-	}
-	if c.Binary && c.NewMode != modeNone {
-		return "binary content is not accepted"
-	}
-	return ""
-}
-
 // authority checks what git itself reports as changed. It is the check that
 // counts: whatever the diff text claimed, only these paths and modes change.
-func authority(changes []Change, a Allowlist) error {
+func authority(changes []git.Change, a allowlist.Rules) error {
 	if len(changes) == 0 {
 		return errs.Invalidf("the diff changes nothing at the pin")
 	}
 	for _, c := range changes {
-		if rule := changeRule(c, a); rule != "" {
+		if rule := a.ChangeRule(c); rule != "" {
 			return refusal(c.Path, rule)
 		}
 	}

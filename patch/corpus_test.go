@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/guard"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
@@ -111,7 +112,7 @@ func TestAttacksRefused(t *testing.T) {
 	ws := newFixture(t, fixtureFiles())
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
 	refsBefore := testgit.Git(t, ws.Root, "for-each-ref")
-	allow := AllowlistOf(ws.Config.Targets["t"])
+	allow := ws.Config.Targets["t"].Rules()
 	cases := loadCorpus(t, "attacks")
 	if len(cases) < 60 {
 		t.Fatalf("corpus has %d attacks, want at least 60", len(cases))
@@ -131,12 +132,12 @@ func TestAttacksRefused(t *testing.T) {
 			}
 			committed++
 			commit := commitEffects(t, ws, pin, c.effects)
-			vs, err := GuardCommits(ctx, ws.Root, allow, pin+".."+commit)
+			vs, err := guard.Commits(ctx, ws.Root, allow, pin+".."+commit)
 			if err != nil || len(vs) == 0 {
 				t.Fatalf("guard commits: want violations, got %v, %v", vs, err)
 			}
 			ref := "refs/heads/agent/t/" + c.name
-			vs, err = GuardRefs(ctx, ws.Root, ws.Config, []RefUpdate{{Ref: ref, Old: zeroHash, New: commit}}, "--all")
+			vs, err = guard.Refs(ctx, ws.Root, ws.Config, []guard.RefUpdate{{Ref: ref, Old: strings.Repeat("0", 40), New: commit}}, "--all")
 			if err != nil || len(vs) == 0 {
 				t.Fatalf("guard pre-receive: want violations, got %v, %v", vs, err)
 			}
@@ -178,19 +179,19 @@ func TestLegitimateDiffsAccepted(t *testing.T) {
 			checkContentLikeGitApply(t, ws, pin, res.Commit, c)
 			// The target-only index spliced into the pin gives the very tree
 			// a whole-tree index gives.
-			sb, err := newSandbox(ws.Root, ws.CommonDir)
+			idx, err := newScratchIndex(ws.Repo)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sb.close()
-			full, _, err := sb.applyFull(ctx, pin, c.diff)
+			defer idx.close()
+			full, _, err := idx.applyFull(ctx, pin, c.diff)
 			if err != nil || full != testgit.Git(t, ws.Root, "rev-parse", res.Commit+"^{tree}") {
 				t.Fatalf("whole-index tree %s (%v) differs from the patch's", full, err)
 			}
 			if ref := testgit.Git(t, ws.Root, "rev-parse", ledger.PatchRef(res.PatchID)); ref != res.Commit {
 				t.Fatalf("patch ref %s, commit %s", ref, res.Commit)
 			}
-			if vs, err := GuardCommits(ctx, ws.Root, AllowlistOf(ws.Config.Targets["t"]), pin+".."+res.Commit); err != nil || len(vs) != 0 {
+			if vs, err := guard.Commits(ctx, ws.Root, ws.Config.Targets["t"].Rules(), pin+".."+res.Commit); err != nil || len(vs) != 0 {
 				t.Fatalf("guard commits refuses an accepted patch: %v %v", vs, err)
 			}
 		})

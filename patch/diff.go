@@ -7,6 +7,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 )
 
@@ -21,7 +22,7 @@ type Summary struct {
 // text alone. Any parse error rejects the whole diff, including files parsed
 // before the error. It gives the precise message; the check of what git
 // actually changed (see apply.go) is the authority.
-func frontCheck(diff []byte, a Allowlist, maxBytes int64) (*Summary, error) {
+func frontCheck(diff []byte, a allowlist.Rules, maxBytes int64) (*Summary, error) {
 	if len(bytes.TrimSpace(diff)) == 0 {
 		return nil, errs.Invalidf("empty diff: give a unified diff from `git diff` on stdin or with --file")
 	}
@@ -68,7 +69,7 @@ func frontCheck(diff []byte, a Allowlist, maxBytes int64) (*Summary, error) {
 
 // checkFile compares go-gitdiff's reading of one file with its raw headers,
 // then applies the path and mode rules to every name.
-func checkFile(r *rawFile, f *gitdiff.File, a Allowlist) error {
+func checkFile(r *rawFile, f *gitdiff.File, a allowlist.Rules) error {
 	oldN, newN := f.OldName, f.NewName
 	if f.IsNew {
 		oldN = newN
@@ -104,7 +105,7 @@ func checkFile(r *rawFile, f *gitdiff.File, a Allowlist) error {
 		}
 	}
 	for _, m := range []uint32{uint32(f.OldMode), uint32(f.NewMode)} {
-		if rule := modeRule(m); rule != "" {
+		if rule := allowlist.ModeRule(m); rule != "" {
 			return refusal(newN, rule)
 		}
 	}

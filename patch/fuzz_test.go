@@ -31,15 +31,15 @@ func FuzzCheck(f *testing.F) {
 	pin := testgit.Git(f, ws.Root, "rev-parse", "main")
 	before := flatTree(f, ws.Root, pin)
 	f.Fuzz(func(t *testing.T, diff []byte) {
-		c, sb, err := check(context.Background(), ws, "t", diff)
-		if sb != nil {
-			defer sb.close()
+		c, idx, err := check(context.Background(), ws, "t", diff)
+		if idx != nil {
+			defer idx.close()
 		}
 		if err != nil {
 			return
 		}
-		// The accepted tree lives in the sandbox until it is stored.
-		out, err := sb.git(context.Background(), nil, nil, "ls-tree", "-r", "-z", "--full-tree", c.Tree)
+		// The accepted tree lives in the scratch index until it is stored.
+		out, err := idx.git(context.Background(), nil, nil, "ls-tree", "-r", "-z", "--full-tree", c.Tree)
 		if err != nil {
 			t.Fatal(err)
 		}

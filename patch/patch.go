@@ -2,8 +2,8 @@
 // nothing but its target's allowlist. A diff is read strictly (front check),
 // applied by git itself into a throwaway index built from the pin, and what
 // git reports as changed is checked again; that second check is the
-// authority. The guard functions apply the same rules to commits, pushes and
-// staged changes, for git hooks.
+// authority. Package guard applies the same rules (package allowlist) to
+// commits, pushes and staged changes, for git hooks.
 package patch
 
 import (
@@ -16,7 +16,9 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -52,10 +54,10 @@ type Result struct {
 
 // Checked is a diff that passed every check, applied but stored nowhere.
 type Checked struct {
-	Target  string   `json:"target"`
-	Pin     string   `json:"pin"`
-	Tree    string   `json:"tree"`
-	Changes []Change `json:"changes"`
+	Target  string       `json:"target"`
+	Pin     string       `json:"pin"`
+	Tree    string       `json:"tree"`
+	Changes []git.Change `json:"changes"`
 	Summary
 }
 
@@ -65,54 +67,54 @@ const MaxClass = 7
 // Check runs the front check and git's apply into a throwaway index, and
 // checks what git changed. Nothing is stored.
 func Check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, error) {
-	c, sb, err := check(ctx, ws, target, diff)
-	if sb != nil {
-		sb.close()
+	c, idx, err := check(ctx, ws, target, diff)
+	if idx != nil {
+		idx.close()
 	}
 	return c, err
 }
 
-func check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, *sandbox, error) {
+func check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, *scratchIndex, error) {
 	t, err := ws.Target(target)
 	if err != nil {
 		return nil, nil, err
 	}
-	pin, err := ws.ResolvePin(t)
+	pin, err := ws.ResolvePin(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := AllowlistOf(t)
+	a := t.Rules()
 	sum, err := frontCheck(diff, a, ws.Config.Patch.MaxDiffBytes)
 	if err != nil {
 		return nil, nil, relativeHint(ws, pin, a, diff, err)
 	}
-	sb, err := newSandbox(ws.Root, ws.CommonDir)
+	idx, err := newScratchIndex(ws.Repo)
 	if err != nil {
 		return nil, nil, err
 	}
 	var (
 		tree    string
-		changes []Change
+		changes []git.Change
 	)
 	if root, ok := subtree(ws.Git, pin, a.Root); ok {
-		tree, changes, err = sb.applyPartial(ctx, ws.Git, pin, a.Root, root, diff)
+		tree, changes, err = idx.applyPartial(ctx, ws.Git, pin, a.Root, root, diff)
 	} else {
-		tree, changes, err = sb.applyFull(ctx, pin, diff)
+		tree, changes, err = idx.applyFull(ctx, pin, diff)
 	}
 	if err != nil {
-		return nil, sb, err
+		return nil, idx, err
 	}
 	if err := authority(changes, a); err != nil {
-		return nil, sb, err
+		return nil, idx, err
 	}
-	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum}, sb, nil
+	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum}, idx, nil
 }
 
 // relativeHint adds to a refusal how to remake a diff whose paths are
 // relative to the target (git diff --relative, or a diff made inside the
 // target with a path limit): every name is outside the target, would be
 // allowed under it, and one of them exists there at the pin.
-func relativeHint(ws *workspace.Workspace, pin string, a Allowlist, diff []byte, err error) error {
+func relativeHint(ws *workspace.Workspace, pin string, a allowlist.Rules, diff []byte, err error) error {
 	if !errs.Is(err, errs.Policy) {
 		return err
 	}

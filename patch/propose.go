@@ -2,6 +2,7 @@ package patch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -36,9 +38,9 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	if err := refuseDone(ctx, l, key); err != nil {
 		return nil, err
 	}
-	c, sb, err := check(ctx, ws, req.Target, req.Diff)
-	if sb != nil {
-		defer sb.close()
+	c, idx, err := check(ctx, ws, req.Target, req.Diff)
+	if idx != nil {
+		defer idx.close()
 	}
 	if err != nil {
 		return nil, err
@@ -53,28 +55,35 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	}
 	res := &Result{PatchID: p.PatchID, Warnings: warnings(ctx, l, p)}
 	ref := ledger.PatchRef(p.PatchID)
-	if commit, ok := resolveRef(ws, ref); ok {
-		return existing(ctx, ws, l, p, commit, res)
-	}
-	commit, err := commitTree(ctx, ws, sb, c, p.Hypothesis)
+	refs := ws.Refs()
+	stored, ok, err := refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := git.Run(ctx, git.Cmd{Dir: ws.Root, Isolated: true, Args: []string{"update-ref", "-m", "hone patch propose", ref, commit, ""}}); err != nil {
-		if other, ok := resolveRef(ws, ref); ok {
-			// A concurrent proposal of the same diff stored it first.
-			return existing(ctx, ws, l, p, other, res)
+	if ok {
+		return existing(ctx, ws, l, p, stored.String(), res)
+	}
+	commit, err := commitTree(ctx, ws, idx, c, p.Hypothesis)
+	if err != nil {
+		return nil, err
+	}
+	switch err := refs.CompareAndSwap(ctx, ref, plumbing.NewHash(commit), plumbing.ZeroHash); {
+	case errors.Is(err, repo.ErrRaceLost):
+		// A concurrent proposal of the same diff stored it first.
+		other, _, err := refs.Read(ref)
+		if err != nil {
+			return nil, err
 		}
-		return nil, errs.Wrap(errs.Failure, err, "cannot store %s", ref)
+		return existing(ctx, ws, l, p, other.String(), res)
+	case err != nil:
+		return nil, err
 	}
 	p.Commit = commit
 	if p.DiffSHA256, err = git.CanonicalDiffSHA256(ctx, ws.Root, c.Pin, commit); err != nil {
-		dropRef(ctx, ws, ref, commit)
-		return nil, err
+		return nil, dropRef(ctx, ws, ref, commit, err)
 	}
 	if _, err := l.Append(ctx, p); err != nil {
-		dropRef(ctx, ws, ref, commit)
-		return nil, err
+		return nil, dropRef(ctx, ws, ref, commit, err)
 	}
 	res.Commit, res.Proposal = commit, p
 	return res, nil
@@ -117,9 +126,9 @@ func existing(ctx context.Context, ws *workspace.Workspace, l *ledger.Ledger, p 
 	return res, nil
 }
 
-// commitTree writes the patch commit in the sandbox and moves its objects
+// commitTree writes the patch commit in the scratch index and moves its objects
 // into the repository. Author and committer are fixed and dated like the pin.
-func commitTree(ctx context.Context, ws *workspace.Workspace, sb *sandbox, c *Checked, msg string) (string, error) {
+func commitTree(ctx context.Context, ws *workspace.Workspace, idx *scratchIndex, c *Checked, msg string) (string, error) {
 	pc, err := ws.Git.CommitObject(plumbing.NewHash(c.Pin))
 	if err != nil {
 		return "", errs.Wrap(errs.Failure, err, "cannot read the pin commit %s", c.Pin)
@@ -129,27 +138,22 @@ func commitTree(ctx context.Context, ws *workspace.Workspace, sb *sandbox, c *Ch
 		"GIT_AUTHOR_NAME=" + AuthorName, "GIT_AUTHOR_EMAIL=" + AuthorEmail, "GIT_AUTHOR_DATE=" + date,
 		"GIT_COMMITTER_NAME=" + AuthorName, "GIT_COMMITTER_EMAIL=" + AuthorEmail, "GIT_COMMITTER_DATE=" + date,
 	}
-	out, err := sb.git(ctx, []byte(msg+"\n"), env, "commit-tree", "--no-gpg-sign", c.Tree, "-p", c.Pin)
+	out, err := idx.git(ctx, []byte(msg+"\n"), env, "commit-tree", "--no-gpg-sign", c.Tree, "-p", c.Pin)
 	if err != nil {
 		return "", errs.Wrap(errs.Failure, err, "cannot write the patch commit")
 	}
-	if err := sb.keep(); err != nil {
+	if err := idx.keep(); err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
 }
 
-// resolveRef returns the commit a ref points at, if the ref exists.
-func resolveRef(ws *workspace.Workspace, ref string) (string, bool) {
-	r, err := ws.Git.Reference(plumbing.ReferenceName(ref), true)
-	if err != nil {
-		return "", false
-	}
-	return r.Hash().String(), true
-}
-
 // dropRef undoes a ref this proposal created, when the entry could not be
-// written, so a failed proposal leaves no ref behind.
-func dropRef(ctx context.Context, ws *workspace.Workspace, ref, commit string) {
-	_, _ = git.Run(context.WithoutCancel(ctx), git.Cmd{Dir: ws.Root, Isolated: true, Args: []string{"update-ref", "-d", ref, commit}})
+// written (cause), so a failed proposal leaves no ref behind. It returns
+// cause, saying so when the ref could not be removed either.
+func dropRef(ctx context.Context, ws *workspace.Workspace, ref, commit string, cause error) error {
+	if err := ws.Refs().Delete(context.WithoutCancel(ctx), ref, plumbing.NewHash(commit)); err != nil {
+		return fmt.Errorf("%w (and %s could not be removed: %v)", cause, ref, err)
+	}
+	return cause
 }

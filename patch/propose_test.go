@@ -178,18 +178,18 @@ func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 	if !ok {
 		t.Fatal("no target tree at the pin")
 	}
-	sb, err := newSandbox(ws.Root, ws.CommonDir)
+	idx, err := newScratchIndex(ws.Repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sb.close()
+	defer idx.close()
 	diff := "diff --git a/targets/t/a.c b/targets/t/a.c\nnew file mode 100644\n--- /dev/null\n+++ b/targets/t/a.c\n@@ -0,0 +1 @@\n+int a;\n" +
 		"diff --git a/secret2.txt b/secret2.txt\nnew file mode 100644\n--- /dev/null\n+++ b/secret2.txt\n@@ -0,0 +1 @@\n+x\n"
-	_, changes, err := sb.applyPartial(ctx, ws.Git, pin, "targets/t", root, []byte(diff))
+	_, changes, err := idx.applyPartial(ctx, ws.Git, pin, "targets/t", root, []byte(diff))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := authority(changes, AllowlistOf(ws.Config.Targets["t"])); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "secret2.txt") {
+	if err := authority(changes, ws.Config.Targets["t"].Rules()); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "secret2.txt") {
 		t.Fatalf("want secret2.txt refused, got %v (changes %+v)", err, changes)
 	}
 }

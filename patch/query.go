@@ -87,14 +87,17 @@ func Show(ctx context.Context, ws *workspace.Workspace, id string) (*Shown, erro
 			sh.Verdicts = append(sh.Verdicts, e.Common)
 		}
 	}
-	commit, ok := resolveRef(ws, ledger.PatchRef(id))
+	commit, ok, err := ws.Refs().Read(ledger.PatchRef(id))
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, errs.NotFoundf("patch %s has no ref %s; fetch it with `hone ledger pull`", id, ledger.PatchRef(id))
 	}
 	if sh.Proposal == nil {
 		return nil, errs.NotFoundf("patch %s has a ref but no proposal entry in the ledger", id)
 	}
-	out, err := git.Run(ctx, git.Cmd{Dir: ws.Root, Isolated: true, Args: []string{"diff-tree", "-p", "--no-renames", "--no-color", sh.Proposal.Pin, commit}})
+	out, err := git.Run(ctx, git.Cmd{Dir: ws.Root, Isolated: true, Args: []string{"diff-tree", "-p", "--no-renames", "--no-color", sh.Proposal.Pin, commit.String()}})
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot show the diff of patch %s", id)
 	}

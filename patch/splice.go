@@ -12,7 +12,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 )
 
 // A target is usually a small part of a large repository, and the cost of a
@@ -24,7 +26,7 @@ import (
 
 // applyPartial applies diff to an index holding only the pin's tree at root
 // (rootHash) and returns the full patched tree and git's list of changes.
-func (s *sandbox) applyPartial(ctx context.Context, repo *gogit.Repository, pin, root string, rootHash plumbing.Hash, diff []byte) (string, []Change, error) {
+func (s *scratchIndex) applyPartial(ctx context.Context, repo *gogit.Repository, pin, root string, rootHash plumbing.Hash, diff []byte) (string, []git.Change, error) {
 	if _, err := s.git(ctx, nil, nil, "read-tree", "--prefix="+root+"/", rootHash.String()); err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the target's tree at the pin into a throwaway index")
 	}
@@ -37,7 +39,7 @@ func (s *sandbox) applyPartial(ctx context.Context, repo *gogit.Repository, pin,
 	if err != nil {
 		return "", nil, err
 	}
-	out, err := s.git(ctx, nil, nil, "diff-tree", "-r", "-t", "-z", "--raw", "--numstat", "--no-renames", before.String(), after)
+	out, err := s.git(ctx, nil, nil, append(append([]string{"diff-tree", "-t"}, git.RawDiffArgs...), before.String(), after)...)
 	if err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "cannot list the changes git made")
 	}
@@ -46,14 +48,14 @@ func (s *sandbox) applyPartial(ctx context.Context, repo *gogit.Repository, pin,
 		return "", nil, err
 	}
 	sub := rootHash
-	var changes []Change
+	var changes []git.Change
 	for _, c := range all {
-		if c.Path == root && c.NewMode == modeTree {
+		if c.Path == root && c.NewMode == allowlist.ModeTree {
 			sub = plumbing.NewHash(c.Hash)
 		}
 		// Trees are listed for the new subtree's hash; their files are
 		// listed on their own lines, which the checks read.
-		if (c.OldMode == modeTree || c.OldMode == modeNone) && (c.NewMode == modeTree || c.NewMode == modeNone) {
+		if (c.OldMode == allowlist.ModeTree || c.OldMode == allowlist.ModeNone) && (c.NewMode == allowlist.ModeTree || c.NewMode == allowlist.ModeNone) {
 			continue
 		}
 		changes = append(changes, c)
@@ -92,7 +94,7 @@ func subtree(repo *gogit.Repository, pin, root string) (plumbing.Hash, bool) {
 
 // wrap writes the trees that hold h at the path comps and nothing else: the
 // tree of the partial index before apply.
-func (s *sandbox) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, error) {
+func (s *scratchIndex) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, error) {
 	for i := len(comps) - 1; i >= 0; i-- {
 		var err error
 		h, err = s.writeTree(&object.Tree{Entries: []object.TreeEntry{{Name: comps[i], Mode: filemode.Dir, Hash: h}}})
@@ -104,7 +106,7 @@ func (s *sandbox) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, error) {
 }
 
 // splice writes a copy of t with the tree at comps replaced by sub.
-func (s *sandbox) splice(repo *gogit.Repository, t *object.Tree, comps []string, sub plumbing.Hash) (plumbing.Hash, error) {
+func (s *scratchIndex) splice(repo *gogit.Repository, t *object.Tree, comps []string, sub plumbing.Hash) (plumbing.Hash, error) {
 	entries := append([]object.TreeEntry(nil), t.Entries...)
 	for i := range entries {
 		if entries[i].Name != comps[0] {
@@ -126,8 +128,8 @@ func (s *sandbox) splice(repo *gogit.Repository, t *object.Tree, comps []string,
 	return plumbing.ZeroHash, errs.Failuref("the pin's tree has no %s", comps[0])
 }
 
-// writeTree stores a tree object in the sandbox's object directory.
-func (s *sandbox) writeTree(t *object.Tree) (plumbing.Hash, error) {
+// writeTree stores a tree object in the scratch index's object directory.
+func (s *scratchIndex) writeTree(t *object.Tree) (plumbing.Hash, error) {
 	if s.store == nil {
 		s.store = filesystem.NewStorage(osfs.New(s.tmp), cache.NewObjectLRUDefault())
 	}

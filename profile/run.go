@@ -60,7 +60,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 			return nil, err
 		}
 	}
-	pin, err := ws.ResolvePin(t)
+	pin, err := ws.ResolvePin(ctx, t)
 	if err != nil {
 		return nil, err
 	}

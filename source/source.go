@@ -131,7 +131,7 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 	if err != nil {
 		return nil, err
 	}
-	pin, err := ws.ResolvePin(t)
+	pin, err := ws.ResolvePin(ctx, t)
 	if err != nil {
 		return nil, err
 	}

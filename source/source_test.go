@@ -192,7 +192,7 @@ func TestReadErrors(t *testing.T) {
 		{"absent nested", "a", "src/none/x.c", 0, errs.NotFound, "src/none does not exist"},
 		{"file used as dir", "a", "main.c/x", 0, errs.NotFound, "main.c/x does not exist"},
 		{"target path absent", "gone", "", 0, errs.NotFound, "its path \"targets/missing\" does not exist"},
-		{"target path is a symlink", "linked", "", 0, errs.Policy, "not a directory"},
+		{"target path is a symlink", "linked", "", 0, errs.Invalid, "not a directory"},
 		{"absolute", "a", "/etc/passwd", 0, errs.Policy, "absolute"},
 		{"dotdot", "a", "../../secret.txt", 0, errs.Policy, "'..'"},
 		{"dotdot inside", "a", "src/../main.c", 0, errs.Policy, "'..'"},

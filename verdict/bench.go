@@ -69,7 +69,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	for w := 0; w < p.Warmup; w++ {
 		for _, cand := range []bool{false, true} {
 			spec := br.pick(cand)
-			if w == 0 && br.meter.metric != MetricInstructions {
+			if w == 0 && br.meter.metric != workspace.MetricInstructions {
 				counts, wall := br.meter.counters(ctx, spec)
 				b.CommandSeconds += wall.Seconds()
 				if cand {
@@ -164,7 +164,7 @@ func sideName(cand bool) string {
 // metricOrder lists a run's metrics in a stable order.
 func metricOrder(v map[string]float64) []string {
 	var out []string
-	for _, m := range []string{MetricInstructions, MetricCPUTime, MetricWall} {
+	for _, m := range []string{workspace.MetricInstructions, workspace.MetricCPUTime, workspace.MetricWall} {
 		if _, ok := v[m]; ok {
 			out = append(out, m)
 		}

@@ -93,16 +93,13 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 			return nil, errs.Usagef("--inject %g: must be a fraction in (0, 1), e.g. 0.05", f)
 		}
 	}
-	pin, err := ws.ResolvePin(t)
+	proto, err := protocol(t, opts.Metric, opts.MaxPairs)
 	if err != nil {
 		return nil, err
 	}
-	proto := t.Bench
-	if opts.Metric != "" {
-		proto.Metric = opts.Metric
-	}
-	if opts.MaxPairs > 0 {
-		proto.MaxPairs, proto.Pairs = opts.MaxPairs, min(proto.Pairs, opts.MaxPairs)
+	pin, err := ws.ResolvePin(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	c := &CalibrationEntry{

@@ -12,17 +12,11 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/perfstat"
 	"github.com/hone-perf/hone/internal/sandbox"
-)
-
-// Metric names and their units.
-const (
-	MetricInstructions = "instructions"
-	MetricCPUTime      = "cpu-time"
-	MetricWall         = "wall"
+	"github.com/hone-perf/hone/workspace"
 )
 
 func unitOf(metric string) string {
-	if metric == MetricInstructions {
+	if metric == workspace.MetricInstructions {
 		return "instructions"
 	}
 	return "s"
@@ -48,7 +42,7 @@ type meter struct {
 func newMeter(ctx context.Context, metric, scratch string) (*meter, error) {
 	m := &meter{metric: metric, scratch: scratch}
 	m.perf = probePerf(ctx, scratch)
-	if metric != MetricInstructions {
+	if metric != workspace.MetricInstructions {
 		return m, nil
 	}
 	switch {
@@ -117,12 +111,12 @@ func parsePerfCSV(path string) (map[string]float64, []string) {
 // measure runs spec once and returns its metric values. The result is
 // returned even when the command failed, for the caller to judge.
 func (m *meter) measure(ctx context.Context, spec sandbox.Spec) (map[string]float64, *sandbox.Result, error) {
-	if m.metric != MetricInstructions {
+	if m.metric != workspace.MetricInstructions {
 		res, err := sandbox.Run(ctx, spec)
 		if err != nil {
 			return nil, nil, err
 		}
-		return map[string]float64{MetricCPUTime: res.CPU().Seconds(), MetricWall: res.Wall.Seconds()}, res, nil
+		return map[string]float64{workspace.MetricCPUTime: res.CPU().Seconds(), workspace.MetricWall: res.Wall.Seconds()}, res, nil
 	}
 	dir, err := os.MkdirTemp(m.scratch, "run-")
 	if err != nil {
@@ -154,7 +148,7 @@ func (m *meter) measure(ctx context.Context, spec sandbox.Spec) (map[string]floa
 	} else {
 		ir = cachegrindTotal(dir)
 	}
-	return map[string]float64{MetricInstructions: ir}, res, nil
+	return map[string]float64{workspace.MetricInstructions: ir}, res, nil
 }
 
 // cachegrindTotal sums the "summary:" lines (total Ir) of every cachegrind

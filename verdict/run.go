@@ -102,18 +102,9 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, t *workspace.Target,
 	if t.Bench.Run == "" {
 		return nil, errs.Invalidf("target %q has no bench command; add [targets.%s.bench] run = \"...\" to %s", t.Name, t.Name, workspace.FileName)
 	}
-	proto := t.Bench
-	if opts.Metric != "" {
-		switch opts.Metric {
-		case MetricInstructions, MetricCPUTime, MetricWall:
-			proto.Metric = opts.Metric
-		default:
-			return nil, errs.Usagef("unknown metric %q; use instructions, cpu-time or wall", opts.Metric)
-		}
-	}
-	if opts.MaxPairs > 0 {
-		proto.MaxPairs = opts.MaxPairs
-		proto.Pairs = min(proto.Pairs, opts.MaxPairs)
+	proto, err := protocol(t, opts.Metric, opts.MaxPairs)
+	if err != nil {
+		return nil, err
 	}
 	env := &e.Environment
 	env.PinCommit, env.PatchCommit = prop.Pin, prop.Commit
@@ -261,4 +252,21 @@ func builtInfo(b *checkout.Built) *RunInfo {
 	ri := runInfo(b.Result, !b.Result.Success())
 	ri.Cached = b.Cached
 	return ri
+}
+
+// protocol is t's bench protocol with a caller's overrides: another metric
+// (an unknown one is a usage error: it comes from a flag) and a smaller
+// pair budget.
+func protocol(t *workspace.Target, metric string, maxPairs int) (workspace.BenchConfig, error) {
+	proto := t.Bench
+	if metric != "" {
+		if err := workspace.CheckMetric(metric); err != nil {
+			return proto, errs.Usagef("--metric: %v", err)
+		}
+		proto.Metric = metric
+	}
+	if maxPairs > 0 {
+		proto.MaxPairs, proto.Pairs = maxPairs, min(proto.Pairs, maxPairs)
+	}
+	return proto, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
 )
 
 // Run records the verdict with its note, and Recompute reproduces it from
@@ -54,7 +55,7 @@ func TestRunRecordsAndRecomputes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !match || re.Verdict != e.Verdict || re.Bench.Stat(MetricCPUTime).CILow != e.Bench.Stat(MetricCPUTime).CILow {
+	if !match || re.Verdict != e.Verdict || re.Bench.Stat(workspace.MetricCPUTime).CILow != e.Bench.Stat(workspace.MetricCPUTime).CILow {
 		t.Errorf("recomputed %s %+v, stored %s %+v", re.Verdict, re.Bench.Metrics, e.Verdict, e.Bench.Metrics)
 	}
 }

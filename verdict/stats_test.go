@@ -3,10 +3,12 @@ package verdict
 import (
 	"slices"
 	"testing"
+
+	"github.com/hone-perf/hone/workspace"
 )
 
 func TestComputeStatsKeepsPairsAndIsReproducible(t *testing.T) {
-	s := Samples{Metric: MetricCPUTime, Baseline: []float64{14, 10, 13, 11, 12}, Candidate: []float64{7, 5, 6.5, 5.5, 6}}
+	s := Samples{Metric: workspace.MetricCPUTime, Baseline: []float64{14, 10, 13, 11, 12}, Candidate: []float64{7, 5, 6.5, 5.5, 6}}
 	orig := slices.Clone(s.Baseline)
 	a := computeStats(s, 0.95, 7, 2000)
 	if !slices.Equal(s.Baseline, orig) {
@@ -73,8 +75,8 @@ func TestJudgeBenchReasons(t *testing.T) {
 		{"undecided across threshold", decUndecided, MetricStats{CILow: 0.99, CIHigh: 1.06, DetectableChange: 0.035}, nil, "rejected-bench", ReasonInconclusive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.st.Metric, tc.st.Pairs = MetricCPUTime, 10
-			e := &Entry{RiskSignals: tc.risk, Bench: &Bench{Metric: MetricCPUTime, Threshold: 0.02, Decisions: []string{tc.final}, Metrics: []MetricStats{tc.st}}}
+			tc.st.Metric, tc.st.Pairs = workspace.MetricCPUTime, 10
+			e := &Entry{RiskSignals: tc.risk, Bench: &Bench{Metric: workspace.MetricCPUTime, Threshold: 0.02, Decisions: []string{tc.final}, Metrics: []MetricStats{tc.st}}}
 			judgeBench(e)
 			if e.Verdict != tc.verdict || e.Reason != tc.reason {
 				t.Errorf("got %s (%s): %s", e.Verdict, e.Reason, e.Detail)

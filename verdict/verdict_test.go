@@ -10,13 +10,14 @@ import (
 	"github.com/hone-perf/hone/internal/sandbox"
 	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
 )
 
 func TestMuchFasterIsAccepted(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
-	st := e.Bench.Stat(MetricCPUTime)
+	st := e.Bench.Stat(workspace.MetricCPUTime)
 	if st.CILow < 2 || st.P >= 0.05 {
 		t.Errorf("a 4x cheaper workload measured %+v", st)
 	}
@@ -49,9 +50,9 @@ func TestCommentOnlyIsNoChange(t *testing.T) {
 `, `run = "$HONE_OUT/prog --small"
 `, 2))
 	commit := f.patch(map[string]func(string) string{"prog.c": replace("static int selftest", "/* a comment */\nstatic int selftest")})
-	e := f.verdictOf(commit, Options{Metric: MetricInstructions, MaxPairs: 4})
+	e := f.verdictOf(commit, Options{Metric: workspace.MetricInstructions, MaxPairs: 4})
 	f.want(e, ledger.VerdictRejectedBench, ReasonNoChange)
-	if e.Environment.InstructionsVia == "" || e.Bench.Stat(MetricInstructions).BaselineMedian < 1e6 {
+	if e.Environment.InstructionsVia == "" || e.Bench.Stat(workspace.MetricInstructions).BaselineMedian < 1e6 {
 		t.Errorf("instructions counted via %q: %+v", e.Environment.InstructionsVia, e.Bench.Metrics)
 	}
 }

@@ -5,18 +5,20 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/hone-perf/hone/allowlist"
 )
 
 // Config is the parsed hone.toml. Field names mirror the file's keys; see
 // DESIGN.md "The workspace file" for the meaning of each.
 type Config struct {
-	Ledger   LedgerConfig       `toml:"ledger"`
-	Bench    BenchConfig        `toml:"bench"`
-	Sandbox  SandboxConfig      `toml:"sandbox"`
-	Patch    PatchConfig        `toml:"patch"`
-	Guard    GuardConfig        `toml:"guard"`
-	Worktree WorktreeConfig     `toml:"worktree"`
-	Targets  map[string]*Target `toml:"targets"`
+	Ledger   LedgerConfig       `toml:"ledger" json:"ledger"`
+	Bench    BenchConfig        `toml:"bench" json:"bench"`
+	Sandbox  SandboxConfig      `toml:"sandbox" json:"sandbox"`
+	Patch    PatchConfig        `toml:"patch" json:"patch"`
+	Guard    GuardConfig        `toml:"guard" json:"guard"`
+	Worktree WorktreeConfig     `toml:"worktree" json:"worktree"`
+	Targets  map[string]*Target `toml:"targets" json:"targets"`
 
 	file string // where the config was read from, for messages
 	src  []byte // its text, to find the line of a key
@@ -34,77 +36,83 @@ func (c *Config) Errorf(key []string, format string, args ...any) error {
 }
 
 type LedgerConfig struct {
-	Branch   string `toml:"branch"`    // default "hone/ledger"
-	NotesRef string `toml:"notes_ref"` // default "refs/notes/hone"
+	Branch   string `toml:"branch" json:"branch"`       // default "hone/ledger"
+	NotesRef string `toml:"notes_ref" json:"notes_ref"` // default "refs/notes/hone"
 }
 
 // BenchConfig is the benchmark protocol. The workspace [bench] table gives the
 // defaults; a target's [targets.X.bench] table overrides any key it sets.
 type BenchConfig struct {
-	Run        string   `toml:"run"`        // the workload; per target only
-	Metric     string   `toml:"metric"`     // instructions | cpu-time | wall
-	Pairs      int      `toml:"pairs"`      // pairs per batch
-	MaxPairs   int      `toml:"max_pairs"`  // stop adding batches after this many pairs
-	Warmup     int      `toml:"warmup"`     // warm-up pairs, discarded
-	Threshold  float64  `toml:"threshold"`  // accept only if CI lower bound >= 1+threshold
-	Confidence float64  `toml:"confidence"` // CI level
-	Seed       int64    `toml:"seed"`       // bootstrap and pair-order seed
-	Timeout    Duration `toml:"timeout"`    // per benchmark run
+	Run        string   `toml:"run" json:"run"`               // the workload; per target only
+	Metric     string   `toml:"metric" json:"metric"`         // instructions | cpu-time | wall
+	Pairs      int      `toml:"pairs" json:"pairs"`           // pairs per batch
+	MaxPairs   int      `toml:"max_pairs" json:"max_pairs"`   // stop adding batches after this many pairs
+	Warmup     int      `toml:"warmup" json:"warmup"`         // warm-up pairs, discarded
+	Threshold  float64  `toml:"threshold" json:"threshold"`   // accept only if CI lower bound >= 1+threshold
+	Confidence float64  `toml:"confidence" json:"confidence"` // CI level
+	Seed       int64    `toml:"seed" json:"seed"`             // bootstrap and pair-order seed
+	Timeout    Duration `toml:"timeout" json:"timeout"`       // per benchmark run
 }
 
 // SandboxConfig controls isolation of build, gate, bench and profile commands.
 type SandboxConfig struct {
-	Network          string `toml:"network"`           // "deny" (default) or "allow"
-	RequireIsolation bool   `toml:"require_isolation"` // verdict is "error" when isolation is unavailable
+	Network          string `toml:"network" json:"network"`                     // "deny" (default) or "allow"
+	RequireIsolation bool   `toml:"require_isolation" json:"require_isolation"` // verdict is "error" when isolation is unavailable
 }
 
 // PatchConfig bounds what a proposal may store: every free-text input and
 // the diff.
 type PatchConfig struct {
-	MaxDiffBytes       int64 `toml:"max_diff_bytes"`       // default 4 MiB
-	MaxHypothesisBytes int   `toml:"max_hypothesis_bytes"` // default 2 KiB
-	MaxHotspotBytes    int   `toml:"max_hotspot_bytes"`    // default 256
+	MaxDiffBytes       int64 `toml:"max_diff_bytes" json:"max_diff_bytes"`             // default 4 MiB
+	MaxHypothesisBytes int   `toml:"max_hypothesis_bytes" json:"max_hypothesis_bytes"` // default 2 KiB
+	MaxHotspotBytes    int   `toml:"max_hotspot_bytes" json:"max_hotspot_bytes"`       // default 256
 }
 
 type GuardConfig struct {
 	// Refs are patterns such as "refs/heads/agent/<target>/*"; the target is
 	// taken from the ref name where <target> stands.
-	Refs []string `toml:"refs"`
+	Refs []string `toml:"refs" json:"refs"`
 }
 
 type WorktreeConfig struct {
-	Base string `toml:"base"` // "head" or "fresh" (default)
+	Base string `toml:"base" json:"base"` // "head" or "fresh" (default)
 }
 
 // Target is one optimizable directory of the workspace.
 type Target struct {
-	Name    string        `toml:"-"`
-	Path    string        `toml:"path"`    // allowlist root, relative to the repository top level
-	Pin     string        `toml:"pin"`     // ref or commit, as written
-	Protect []string      `toml:"protect"` // patterns relative to Path that may never be patched
-	Build   string        `toml:"build"`   // runs in <checkout>/<Path>
-	Gates   []Gate        `toml:"gates"`
-	Bench   BenchConfig   `toml:"bench"` // after Load: the effective protocol (defaults merged)
-	Profile ProfileConfig `toml:"profile"`
+	Name    string        `toml:"-" json:"name"`
+	Path    string        `toml:"path" json:"path"`             // allowlist root, relative to the repository top level
+	Pin     string        `toml:"pin" json:"pin"`               // ref or commit, as written
+	Protect []string      `toml:"protect" json:"protect"`       // patterns relative to Path that may never be patched
+	Files   []string      `toml:"files" json:"files,omitempty"` // when set, globs relative to Path: only these may be patched
+	Build   string        `toml:"build" json:"build"`           // runs in <checkout>/<Path>
+	Gates   []Gate        `toml:"gates" json:"gates"`
+	Bench   BenchConfig   `toml:"bench" json:"bench"` // after Load: the effective protocol (defaults merged)
+	Profile ProfileConfig `toml:"profile" json:"profile"`
+}
+
+// Rules is the target's allowlist: what its patches may change.
+func (t *Target) Rules() allowlist.Rules {
+	return allowlist.Rules{Root: t.Path, Protect: t.Protect, Files: t.Files}
 }
 
 type Gate struct {
-	Name        string   `toml:"name"`
-	Run         string   `toml:"run"`
-	Timeout     Duration `toml:"timeout"`     // default 10m
-	Equivalence bool     `toml:"equivalence"` // stdout and exit status must equal the baseline's
+	Name        string   `toml:"name" json:"name"`
+	Run         string   `toml:"run" json:"run"`
+	Timeout     Duration `toml:"timeout" json:"timeout"`         // default 10m
+	Equivalence bool     `toml:"equivalence" json:"equivalence"` // stdout and exit status must equal the baseline's
 }
 
 type ProfileConfig struct {
-	Run       string `toml:"run"`       // default: the bench command
-	Format    string `toml:"format"`    // "perf" (default) or "pprof"
-	Output    string `toml:"output"`    // with format = "pprof": the file the command writes
-	Frequency int    `toml:"frequency"` // sampling frequency in Hz
+	Run       string `toml:"run" json:"run"`             // default: the bench command
+	Format    string `toml:"format" json:"format"`       // "perf" (default) or "pprof"
+	Output    string `toml:"output" json:"output"`       // with format = "pprof": the file the command writes
+	Frequency int    `toml:"frequency" json:"frequency"` // sampling frequency in Hz
 	// CallGraph is how perf unwinds stacks: "fp" (frame pointers) or
 	// "dwarf" (copies of the stack unwound with DWARF CFI, for code built
 	// without frame pointers; bigger and slower). Empty lets the profile
 	// choose: frame pointers, then DWARF when they fail most stacks.
-	CallGraph string `toml:"call_graph"`
+	CallGraph string `toml:"call_graph" json:"call_graph"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("90s", "10m").
@@ -126,7 +134,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.Strin
 
 // DefaultBench is the protocol used when hone.toml says nothing.
 var DefaultBench = BenchConfig{
-	Metric:     "cpu-time",
+	Metric:     MetricCPUTime,
 	Pairs:      10,
 	MaxPairs:   30,
 	Warmup:     1,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/gitpath"
 )
@@ -226,13 +227,26 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	if t.Pin == "" {
 		t.Pin = "HEAD"
 	}
-	for i, pat := range t.Protect {
-		if pat == "" || strings.HasPrefix(pat, "/") || hasDotDot(pat) {
-			return p.errf(key("protect"), "pattern %d (%q) must be relative to the target path, without '..'", i+1, pat)
+	for _, list := range []string{"protect", "files"} {
+		pats := t.Protect
+		if list == "files" {
+			pats = t.Files
 		}
-		if _, err := path.Match(strings.ReplaceAll(pat, "**", "*"), ""); err != nil {
-			return p.errf(key("protect"), "pattern %q is not a valid glob: %v", pat, err)
+		for i, pat := range pats {
+			if err := allowlist.CheckPattern(pat); err != nil {
+				return p.errf(key(list), "pattern %d (%q): %v", i+1, pat, err)
+			}
 		}
+	}
+	// Empty, not absent, in --json: a list a script can range over.
+	if t.Protect == nil {
+		t.Protect = []string{}
+	}
+	if t.Gates == nil {
+		t.Gates = []Gate{}
+	}
+	if p.md.IsDefined(append(key(), "files")...) && len(t.Files) == 0 {
+		return p.errf(key("files"), "is empty, which would allow no change at all; list the files patches may change, or remove the key to allow every file under path")
 	}
 	seen := map[string]bool{}
 	for i := range t.Gates {
@@ -284,12 +298,10 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 	def := func(k string) bool { return p.md.IsDefined(append(append(toml.Key{}, at...), k)...) }
 	k := func(name string) toml.Key { return append(append(toml.Key{}, at...), name) }
 	if def("metric") {
-		switch src.Metric {
-		case "instructions", "cpu-time", "wall":
-			dst.Metric = src.Metric
-		default:
-			return p.errf(k("metric"), "must be instructions, cpu-time or wall, not %q", src.Metric)
+		if err := CheckMetric(src.Metric); err != nil {
+			return p.errf(k("metric"), "%v", err)
 		}
+		dst.Metric = src.Metric
 	}
 	if def("pairs") {
 		if src.Pairs < 1 {
@@ -366,7 +378,19 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // TargetNames lists the targets in name order.
-func (w *Workspace) TargetNames() []string { return sortedKeys(w.Config.Targets) }
+func (c *Config) TargetNames() []string { return sortedKeys(c.Targets) }
+
+// Target returns the named target or a NotFound error listing the known ones.
+func (c *Config) Target(name string) (*Target, error) {
+	if t, ok := c.Targets[name]; ok {
+		return t, nil
+	}
+	names := c.TargetNames()
+	if len(names) == 0 {
+		return nil, errs.NotFoundf("unknown target %q: %s defines no targets; add a [targets.%s] table", name, c.file, name)
+	}
+	return nil, errs.NotFoundf("unknown target %q; known targets: %s", name, strings.Join(names, ", "))
+}
 
 // CheckTargetName returns an Invalid error when name cannot be a target name.
 func CheckTargetName(name string) error {

@@ -23,6 +23,7 @@ func InitialConfig(target, path, pin string) []byte {
 path    = %[2]q      # the allowlist root: patches may only touch files below it
 pin     = %[3]q      # branch, tag or commit the target is optimized from
 protect = []         # patterns relative to path that are never patchable, e.g. ["testdata/**", "**/*_test.go"]
+# files = ["*.c", "*.h"]  # optional: only these may change, new files included (globs relative to path; "dir/**" for a directory)
 build   = ""         # shell command run in <checkout>/<path>; put binaries in $HONE_OUT
 
 # Gates run before any benchmark; every gate must pass. Add as many as needed.

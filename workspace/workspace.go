@@ -11,111 +11,34 @@ import (
 	"path/filepath"
 	"strings"
 
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
-// Repo is a git repository located from some directory inside it.
-type Repo struct {
-	Root      string // top level of the worktree the directory is in
-	GitDir    string // that worktree's git directory
-	CommonDir string // the git directory shared by all worktrees (holds refs, objects, hone state)
-	Git       *gogit.Repository
-}
-
-// Workspace is a Repo with a parsed hone.toml.
+// Workspace is a repository with a parsed hone.toml.
 type Workspace struct {
-	*Repo
+	*repo.Repo
 	ConfigPath string
 	Config     *Config
-}
-
-// OpenRepo finds the git repository containing dir (or the current directory
-// when dir is empty). Outside any repository it returns a NotFound error.
-func OpenRepo(dir string) (*Repo, error) {
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, errs.Wrap(errs.Failure, err, "cannot read the current directory")
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot resolve %s", dir)
-	}
-	top, gitDir, err := findDotGit(abs)
-	if err != nil {
-		return nil, err
-	}
-	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		common = filepath.Clean(c)
-	}
-	r, err := gogit.PlainOpenWithOptions(top, &gogit.PlainOpenOptions{EnableDotGitCommonDir: true})
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot open the git repository at %s", top)
-	}
-	return &Repo{Root: top, GitDir: gitDir, CommonDir: common, Git: r}, nil
-}
-
-// findDotGit walks up from dir to the first directory holding a .git entry,
-// following a linked worktree's "gitdir:" file to its git directory.
-func findDotGit(dir string) (top, gitDir string, err error) {
-	for d := dir; ; {
-		p := filepath.Join(d, ".git")
-		fi, statErr := os.Stat(p)
-		if statErr == nil {
-			if fi.IsDir() {
-				return d, p, nil
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return "", "", errs.Wrap(errs.Failure, err, "cannot read %s", p)
-			}
-			line := strings.TrimSpace(string(b))
-			gd, ok := strings.CutPrefix(line, "gitdir:")
-			if !ok {
-				return "", "", errs.Invalidf("%s is not a gitdir file; repair the worktree with `git worktree repair`", p)
-			}
-			gd = strings.TrimSpace(gd)
-			if !filepath.IsAbs(gd) {
-				gd = filepath.Join(d, gd)
-			}
-			return d, filepath.Clean(gd), nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", "", errs.NotFoundf("not inside a git repository (searched up from %s); run hone inside a git repository, or `git init` first", dir)
-		}
-		d = parent
-	}
 }
 
 // Open finds the workspace containing dir and loads its hone.toml. The file is
 // read from the current worktree's top level, falling back to the main
 // worktree's, so a linked worktree made before hone.toml was committed still works.
 func Open(dir string) (*Workspace, error) {
-	repo, err := OpenRepo(dir)
+	r, err := repo.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	return repo.Workspace()
+	return Load(r)
 }
 
-// Workspace loads the hone.toml of an open repository, with the same lookup
-// as Open. Without one it returns a NotFound error, so callers for whom the
-// file is optional can go on with the Repo alone.
-func (repo *Repo) Workspace() (*Workspace, error) {
-	candidates := []string{filepath.Join(repo.Root, FileName)}
-	if main := filepath.Dir(repo.CommonDir); main != repo.Root {
+// Load reads the hone.toml of an open repository, with the same lookup as
+// Open. Without one it returns a NotFound error, so callers for whom the file
+// is optional can go on with the Repo alone.
+func Load(r *repo.Repo) (*Workspace, error) {
+	candidates := []string{filepath.Join(r.Root, FileName)}
+	if main := filepath.Dir(r.CommonDir); main != r.Root {
 		candidates = append(candidates, filepath.Join(main, FileName))
 	}
 	for _, p := range candidates {
@@ -130,52 +53,48 @@ func (repo *Repo) Workspace() (*Workspace, error) {
 		if err != nil {
 			return nil, err
 		}
-		ws := &Workspace{Repo: repo, ConfigPath: p, Config: cfg}
-		if err := ws.checkSymlinks(); err != nil {
+		ws := &Workspace{Repo: r, ConfigPath: p, Config: cfg}
+		if err := ws.checkPaths(); err != nil {
 			return nil, err
 		}
 		return ws, nil
 	}
-	return nil, errs.NotFoundf("no %s at %s; run `hone init` to create one", FileName, repo.Root)
+	return nil, errs.NotFoundf("no %s at %s; run `hone init` to create one", FileName, r.Root)
 }
 
 // Target returns the named target or a NotFound error listing the known ones.
-func (w *Workspace) Target(name string) (*Target, error) {
-	if t, ok := w.Config.Targets[name]; ok {
-		return t, nil
-	}
-	names := w.TargetNames()
-	if len(names) == 0 {
-		return nil, errs.NotFoundf("unknown target %q: %s defines no targets; add a [targets.%s] table", name, FileName, name)
-	}
-	return nil, errs.NotFoundf("unknown target %q; known targets: %s", name, strings.Join(names, ", "))
-}
+func (w *Workspace) Target(name string) (*Target, error) { return w.Config.Target(name) }
 
-// ResolvePin returns the 40-hex commit the target's pin names. A pin that does
-// not resolve is a hone.toml error (exit 5) naming the key and its line.
-func (w *Workspace) ResolvePin(t *Target) (string, error) {
-	if h, err := w.Git.ResolveRevision(plumbing.Revision(t.Pin)); err == nil {
-		if c, err := w.Git.CommitObject(*h); err == nil {
-			return c.Hash.String(), nil
-		}
-	}
-	// go-git does not know every revision syntax git does (and does not peel
-	// annotated tags here); ask git before failing.
-	out, err := git.Output(context.Background(), w.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", t.Pin+"^{commit}")
-	if err != nil || len(out) != 40 {
+// TargetNames lists the targets in name order.
+func (w *Workspace) TargetNames() []string { return w.Config.TargetNames() }
+
+// ResolvePin returns the 40-hex commit the target's pin names, after
+// checking the target against the pin's tree (see CheckTree). A pin that
+// does not resolve, or a tree the target does not fit, is a hone.toml error
+// (exit 5) naming the key and its line.
+func (w *Workspace) ResolvePin(ctx context.Context, t *Target) (string, error) {
+	pin, err := w.ResolveCommit(ctx, t.Pin)
+	if errors.Is(err, repo.ErrNoCommit) {
 		hint := "set it to a branch, tag or commit that exists"
-		if _, herr := w.Git.Head(); errors.Is(herr, plumbing.ErrReferenceNotFound) {
+		if !w.HasCommits() {
 			hint = "the repository has no commit yet: commit the target first"
 		}
 		return "", w.Config.Errorf([]string{"targets", t.Name, "pin"}, "%q does not name a commit; %s", t.Pin, hint)
 	}
-	return out, nil
+	if err != nil {
+		return "", err
+	}
+	if err := w.Config.CheckTree(w.Repo, t, pin); err != nil {
+		return "", err
+	}
+	return pin, nil
 }
 
-// checkSymlinks refuses a target path that leaves the repository through a
+// checkPaths refuses a target path that leaves the repository through a
 // symlinked directory in the working tree (targets -> /elsewhere): commands
 // run in <checkout>/<path>, so such a target would run outside the checkout.
-func (w *Workspace) checkSymlinks() error {
+// A path that names a file is refused too: every patch would be.
+func (w *Workspace) checkPaths() error {
 	root, err := filepath.EvalSymlinks(w.Root)
 	if err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot resolve %s", w.Root)
@@ -200,18 +119,15 @@ func (w *Workspace) checkSymlinks() error {
 				return w.Config.Errorf([]string{"targets", name, "path"}, "%q leaves the repository through the symlink %s -> %s; point it at a real directory inside the repository", t.Path, dir, real)
 			}
 		}
+		if fi, err := os.Stat(filepath.Join(w.Root, filepath.FromSlash(t.Path))); err == nil && !fi.IsDir() {
+			return w.Config.Errorf([]string{"targets", name, "path"}, notADirectory, t.Path, "the working tree")
+		}
 	}
 	return nil
 }
 
-// HoneDir is hone's private state directory inside the common git directory
-// (caches, locks, session files). It is created on demand.
-func (r *Repo) HoneDir() (string, error) {
-	d := filepath.Join(r.CommonDir, "hone")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", errs.Wrap(errs.Failure, err, "cannot create %s", d)
-	}
-	return d, nil
-}
+// notADirectory is the message for a path that names a file (or, at a
+// commit, a symlink).
+const notADirectory = "%q is not a directory in %s; set path to the directory holding the target and name the files patches may change in files = [...]"
 
 func (w *Workspace) String() string { return fmt.Sprintf("workspace %s", w.Root) }

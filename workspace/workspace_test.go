@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,7 @@ func TestOpenFromSubfolderAndWorktree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pin, err := ws.ResolvePin(tg)
+			pin, err := ws.ResolvePin(context.Background(), tg)
 			if err != nil || pin != head {
 				t.Errorf("ResolvePin = %q, %v; want %s", pin, err, head)
 			}
@@ -65,12 +66,6 @@ func TestOpenFromSubfolderAndWorktree(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	t.Run("outside a repository", func(t *testing.T) {
-		_, err := Open(t.TempDir())
-		if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "not inside a git repository") {
-			t.Errorf("err = %v", err)
-		}
-	})
 	t.Run("no hone.toml", func(t *testing.T) {
 		dir := t.TempDir()
 		testgit.Git(t, dir, "init", "-q")
@@ -94,7 +89,7 @@ func TestOpenErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = ws.ResolvePin(ws.Config.Targets["a"])
+		_, err = ws.ResolvePin(context.Background(), ws.Config.Targets["a"])
 		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "hone.toml:3: targets.a.pin:") {
 			t.Errorf("err = %v", err)
 		}
@@ -127,8 +122,79 @@ func TestResolvePinAnnotatedTag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin, err := ws.ResolvePin(ws.Config.Targets["a"])
+	pin, err := ws.ResolvePin(context.Background(), ws.Config.Targets["a"])
 	if want := testgit.Git(t, dir, "rev-parse", "HEAD"); err != nil || pin != want {
 		t.Errorf("ResolvePin = %q, %v; want %s", pin, err, want)
 	}
+}
+
+// The allowlist items of a real project: files globs are checked against
+// the pin's tree, and a path that names a file is an error wherever it is
+// found, each with the hone.toml line to fix.
+func TestTargetMustFitThePinsTree(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{
+		"lib/json.c": "int parse;\n", "lib/json.h": "int parse;\n", "lib/test/t.c": "int t;\n",
+		"single.c": "int s;\n",
+	}
+	tests := []struct {
+		name, toml string
+		want       string // "" when ResolvePin must succeed
+	}{
+		{"files naming existing files", "[targets.j]\npath = \"lib\"\nfiles = [\"json.c\", \"json.h\", \"test/**\"]\n", ""},
+		{"a files glob naming nothing", "[targets.j]\npath = \"lib\"\n\nfiles = [\"json.c\", \"parser.c\"]\n", `hone.toml:4: targets.j.files: pattern "parser.c" matches no file under lib at commit `},
+		{"a directory without /**", "[targets.j]\npath = \"lib\"\nfiles = [\"test\"]\n", `pattern "test" matches no file under lib`},
+		{"case matters", "[targets.j]\npath = \"lib\"\nfiles = [\"JSON.c\"]\n", `pattern "JSON.c" matches no file`},
+		{"files under a path the pin lacks", "[targets.j]\npath = \"lib/new\"\nfiles = [\"a.c\"]\n", `hone.toml:3: targets.j.files: pattern "a.c" matches no file at commit `},
+		{"a path the pin lacks, without files", "[targets.j]\npath = \"lib/new\"\n", ""},
+		{"a path through a file", "[targets.j]\npath = \"single.c/x\"\n", `hone.toml:2: targets.j.path: "single.c" is not a directory in commit `},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			all := map[string]string{"hone.toml": tt.toml}
+			for k, v := range files {
+				all[k] = v
+			}
+			ws, err := Open(testgit.NewRepo(t, all))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ws.ResolvePin(ctx, ws.Config.Targets["j"])
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("ResolvePin: %v", err)
+				}
+				return
+			}
+			if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ResolvePin: %v\nwant an Invalid error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPathNamingAFileIsRefused(t *testing.T) {
+	t.Run("in the working tree", func(t *testing.T) {
+		dir := testgit.NewRepo(t, map[string]string{"hone.toml": "[targets.j]\npath = \"json.c\"\n", "json.c": "int x;\n"})
+		_, err := Open(dir)
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), `hone.toml:2: targets.j.path: "json.c" is not a directory in the working tree`) {
+			t.Fatalf("Open: %v", err)
+		}
+	})
+	t.Run("at the pin", func(t *testing.T) {
+		dir := testgit.NewRepo(t, map[string]string{"hone.toml": "[targets.j]\npath = \"src\"\npin = \"old\"\n", "src": "a file, then a directory\n"})
+		testgit.Git(t, dir, "branch", "old")
+		testgit.Git(t, dir, "rm", "-q", "src")
+		testgit.WriteFiles(t, dir, map[string]string{"src/json.c": "int x;\n"})
+		testgit.Git(t, dir, "add", ".")
+		testgit.Git(t, dir, "commit", "-q", "-m", "src becomes a directory")
+		ws, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ws.ResolvePin(context.Background(), ws.Config.Targets["j"])
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), `hone.toml:2: targets.j.path: "src" is not a directory in commit `) {
+			t.Fatalf("ResolvePin: %v", err)
+		}
+	})
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/testgit"
-	"github.com/hone-perf/hone/workspace"
 )
 
 // A fresh worktree starts from the default branch as the remote last showed
@@ -53,7 +53,7 @@ func TestFreshBaseIsTheRemoteDefaultNotAStaleLocalBranch(t *testing.T) {
 
 // baseRepo makes a repository whose local branches sit at an old commit and
 // whose origin/* refs sit at a newer one, and returns both commits.
-func baseRepo(t *testing.T, local, remote []string, head bool, defName string) (repo *workspace.Repo, oldC, newC string) {
+func baseRepo(t *testing.T, local, remote []string, head bool, defName string) (r *repo.Repo, oldC, newC string) {
 	t.Helper()
 	testgit.Setenv(t)
 	dir := testgit.NewRepo(t, nil)
@@ -75,9 +75,9 @@ func baseRepo(t *testing.T, local, remote []string, head bool, defName string) (
 	if defName != "" {
 		git("config", "init.defaultBranch", defName)
 	}
-	repo, err := workspace.OpenRepo(dir)
+	r, err := repo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return repo, oldC, newC
+	return r, oldC, newC
 }

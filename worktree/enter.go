@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -40,7 +40,7 @@ type EnterResult struct {
 // creating or resuming Enter while one is active is refused, so no worktree
 // is left untracked. The whole call holds the session lock, so a concurrent
 // Enter or Exit fails fast with a Busy error.
-func Enter(ctx context.Context, repo *workspace.Repo, opts EnterOptions) (*EnterResult, error) {
+func Enter(ctx context.Context, repo *repo.Repo, opts EnterOptions) (*EnterResult, error) {
 	if err := checkEnterOptions(&opts); err != nil {
 		return nil, err
 	}
@@ -48,11 +48,11 @@ func Enter(ctx context.Context, repo *workspace.Repo, opts EnterOptions) (*Enter
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockSession(repo, opts.Session)
+	held, err := lockSession(repo, opts.Session)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.unlock()
+	defer held.Release()
 	active, err := loadSession(repo, opts.Session)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func Enter(ctx context.Context, repo *workspace.Repo, opts EnterOptions) (*Enter
 const NotIsolation = "a worktree is a directory switch, not isolation: everything outside it, the rest of the repository included, stays as reachable as before"
 
 // enter switches, resumes or creates, with the session lock held.
-func enter(ctx context.Context, repo *workspace.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
+func enter(ctx context.Context, repo *repo.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
 	var err error
 	if opts.Path != "" {
 		return enterPath(ctx, repo, root, active, opts)
@@ -137,16 +137,16 @@ func checkEnterOptions(opts *EnterOptions) error {
 	return nil
 }
 
-func create(ctx context.Context, repo *workspace.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
+func create(ctx context.Context, r *repo.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
 	branch := BranchPrefix + opts.Name
-	if branchExists(repo, branch) {
+	if branchExists(r, branch) {
 		return nil, errs.Policyf("branch %s already exists but %s does not; delete the branch (`git branch -D %s`) or choose another name", branch, dir, branch)
 	}
-	baseRef, commit, err := resolveBase(ctx, repo, opts.Base)
+	baseRef, commit, err := resolveBase(ctx, r, opts.Base)
 	if err != nil {
 		return nil, err
 	}
-	added, err := ensureIgnored(root)
+	added, err := repo.IgnoreWorktrees(root)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func create(ctx context.Context, repo *workspace.Repo, root, dir string, opts En
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	rec := &record{Name: opts.Name, Branch: branch, Base: opts.Base, BaseRef: baseRef, BaseCommit: commit, CreatedAt: now}
-	if err := writeTOML(recordFile(repo, opts.Name), rec); err != nil {
+	if err := writeTOML(recordFile(r, opts.Name), rec); err != nil {
 		return nil, fmt.Errorf("%w (worktree %s was created; enter it again with --name %s)", err, dir, opts.Name)
 	}
 	s := &Session{
@@ -163,17 +163,17 @@ func create(ctx context.Context, repo *workspace.Repo, root, dir string, opts En
 		RepoRoot: root, OriginalCwd: opts.Cwd, Base: opts.Base, BaseRef: baseRef, BaseCommit: commit,
 		Target: opts.Target, EnteredAt: now,
 	}
-	if err := saveSession(repo, s); err != nil {
+	if err := saveSession(r, s); err != nil {
 		return nil, fmt.Errorf("%w (worktree %s was created; enter it again with --name %s)", err, dir, opts.Name)
 	}
 	msg := fmt.Sprintf("Created worktree %s on branch %s from %s (%s)", dir, branch, baseRef, git.Short(commit))
 	if added {
-		msg += "; added /" + ManagedDir + "/ to .gitignore"
+		msg += "; added " + repo.IgnoreLine + " to .gitignore"
 	}
 	return &EnterResult{Session: *s, GitignoreUpdated: added, Message: msg + targetNote(s.Target)}, nil
 }
 
-func resume(ctx context.Context, repo *workspace.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
+func resume(ctx context.Context, repo *repo.Repo, root, dir string, opts EnterOptions) (*EnterResult, error) {
 	wt, err := findWorktree(ctx, repo, dir)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func resume(ctx context.Context, repo *workspace.Repo, root, dir string, opts En
 // it is moved there: the previous worktree stays on disk untouched, Exit still
 // returns to the directory the session started from, and the new worktree,
 // not made by this session, is never removed by Exit.
-func enterPath(ctx context.Context, repo *workspace.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
+func enterPath(ctx context.Context, repo *repo.Repo, root string, active *Session, opts EnterOptions) (*EnterResult, error) {
 	p := opts.Path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(opts.Cwd, p)
@@ -248,7 +248,7 @@ func enterPath(ctx context.Context, repo *workspace.Repo, root string, active *S
 // init.defaultBranch, main, master; else origin/<the first of those the
 // remote has>; else the local default branch. A repository with none of them
 // is refused rather than silently given HEAD.
-func resolveBase(ctx context.Context, repo *workspace.Repo, base string) (ref, commit string, err error) {
+func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit string, err error) {
 	if base == "head" {
 		h, err := repo.Git.Head()
 		if err != nil {
@@ -288,37 +288,6 @@ func resolveBase(ctx context.Context, repo *workspace.Repo, base string) (ref, c
 	return "", "", errs.NotFoundf("--base fresh needs the default branch, but there is no origin/HEAD and no origin/ or local branch %s; use --base head, or set [worktree] base = \"head\" in %s", strings.Join(candidates, ", "), workspace.FileName)
 }
 
-// ensureIgnored adds /.sema-worktrees/ to the main worktree's .gitignore
-// unless a line there already ignores it, and reports whether it wrote.
-func ensureIgnored(root string) (bool, error) {
-	p := filepath.Join(root, ".gitignore")
-	b, err := os.ReadFile(p)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, errs.Wrap(errs.Failure, err, "cannot read %s", p)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Trim(strings.TrimSpace(line), "/") == ManagedDir {
-			return false, nil
-		}
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return false, errs.Wrap(errs.Failure, err, "cannot update %s", p)
-	}
-	add := "/" + ManagedDir + "/\n"
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		add = "\n" + add
-	}
-	_, err = f.WriteString(add)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return false, errs.Wrap(errs.Failure, err, "cannot update %s", p)
-	}
-	return true, nil
-}
-
 // checkNotNested refuses a name that would put a worktree inside another
 // managed worktree ("a/b" while "a" exists).
 func checkNotNested(root, name string) error {
@@ -333,7 +302,7 @@ func checkNotNested(root, name string) error {
 }
 
 // findWorktree returns git's entry for the worktree at path, or nil.
-func findWorktree(ctx context.Context, repo *workspace.Repo, path string) (*gitWorktree, error) {
+func findWorktree(ctx context.Context, repo *repo.Repo, path string) (*gitWorktree, error) {
 	list, err := listGitWorktrees(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -351,7 +320,7 @@ func managedPath(root, name string) string {
 	return filepath.Join(root, ManagedDir, filepath.FromSlash(name))
 }
 
-func branchExists(repo *workspace.Repo, branch string) bool {
+func branchExists(repo *repo.Repo, branch string) bool {
 	_, err := repo.Git.Reference(plumbing.NewBranchReferenceName(branch), false)
 	return err == nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -153,10 +154,10 @@ func TestNamesThatCollide(t *testing.T) {
 // Entered from inside a linked worktree, a new managed worktree still goes
 // under the main worktree, never nested in the linked one.
 func TestEnterFromALinkedWorktree(t *testing.T) {
-	repo := newRepo(t)
+	main := newRepo(t)
 	t.Setenv("HONE_SESSION", "a")
-	first := enterNamed(t, repo, "first")
-	inside, err := workspace.OpenRepo(first)
+	first := enterNamed(t, main, "first")
+	inside, err := repo.Open(first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestEnterFromALinkedWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := managedPath(repo.Root, "second"); canonical(res.WorktreePath) != canonical(want) || canonical(res.RepoRoot) != canonical(repo.Root) {
+	if want := managedPath(main.Root, "second"); canonical(res.WorktreePath) != canonical(want) || canonical(res.RepoRoot) != canonical(main.Root) {
 		t.Fatalf("worktree at %s, root %s; want %s under the main worktree", res.WorktreePath, res.RepoRoot, want)
 	}
 	if res.BaseRef != "HEAD (worktree-first)" {
@@ -203,18 +204,18 @@ func TestEnterWithASeparateGitDir(t *testing.T) {
 	top, gitDir := t.TempDir(), filepath.Join(t.TempDir(), "repo.git")
 	testgit.Git(t, top, "init", "-q", "-b", "main", "--separate-git-dir", gitDir)
 	testgit.Git(t, top, "commit", "-q", "--allow-empty", "-m", "init")
-	repo, err := workspace.OpenRepo(top)
+	r, err := repo.Open(top)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Enter(context.Background(), repo, EnterOptions{Name: "w", Cwd: top})
+	res, err := Enter(context.Background(), r, EnterOptions{Name: "w", Cwd: top})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := managedPath(top, "w"); canonical(res.WorktreePath) != canonical(want) {
 		t.Fatalf("worktree at %s; want %s", res.WorktreePath, want)
 	}
-	inside, err := workspace.OpenRepo(res.WorktreePath)
+	inside, err := repo.Open(res.WorktreePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +245,11 @@ func TestABareRepositoryHasNoMainWorktree(t *testing.T) {
 	testgit.Git(t, src, "clone", "-q", "--bare", src, bare)
 	linked := filepath.Join(t.TempDir(), "linked")
 	testgit.Git(t, bare, "worktree", "add", "-q", linked)
-	repo, err := workspace.OpenRepo(linked)
+	r, err := repo.Open(linked)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Enter(context.Background(), repo, EnterOptions{Name: "w", Cwd: linked})
+	_, err = Enter(context.Background(), r, EnterOptions{Name: "w", Cwd: linked})
 	if !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "is bare and has no main worktree") {
 		t.Fatalf("Enter: %v; want a policy refusal", err)
 	}

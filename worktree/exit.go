@@ -7,7 +7,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
-	"github.com/hone-perf/hone/workspace"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // ExitOptions says how to end the session.
@@ -39,7 +39,7 @@ const NoSessionMessage = "no active worktree session; nothing was changed"
 // and it is always refused for a worktree entered by path. When the removal
 // fails the session stays active, so the state never claims a worktree is
 // gone that is still there.
-func Exit(ctx context.Context, repo *workspace.Repo, opts ExitOptions) (*ExitResult, error) {
+func Exit(ctx context.Context, repo *repo.Repo, opts ExitOptions) (*ExitResult, error) {
 	if opts.Action == "" {
 		opts.Action = "keep"
 	}
@@ -55,11 +55,11 @@ func Exit(ctx context.Context, repo *workspace.Repo, opts ExitOptions) (*ExitRes
 			return nil, err
 		}
 	}
-	lock, err := lockSession(repo, opts.Session)
+	held, err := lockSession(repo, opts.Session)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.unlock()
+	defer held.Release()
 	s, err := loadSession(repo, opts.Session)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func Exit(ctx context.Context, repo *workspace.Repo, opts ExitOptions) (*ExitRes
 }
 
 // remove deletes the session's worktree and branch, then ends the session.
-func remove(ctx context.Context, repo *workspace.Repo, s *Session, discard bool, res *ExitResult) error {
+func remove(ctx context.Context, repo *repo.Repo, s *Session, discard bool, res *ExitResult) error {
 	if s.Kind == ByPath || s.WorktreeName == "" {
 		return errs.Policyf("worktree %s was entered with --path, and hone never removes a worktree its session did not make; run `hone worktree exit` to leave it in place", s.WorktreePath)
 	}

@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/testgit"
-	"github.com/hone-perf/hone/workspace"
 )
 
 // enterNamed creates the managed worktree name in a new session and returns
 // its path.
-func enterNamed(t *testing.T, repo *workspace.Repo, name string) string {
+func enterNamed(t *testing.T, repo *repo.Repo, name string) string {
 	t.Helper()
 	res, err := Enter(context.Background(), repo, EnterOptions{Name: name, Cwd: repo.Root})
 	if err != nil {

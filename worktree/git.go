@@ -10,12 +10,12 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
-	"github.com/hone-perf/hone/workspace"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // ManagedDir is the directory, under the main worktree, that holds the
 // worktrees hone creates.
-const ManagedDir = ".sema-worktrees"
+const ManagedDir = repo.WorktreesDir
 
 // BranchPrefix starts the branch of every managed worktree.
 const BranchPrefix = "worktree-"
@@ -32,7 +32,7 @@ type gitWorktree struct {
 
 // listGitWorktrees asks git for every worktree of the repository; the main
 // worktree comes first.
-func listGitWorktrees(ctx context.Context, repo *workspace.Repo) ([]gitWorktree, error) {
+func listGitWorktrees(ctx context.Context, repo *repo.Repo) ([]gitWorktree, error) {
 	out, err := git.Run(ctx, git.Cmd{Dir: repo.Root, Args: []string{"worktree", "list", "--porcelain", "-z"}})
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot list the worktrees of %s", repo.Root)
@@ -73,7 +73,7 @@ func listGitWorktrees(ctx context.Context, repo *workspace.Repo) ([]gitWorktree,
 // mainRoot is the main worktree's top level, the parent of ManagedDir, so
 // managed worktrees never nest inside each other whichever worktree hone runs
 // from.
-func mainRoot(ctx context.Context, repo *workspace.Repo) (string, error) {
+func mainRoot(ctx context.Context, repo *repo.Repo) (string, error) {
 	if repo.GitDir == repo.CommonDir {
 		return repo.Root, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -29,7 +30,7 @@ type Worktree struct {
 
 // List returns the managed worktrees (those under .sema-worktrees/), in git's
 // order, with their dirty-file and commit counts.
-func List(ctx context.Context, repo *workspace.Repo) ([]Worktree, error) {
+func List(ctx context.Context, repo *repo.Repo) ([]Worktree, error) {
 	root, err := mainRoot(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ type StatusResult struct {
 }
 
 // Status reports the session named by HONE_SESSION.
-func Status(ctx context.Context, repo *workspace.Repo) (*StatusResult, error) {
+func Status(ctx context.Context, repo *repo.Repo) (*StatusResult, error) {
 	session, err := SessionName()
 	if err != nil {
 		return nil, err
@@ -124,13 +125,13 @@ var ErrOutsideRepo = errors.New("outside a git repository")
 // With dir "" and a current directory that was deleted (the shell was in a
 // worktree that `exit --action remove` took away), the shell's $PWD is used:
 // its parents still lead to the repository.
-func Open(dir string) (*workspace.Repo, *workspace.Config, error) {
+func Open(dir string) (*repo.Repo, *workspace.Config, error) {
 	if dir == "" {
 		if _, err := os.Getwd(); err != nil {
 			dir = os.Getenv("PWD")
 		}
 	}
-	repo, err := workspace.OpenRepo(dir)
+	repo, err := repo.Open(dir)
 	if errs.Is(err, errs.NotFound) {
 		return nil, nil, &errs.Error{Code: errs.Policy, Err: ErrOutsideRepo,
 			Msg: err.Error() + "; hone makes worktrees only with git and has no hook to create one elsewhere"}
@@ -138,7 +139,7 @@ func Open(dir string) (*workspace.Repo, *workspace.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ws, err := repo.Workspace()
+	ws, err := workspace.Load(repo)
 	switch {
 	case err == nil:
 		return repo, ws.Config, nil

@@ -21,7 +21,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/atomicfile"
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/workspace"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // Kind says how a session got its worktree, which decides whether Exit may
@@ -63,20 +63,20 @@ type record struct {
 	CreatedAt  time.Time `toml:"created_at"`
 }
 
-func sessionsDir(repo *workspace.Repo) string {
-	return filepath.Join(repo.CommonDir, "hone", "worktree-sessions")
+func sessionsDir(repo *repo.Repo) string {
+	return repo.StatePath("worktree-sessions")
 }
 
-func sessionFile(repo *workspace.Repo, session string) string {
+func sessionFile(repo *repo.Repo, session string) string {
 	return filepath.Join(sessionsDir(repo), session+".toml")
 }
 
-func recordFile(repo *workspace.Repo, name string) string {
-	return filepath.Join(repo.CommonDir, "hone", "worktrees", filepath.FromSlash(name)+".toml")
+func recordFile(repo *repo.Repo, name string) string {
+	return repo.StatePath("worktrees", filepath.FromSlash(name)+".toml")
 }
 
 // loadSession returns the active session, or nil when there is none.
-func loadSession(repo *workspace.Repo, session string) (*Session, error) {
+func loadSession(repo *repo.Repo, session string) (*Session, error) {
 	var s Session
 	ok, err := readTOML(sessionFile(repo, session), &s)
 	if !ok || err != nil {
@@ -85,11 +85,11 @@ func loadSession(repo *workspace.Repo, session string) (*Session, error) {
 	return &s, nil
 }
 
-func saveSession(repo *workspace.Repo, s *Session) error {
+func saveSession(repo *repo.Repo, s *Session) error {
 	return writeTOML(sessionFile(repo, s.Session), s)
 }
 
-func endSession(repo *workspace.Repo, session string) error {
+func endSession(repo *repo.Repo, session string) error {
 	p := sessionFile(repo, session)
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return errs.Wrap(errs.Failure, err, "cannot end the worktree session (remove %s)", p)
@@ -99,7 +99,7 @@ func endSession(repo *workspace.Repo, session string) error {
 
 // loadRecord returns the record of a managed worktree, or nil when hone has
 // none (the worktree was made by hand).
-func loadRecord(repo *workspace.Repo, name string) (*record, error) {
+func loadRecord(repo *repo.Repo, name string) (*record, error) {
 	var r record
 	ok, err := readTOML(recordFile(repo, name), &r)
 	if !ok || err != nil {
@@ -147,7 +147,7 @@ func writeTOML(path string, v any) error {
 // HONE_SESSION wins; when other sessions hold the worktree with different
 // targets the binding is ambiguous and an error says so. Used by `hone guard
 // pre-commit` to enforce the target's allowlist on commits in the worktree.
-func SessionTarget(repo *workspace.Repo) (target string, ok bool, err error) {
+func SessionTarget(repo *repo.Repo) (target string, ok bool, err error) {
 	root := canonical(repo.Root)
 	if name, err := SessionName(); err == nil {
 		s, err := loadSession(repo, name)

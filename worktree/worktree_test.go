@@ -1,7 +1,6 @@
 package worktree
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,9 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -33,13 +34,13 @@ func TestMain(m *testing.M) {
 			time.Sleep(time.Millisecond)
 		}
 		dir := os.Getenv(helperDir)
-		repo, err := workspace.OpenRepo(dir)
+		repo, err := repo.Open(dir)
 		if err == nil {
 			_, err = Enter(context.Background(), repo, EnterOptions{Name: os.Getenv(helperName), Cwd: dir})
 		}
 		os.Exit(int(errs.CodeOf(err)))
 	case "hold":
-		repo, err := workspace.OpenRepo(os.Getenv(helperDir))
+		repo, err := repo.Open(os.Getenv(helperDir))
 		if err != nil {
 			os.Exit(1)
 		}
@@ -53,10 +54,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func newRepo(t testing.TB) *workspace.Repo {
+func newRepo(t testing.TB) *repo.Repo {
 	t.Helper()
 	testgit.Setenv(t, "HONE_SESSION=")
-	repo, err := workspace.OpenRepo(testgit.NewRepo(t, nil))
+	repo, err := repo.Open(testgit.NewRepo(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,19 +111,9 @@ func TestLockBusyThenRecoveredFromDeadHolder(t *testing.T) {
 	repo := newRepo(t)
 	ctx := context.Background()
 	holder := helper("hold", repo.Root, "", "")
-	out, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
-	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("holder said %q", line)
-	}
+	testproc.StartReady(t, holder, "locked")
 
-	_, err = Enter(ctx, repo, EnterOptions{Name: "x", Cwd: repo.Root})
+	_, err := Enter(ctx, repo, EnterOptions{Name: "x", Cwd: repo.Root})
 	if !errs.Is(err, errs.Busy) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", holder.Process.Pid)) {
 		t.Fatalf("Enter while locked: %v; want busy naming pid %d", err, holder.Process.Pid)
 	}
@@ -141,27 +132,27 @@ func TestLockBusyThenRecoveredFromDeadHolder(t *testing.T) {
 }
 
 func TestSessionTarget(t *testing.T) {
-	repo := newRepo(t)
+	main := newRepo(t)
 	ctx := context.Background()
 	cfg := &workspace.Config{Targets: map[string]*workspace.Target{"wordfreq": {Name: "wordfreq"}}}
-	res, err := Enter(ctx, repo, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: repo.Root})
+	res, err := Enter(ctx, main, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: main.Root})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inside, err := workspace.OpenRepo(filepath.Join(res.WorktreePath))
+	inside, err := repo.Open(filepath.Join(res.WorktreePath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
 		name    string
-		repo    *workspace.Repo
+		repo    *repo.Repo
 		session string
 		want    string
 		ok      bool
 	}{
 		{"in the session's worktree", inside, "", "wordfreq", true},
 		{"in the session's worktree, another HONE_SESSION", inside, "other", "wordfreq", true},
-		{"in the main worktree", repo, "", "", false},
+		{"in the main worktree", main, "", "", false},
 	} {
 		t.Setenv("HONE_SESSION", tt.session)
 		got, ok, err := SessionTarget(tt.repo)
@@ -173,7 +164,7 @@ func TestSessionTarget(t *testing.T) {
 	// Two sessions binding one worktree to different targets is ambiguous.
 	t.Setenv("HONE_SESSION", "other")
 	cfg.Targets["b"] = &workspace.Target{Name: "b"}
-	if _, err := Enter(ctx, repo, EnterOptions{Path: res.WorktreePath, Target: "b", Config: cfg, Cwd: repo.Root}); err != nil {
+	if _, err := Enter(ctx, main, EnterOptions{Path: res.WorktreePath, Target: "b", Config: cfg, Cwd: main.Root}); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("HONE_SESSION", "third")

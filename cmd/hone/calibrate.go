@@ -38,11 +38,6 @@ full bench, so this takes sessions x (1 + injections) benches.`,
 			if opts.Sessions < 0 || opts.MaxPairs < 0 {
 				return errs.Usagef("--sessions and --max-pairs must be positive")
 			}
-			switch opts.Metric {
-			case "", verdict.MetricInstructions, verdict.MetricCPUTime, verdict.MetricWall:
-			default:
-				return errs.Usagef("unknown metric %q; use instructions, cpu-time or wall", opts.Metric)
-			}
 			ws, err := app.workspace()
 			if err != nil {
 				return err

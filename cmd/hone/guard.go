@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hone-perf/hone/guard"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/workspace"
@@ -103,7 +104,7 @@ JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.`,
 			if strings.HasPrefix(args[1], "-") {
 				return errs.Usagef("REV-RANGE %q looks like an option; give a range such as main..agent/fast", args[1])
 			}
-			vs, err := patch.GuardCommits(ctx, ws.Root, patch.AllowlistOf(t), args[1])
+			vs, err := guard.Commits(ctx, ws.Root, t.Rules(), args[1])
 			if err != nil {
 				return err
 			}
@@ -129,15 +130,15 @@ violation refuses the whole push.`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			cfg, err := patch.LoadConfig(ctx, app.Dir)
+			cfg, err := guard.LoadConfig(ctx, app.Dir)
 			if err != nil {
 				return err
 			}
-			updates, err := patch.ReadPreReceive(app.In)
+			updates, err := guard.ReadPreReceive(app.In)
 			if err != nil {
 				return err
 			}
-			vs, err := patch.GuardRefs(ctx, app.Dir, cfg, updates, "--all")
+			vs, err := guard.Refs(ctx, app.Dir, cfg, updates, "--all")
 			if err != nil {
 				return err
 			}
@@ -159,11 +160,11 @@ that the remote's tracking refs and the target's pin do not already hold.`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        rangeArgs(0, 2),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			cfg, err := patch.LoadConfig(ctx, app.Dir)
+			cfg, err := guard.LoadConfig(ctx, app.Dir)
 			if err != nil {
 				return err
 			}
-			updates, err := patch.ReadPrePush(app.In)
+			updates, err := guard.ReadPrePush(app.In)
 			if err != nil {
 				return err
 			}
@@ -171,7 +172,7 @@ that the remote's tracking refs and the target's pin do not already hold.`,
 			if len(args) > 0 {
 				exclude = append(exclude, "--remotes="+args[0])
 			}
-			vs, err := patch.GuardRefs(ctx, app.Dir, cfg, updates, exclude...)
+			vs, err := guard.Refs(ctx, app.Dir, cfg, updates, exclude...)
 			if err != nil {
 				return err
 			}
@@ -206,7 +207,7 @@ allowlist. Elsewhere it does nothing and exits 0.`,
 			if err != nil {
 				return err
 			}
-			vs, err := patch.GuardStaged(ctx, ws.Root, patch.AllowlistOf(t))
+			vs, err := guard.Staged(ctx, ws.Root, t.Rules())
 			if err != nil {
 				return err
 			}
@@ -230,10 +231,10 @@ func sessionTarget(ws *workspace.Workspace) (string, error) {
 }
 
 // reportViolations prints each violation and turns any into a Policy error.
-func (app *App) reportViolations(vs []patch.Violation, asJSON bool) error {
+func (app *App) reportViolations(vs []guard.Violation, asJSON bool) error {
 	if asJSON {
 		if vs == nil {
-			vs = []patch.Violation{}
+			vs = []guard.Violation{}
 		}
 		if err := app.printJSON(map[string]any{"violations": vs}); err != nil {
 			return err
@@ -243,5 +244,5 @@ func (app *App) reportViolations(vs []patch.Violation, asJSON bool) error {
 			fmt.Fprintln(app.Out, "hone guard: "+v.String())
 		}
 	}
-	return patch.Violated(vs)
+	return guard.Violated(vs)
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hone-perf/hone/guard"
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/patch"
 )
 
 func init() { register("hooks", newHooksCmd) }
@@ -46,7 +46,7 @@ chained or replaced.`,
 		Annotations: exits(errs.Policy, errs.NotFound),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			acts, err := patch.InstallHooks(ctx, app.Dir, force)
+			acts, err := guard.InstallHooks(ctx, app.Dir, force)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ absent or foreign.`,
 		Annotations: exits(errs.NotFound),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			acts, err := patch.UninstallHooks(ctx, app.Dir)
+			acts, err := guard.UninstallHooks(ctx, app.Dir)
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ absent or foreign.`,
 	return cmd
 }
 
-func (app *App) printHookActions(acts []patch.HookAction, asJSON bool) error {
+func (app *App) printHookActions(acts []guard.HookAction, asJSON bool) error {
 	if asJSON {
 		return app.printJSON(acts)
 	}

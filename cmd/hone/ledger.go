@@ -78,8 +78,8 @@ matches).`,
 		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			f := ledger.Filter{Kind: ledger.Kind(kind), PatchID: patch, AttemptKey: key}
-			if kind != "" && !validKind(f.Kind) {
-				return errs.Usagef("--kind %q is not one of %s", kind, kindNames())
+			if kind != "" && !f.Kind.Valid() {
+				return errs.Usagef("--kind %q is not one of %s", kind, ledger.KindNames())
 			}
 			if len(args) == 1 {
 				f.Target = args[0]
@@ -123,7 +123,7 @@ matches).`,
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+kindNames())
+	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+ledger.KindNames())
 	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch `ID` (or a unique prefix of it)")
 	cmd.Flags().StringVar(&key, "attempt-key", "", "only entries with this attempt key")
 	return cmd
@@ -366,23 +366,6 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-func validKind(k ledger.Kind) bool {
-	for _, x := range ledger.Kinds {
-		if k == x {
-			return true
-		}
-	}
-	return false
-}
-
-func kindNames() string {
-	s := make([]string, len(ledger.Kinds))
-	for i, k := range ledger.Kinds {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ", ")
 }
 
 // writeColumns prints rows of cells aligned in columns two spaces apart, the

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/playbooks"
-	"github.com/hone-perf/hone/workspace"
 )
 
 func init() { register("playbook", newPlaybookCmd) }
@@ -76,7 +76,7 @@ file that replaced it).`, playbooks.Count),
 // playbookRoot is where workspace playbooks may replace built-in ones: the
 // repository's top level, or none outside a repository.
 func playbookRoot(dir string) (string, error) {
-	repo, err := workspace.OpenRepo(dir)
+	repo, err := repo.Open(dir)
 	if errs.Is(err, errs.NotFound) {
 		return "", nil
 	}

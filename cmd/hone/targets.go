@@ -15,43 +15,11 @@ import (
 func init() { register("targets", newTargetsCmd) }
 
 // targetJSON is one target as `hone targets --json` prints it: hone.toml's
-// keys with the workspace defaults merged in, plus pin_commit.
+// keys with the workspace defaults merged in (the config types carry the
+// JSON names, so a new key cannot go missing here), plus pin_commit.
 type targetJSON struct {
-	Name      string      `json:"name"`
-	Path      string      `json:"path"`
-	Pin       string      `json:"pin"`
-	PinCommit string      `json:"pin_commit"`
-	Protect   []string    `json:"protect"`
-	Build     string      `json:"build"`
-	Gates     []gateJSON  `json:"gates"`
-	Bench     benchJSON   `json:"bench"`
-	Profile   profileJSON `json:"profile"`
-}
-
-type profileJSON struct {
-	Run       string `json:"run"`
-	Format    string `json:"format"`
-	Output    string `json:"output"`
-	Frequency int    `json:"frequency"`
-}
-
-type gateJSON struct {
-	Name        string `json:"name"`
-	Run         string `json:"run"`
-	Timeout     string `json:"timeout"`
-	Equivalence bool   `json:"equivalence"`
-}
-
-type benchJSON struct {
-	Run        string  `json:"run"`
-	Metric     string  `json:"metric"`
-	Pairs      int     `json:"pairs"`
-	MaxPairs   int     `json:"max_pairs"`
-	Warmup     int     `json:"warmup"`
-	Threshold  float64 `json:"threshold"`
-	Confidence float64 `json:"confidence"`
-	Seed       int64   `json:"seed"`
-	Timeout    string  `json:"timeout"`
+	*workspace.Target
+	PinCommit string `json:"pin_commit"`
 }
 
 func newTargetsCmd(app *App) *cobra.Command {
@@ -77,11 +45,11 @@ Every pin is resolved; one that names no commit is a hone.toml error.`,
 			out := make([]targetJSON, 0, len(ws.Config.Targets))
 			for _, name := range ws.TargetNames() {
 				t := ws.Config.Targets[name]
-				pin, err := ws.ResolvePin(t)
+				pin, err := ws.ResolvePin(ctx, t)
 				if err != nil {
 					return err
 				}
-				out = append(out, toTargetJSON(t, pin))
+				out = append(out, targetJSON{Target: t, PinCommit: pin})
 			}
 			if asJSON {
 				return app.printJSON(out)
@@ -96,20 +64,4 @@ Every pin is resolved; one that names no commit is a hone.toml error.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON, with every setting of each target")
 	return cmd
-}
-
-func toTargetJSON(t *workspace.Target, pin string) targetJSON {
-	j := targetJSON{Name: t.Name, Path: t.Path, Pin: t.Pin, PinCommit: pin, Protect: t.Protect, Build: t.Build,
-		Profile: profileJSON{Run: t.Profile.Run, Format: t.Profile.Format, Output: t.Profile.Output, Frequency: t.Profile.Frequency}}
-	if j.Protect == nil {
-		j.Protect = []string{}
-	}
-	j.Gates = make([]gateJSON, 0, len(t.Gates))
-	for _, g := range t.Gates {
-		j.Gates = append(j.Gates, gateJSON{Name: g.Name, Run: g.Run, Timeout: g.Timeout.String(), Equivalence: g.Equivalence})
-	}
-	b := t.Bench
-	j.Bench = benchJSON{Run: b.Run, Metric: b.Metric, Pairs: b.Pairs, MaxPairs: b.MaxPairs, Warmup: b.Warmup,
-		Threshold: b.Threshold, Confidence: b.Confidence, Seed: b.Seed, Timeout: b.Timeout.String()}
-	return j
 }

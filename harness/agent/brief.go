@@ -24,7 +24,7 @@ func Brief(ctx context.Context, ws *workspace.Workspace, target string) (string,
 	if err != nil {
 		return "", err
 	}
-	pin, err := ws.ResolvePin(t)
+	pin, err := ws.ResolvePin(ctx, t)
 	if err != nil {
 		return "", err
 	}

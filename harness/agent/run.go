@@ -149,13 +149,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (*Result, e
 
 // openTranscript creates <git common dir>/hone/transcripts/<target>-<time>.jsonl.
 func openTranscript(ws *workspace.Workspace, target string) (*os.File, string, error) {
-	hd, err := ws.HoneDir()
+	dir, err := ws.StateDir("transcripts")
 	if err != nil {
 		return nil, "", err
-	}
-	dir := filepath.Join(hd, "transcripts")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", errs.Wrap(errs.Failure, err, "cannot create %s", dir)
 	}
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", target, stamp))

@@ -50,12 +50,8 @@ func Build(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, co
 		}
 		return &Built{Out: co.Out, Result: res}, nil
 	}
-	hone, err := ws.HoneDir()
-	if err != nil {
-		return nil, err
-	}
 	key := CacheKey(co.Commit, t.Build, t.Path)
-	root := filepath.Join(hone, "build-cache")
+	root := ws.StatePath("build-cache")
 	final := filepath.Join(root, key)
 	if fi, err := os.Stat(final); err == nil && fi.IsDir() {
 		return &Built{Out: final, Cached: true, Key: key}, nil

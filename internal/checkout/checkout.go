@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/lock"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/sandbox"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -25,36 +25,32 @@ type Checkout struct {
 	Dir    string // the worktree's top level: HONE_ROOT
 	Commit string // 40-hex commit checked out (detached)
 	Out    string // an empty build output folder outside Dir, for uncached builds
-	repo   *workspace.Repo
+	repo   *repo.Repo
 }
 
 // New checks commit out into a new detached linked worktree. The user's hooks
 // and global git configuration are ignored, so checking out cannot run code.
-func New(ctx context.Context, repo *workspace.Repo, commit string) (*Checkout, error) {
-	hone, err := repo.HoneDir()
-	if err != nil {
-		return nil, err
-	}
+func New(ctx context.Context, r *repo.Repo, commit string) (*Checkout, error) {
 	name := time.Now().UTC().Format("20060102-150405") + "-" + randomHex(4)
 	co := &Checkout{
-		Dir:    filepath.Join(hone, "checkouts", name),
-		Out:    filepath.Join(hone, "out", name),
+		Dir:    r.StatePath("checkouts", name),
+		Out:    r.StatePath("out", name),
 		Commit: commit,
-		repo:   repo,
+		repo:   r,
 	}
 	if err := os.MkdirAll(filepath.Dir(co.Dir), 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot create %s", filepath.Dir(co.Dir))
 	}
-	unlock, err := lockWorktrees(hone)
+	held, err := lockWorktrees(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	_, err = git.Run(ctx, git.Cmd{
-		Dir:      repo.Root,
+		Dir:      r.Root,
 		Args:     []string{"-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--detach", co.Dir, commit + "^{commit}"},
 		Isolated: true,
 	})
-	unlock()
+	held.Release()
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot check out %s", git.Short(commit))
 	}
@@ -69,15 +65,11 @@ func New(ctx context.Context, repo *workspace.Repo, commit string) (*Checkout, e
 // safe to call more than once and works after ctx is cancelled.
 func (c *Checkout) Remove(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
-	hone, err := c.repo.HoneDir()
+	held, err := lockWorktrees(ctx, c.repo)
 	if err != nil {
 		return err
 	}
-	unlock, err := lockWorktrees(hone)
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	defer held.Release()
 	_, err = git.Run(ctx, git.Cmd{Dir: c.repo.Root, Args: []string{"worktree", "remove", "--force", c.Dir}, Isolated: true})
 	if err != nil {
 		// A half-created or already deleted worktree: delete what is left and
@@ -127,14 +119,6 @@ func randomHex(n int) string {
 // lockWorktrees serializes hone's own worktree additions and removals in one
 // repository: `git worktree add` reads every registered worktree and fails on
 // one that a concurrent `git worktree remove` has half deleted.
-func lockWorktrees(honeDir string) (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(honeDir, "checkouts.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot open the checkout lock")
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, errs.Wrap(errs.Failure, err, "checkout: cannot take the checkout lock")
-	}
-	return func() { f.Close() }, nil
+func lockWorktrees(ctx context.Context, r *repo.Repo) (*lock.Lock, error) {
+	return lock.Acquire(ctx, r.StatePath("checkouts.lock"), "add or remove a checkout")
 }

@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/lock"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -96,8 +99,7 @@ func TestFailedBuildIsNotCached(t *testing.T) {
 	if err != nil || b.OK() {
 		t.Fatalf("broken build: %+v, %v", b, err)
 	}
-	hone, _ := ws.HoneDir()
-	if ents, _ := os.ReadDir(filepath.Join(hone, "build-cache")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(ws.StatePath("build-cache")); len(ents) != 0 {
 		t.Errorf("build cache holds %d entries after a failed build", len(ents))
 	}
 }
@@ -106,5 +108,25 @@ func TestNewUnknownCommit(t *testing.T) {
 	ws, _ := newWorkspace(t, "true")
 	if _, err := New(context.Background(), ws.Repo, strings.Repeat("ab", 20)); err == nil {
 		t.Fatal("checkout of a missing commit succeeded")
+	}
+}
+
+// A hone stuck while holding the checkout lock (here: this test holding it)
+// cannot make a verdict wait forever: New gives up at its deadline, busy,
+// and leaves no worktree behind.
+func TestCheckoutGivesUpBehindAStuckLockHolder(t *testing.T) {
+	ws, pin := newWorkspace(t, "true")
+	held, err := lock.Acquire(context.Background(), ws.StatePath("checkouts.lock"), "hold the checkouts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if co, err := New(ctx, ws.Repo, pin); errs.CodeOf(err) != errs.Busy {
+		t.Fatalf("New behind a held lock: %+v, %v; want busy", co, err)
+	}
+	if ents, _ := os.ReadDir(ws.StatePath("checkouts")); len(ents) != 0 {
+		t.Errorf("a busy New left %d checkouts", len(ents))
 	}
 }

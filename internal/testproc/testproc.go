@@ -1,11 +1,14 @@
 // Package testproc looks at the machine's processes, for tests that must
-// prove a command left nothing running behind it.
+// prove a command left nothing running behind it, and starts the helper
+// processes tests race against.
 //
 // It is for _test.go files only: no non-test code may import it.
 package testproc
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,4 +34,23 @@ func Count(t testing.TB, s string) int {
 		}
 	}
 	return n
+}
+
+// StartReady starts cmd, a helper process, and waits until it prints the
+// line ready on its standard output, so the test goes on only once the
+// helper holds what it was started to hold. The helper is killed when the
+// test ends.
+func StartReady(t testing.TB, cmd *exec.Cmd, ready string) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != ready+"\n" {
+		t.Fatalf("helper %s said %q, want %q", cmd.Path, line, ready)
+	}
 }

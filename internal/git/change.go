@@ -1,0 +1,59 @@
+package git
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Change is one path git reports as different between two trees.
+type Change struct {
+	Path    string `json:"path"`
+	OldMode uint32 `json:"old_mode"`
+	NewMode uint32 `json:"new_mode"`
+	Status  string `json:"status"` // git's letter: A, D, M, T
+	Binary  bool   `json:"binary,omitempty"`
+	Hash    string `json:"-"` // the new object
+}
+
+// RawDiffArgs are the options of a diff-tree, diff-index or diff-files that
+// ParseRaw reads: every path on its own, NUL-separated, with modes and the
+// binary marker, and no rename detection so both sides of a move are seen.
+var RawDiffArgs = []string{"-r", "-z", "--raw", "--numstat", "--no-renames"}
+
+// ParseRaw reads `git diff-* -z --raw --numstat` output (see RawDiffArgs):
+// raw records give paths and modes, numstat records mark binary content
+// ("-" counts).
+func ParseRaw(out []byte) ([]Change, error) {
+	var changes []Change
+	byPath := map[string]int{}
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			continue
+		}
+		if !strings.HasPrefix(f, ":") {
+			stat := strings.SplitN(f, "\t", 3)
+			if len(stat) == 3 && stat[0] == "-" {
+				if j, ok := byPath[stat[2]]; ok {
+					changes[j].Binary = true
+				}
+			}
+			continue
+		}
+		meta := strings.Fields(f[1:])
+		if len(meta) < 5 || i+1 >= len(fields) || fields[i+1] == "" {
+			return nil, fmt.Errorf("unexpected git diff output %q", f)
+		}
+		om, err1 := strconv.ParseUint(meta[0], 8, 32)
+		nm, err2 := strconv.ParseUint(meta[1], 8, 32)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("unexpected modes in git diff output %q", f)
+		}
+		i++
+		byPath[fields[i]] = len(changes)
+		changes = append(changes, Change{Path: fields[i], OldMode: uint32(om), NewMode: uint32(nm), Status: meta[4][:1], Hash: meta[3]})
+	}
+	return changes, nil
+}

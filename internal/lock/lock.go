@@ -1,0 +1,160 @@
+// Package lock is hone's one inter-process lock: an flock on a file in
+// hone's state directory, with one waiting policy. The kernel drops an flock
+// when its holder dies, so a lock left by a crashed or killed hone is free at
+// once and nothing guesses from pids. The file itself is never deleted
+// (deleting a locked file would let two processes lock two different files);
+// the holder writes who it is into it, only to name it in messages.
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+// DefaultWait bounds the wait of a caller whose ctx has no deadline, so no
+// hone command can block forever behind another.
+const DefaultWait = 30 * time.Second
+
+// maxPoll is the longest pause between two tries: short, because holders
+// (a ref update, a worktree add) keep hone's locks for milliseconds.
+const maxPoll = 20 * time.Millisecond
+
+// Lock is a held lock. Release it when done; dying releases it too.
+type Lock struct{ f *os.File }
+
+// holder is what the process holding a lock writes into its file.
+type holder struct {
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Purpose string    `json:"purpose"`
+	Since   time.Time `json:"since"`
+}
+
+// Acquire takes the lock on path (created with its directory if missing) for
+// purpose, a verb phrase saying what the caller is about to do ("update
+// refs"), used in messages. It waits until the lock is free or ctx is done,
+// trying at least once: a ctx whose deadline has already passed fails at
+// once when the lock is held. When ctx's deadline passes it returns a Busy
+// error naming the holder; when ctx is cancelled, ctx's error wrapped as a
+// Failure. A ctx without a deadline waits at most DefaultWait.
+func Acquire(ctx context.Context, path, purpose string) (*Lock, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultWait)
+		defer cancel()
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot open the lock %s", path)
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, maxPoll) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			l := &Lock{f}
+			l.sign(purpose)
+			return l, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, errs.Wrap(errs.Failure, err, "cannot lock %s", path)
+		}
+		pause := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			who := heldBy(f, purpose)
+			f.Close()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, errs.Busyf("cannot %s: held by %s; retry when it has finished", purpose, who)
+			}
+			return nil, errs.Wrap(errs.Failure, ctx.Err(), "cannot %s: interrupted while waiting for %s", purpose, who)
+		case <-pause.C:
+		}
+	}
+}
+
+// sign writes the holder record. It only names the holder in other
+// processes' messages, so failing to write it must not fail the lock.
+func (l *Lock) sign(purpose string) {
+	b, _ := json.Marshal(holder{PID: os.Getpid(), Command: commandLine(), Purpose: purpose, Since: time.Now()})
+	if l.f.Truncate(0) == nil {
+		l.f.WriteAt(append(b, '\n'), 0)
+	}
+}
+
+// Release drops the lock. It is safe to call more than once.
+func (l *Lock) Release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	l.f.Truncate(0)
+	l.f.Close()
+	l.f = nil
+}
+
+// heldBy names the holder from its record, for a message about wanting the
+// lock for purpose. A holder that has not written its record yet, or wrote
+// something else, is "another hone process".
+func heldBy(f *os.File, purpose string) string {
+	b := make([]byte, 1024)
+	n, _ := f.ReadAt(b, 0)
+	var h holder
+	if n == 0 || json.Unmarshal(b[:n], &h) != nil || h.PID <= 0 {
+		return "another hone process"
+	}
+	s := fmt.Sprintf("hone pid %d", h.PID)
+	if h.Command != "" {
+		s += fmt.Sprintf(" (`%s`)", clip(h.Command))
+	}
+	if !h.Since.IsZero() {
+		s += " since " + clock(h.Since, time.Now())
+	}
+	if h.Purpose != "" && h.Purpose != purpose {
+		s += " to " + clip(h.Purpose)
+	}
+	return s
+}
+
+// clock shows t as a time of day, with the date when it is not today.
+func clock(t, now time.Time) string {
+	t = t.Local()
+	if y, m, d := t.Date(); now.Year() == y && now.Month() == m && now.Day() == d {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04:05")
+}
+
+// commandLine is this process's command as a user typed it, on one line.
+func commandLine() string {
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	return strings.Join(args, " ")
+}
+
+// clip keeps a holder's text short and on one line: it is read from a file
+// any process can write.
+func clip(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 80 {
+		return strings.ToValidUTF8(s[:77], "") + "..."
+	}
+	return s
+}

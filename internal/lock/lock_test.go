@@ -1,0 +1,188 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testproc"
+)
+
+// With HONE_LOCK_HOLD=<path> the test binary is a separate process that
+// takes the lock, says "locked" and holds it until killed: holders in the
+// tests are real processes, as they are in use.
+func TestMain(m *testing.M) {
+	if p := os.Getenv("HONE_LOCK_HOLD"); p != "" {
+		if _, err := Acquire(context.Background(), p, "hold the lock for a test"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(int(errs.CodeOf(err)))
+		}
+		fmt.Println("locked")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// hold starts a process that holds the lock on path until the test ends or
+// it is killed.
+func hold(t *testing.T, path string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "holder-arg")
+	cmd.Env = append(os.Environ(), "HONE_LOCK_HOLD="+path)
+	testproc.StartReady(t, cmd, "locked")
+	return cmd
+}
+
+func withTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A second process wanting a held lock is told busy (exit 8), with the
+// holder's pid, its command and what it is doing, and gets the lock once
+// the holder has released it.
+func TestBusyNamesTheHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "x.lock")
+	holder := hold(t, path)
+	_, err := Acquire(withTimeout(t, 100*time.Millisecond), path, "update refs")
+	if errs.CodeOf(err) != errs.Busy {
+		t.Fatalf("Acquire of a held lock: %v; want busy (exit 8)", err)
+	}
+	for _, want := range []string{
+		"cannot update refs: held by hone pid " + fmt.Sprint(holder.Process.Pid),
+		"(`lock.test -test.run=^$ -- holder-arg`)",
+		" since ", "to hold the lock for a test", "retry when it has finished",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("busy message %q lacks %q", err, want)
+		}
+	}
+}
+
+// A holder that never releases cannot make a waiter wait past its deadline,
+// and a ctx without one gets DefaultWait, not forever.
+func TestWaitEndsAtTheDeadline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	hold(t, path)
+	const d = 300 * time.Millisecond
+	start := time.Now()
+	_, err := Acquire(withTimeout(t, d), path, "wait")
+	if took := time.Since(start); errs.CodeOf(err) != errs.Busy || took < d || took > d+5*time.Second {
+		t.Fatalf("Acquire returned %v after %v; want busy soon after %v", err, took, d)
+	}
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := Acquire(expired, path, "try once"); errs.CodeOf(err) != errs.Busy {
+		t.Fatalf("Acquire with a past deadline: %v; want busy at once", err)
+	}
+}
+
+// A past deadline still tries once, so "fail at once if held" callers get a
+// free lock.
+func TestPastDeadlineTakesAFreeLock(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	l, err := Acquire(expired, filepath.Join(t.TempDir(), "x.lock"), "try once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	l.Release()
+}
+
+// Cancelling a waiter stops its wait with the context's error, as a failure
+// rather than busy: nobody ran out of patience, the caller gave up.
+func TestCancelledWaiterStops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	hold(t, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Acquire(ctx, path, "wait")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if errs.CodeOf(err) != errs.Failure || !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled Acquire: %v; want a failure wrapping context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled Acquire kept waiting")
+	}
+}
+
+// A holder killed with SIGKILL cannot release anything itself: the kernel
+// drops its flock, and a waiter that was already waiting gets the lock.
+func TestKilledHolderFreesTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	holder := hold(t, path)
+	got := make(chan error, 1)
+	go func() {
+		l, err := Acquire(withTimeout(t, 20*time.Second), path, "wait for a dead holder")
+		if err == nil {
+			l.Release()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	holder.Wait()
+	if err := <-got; err != nil {
+		t.Fatalf("Acquire after the holder was killed: %v", err)
+	}
+}
+
+// Two holders in one process exclude each other too: the lock is on the
+// open file, not the process.
+func TestExclusiveWithinAProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	l, err := Acquire(context.Background(), path, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(withTimeout(t, 50*time.Millisecond), path, "second"); errs.CodeOf(err) != errs.Busy ||
+		!strings.Contains(err.Error(), fmt.Sprintf("hone pid %d", os.Getpid())) || !strings.Contains(err.Error(), "to first") {
+		t.Fatalf("second Acquire: %v; want busy naming this process", err)
+	}
+	l.Release()
+	l2, err := Acquire(withTimeout(t, time.Second), path, "second")
+	if err != nil {
+		t.Fatalf("Acquire after Release: %v", err)
+	}
+	l2.Release()
+}
+
+// A holder record that is missing or not hone's still gives a one-line
+// message, and text planted in it cannot break the line.
+func TestForeignHolderRecord(t *testing.T) {
+	for _, content := range []string{"", "pid 1 since then\n", `{"pid":7,"command":"evil\nSECOND LINE","purpose":"x"}`} {
+		path := filepath.Join(t.TempDir(), "x.lock")
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(content)
+		_, err = Acquire(withTimeout(t, 20*time.Millisecond), path, "x")
+		f.Close()
+		if errs.CodeOf(err) != errs.Busy || strings.Contains(err.Error(), "\n") {
+			t.Errorf("record %q: %q", content, err)
+		}
+	}
+}

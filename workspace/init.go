@@ -1,0 +1,132 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
+)
+
+// InitOptions is what `hone init` is asked to do.
+type InitOptions struct {
+	Target string // define this target in a new hone.toml, or check that the existing one does
+	Path   string // the target's path (default targets/<Target>); needs Target
+	// StartLedger creates the ledger branch of ws unless it exists and
+	// reports whether it did: ledger.Open(ws).Init. It is passed in because
+	// package ledger reads the workspace, so workspace cannot import it.
+	StartLedger func(ctx context.Context, ws *Workspace) (created bool, err error)
+}
+
+// InitResult says what Init did.
+type InitResult struct {
+	Root             string `json:"root"`
+	Config           string `json:"config"`
+	CreatedConfig    bool   `json:"created_config"`
+	UpdatedGitignore bool   `json:"updated_gitignore"`
+	CreatedLedger    bool   `json:"created_ledger"`
+	LedgerBranch     string `json:"ledger_branch"`
+	Target           string `json:"target,omitempty"`
+	TargetPath       string `json:"target_path,omitempty"`
+	Pin              string `json:"pin,omitempty"`
+	TargetPathExists bool   `json:"target_path_exists,omitempty"`
+}
+
+// Init makes the git repository around dir a hone workspace: a commented
+// hone.toml at its top level (never overwritten), the managed-worktree
+// folder in .gitignore, and the ledger branch. Run again, it completes what
+// is missing and changes nothing else; with an existing hone.toml, a Target
+// or Path it does not already define is refused (Policy), since Init never
+// rewrites the file.
+func Init(ctx context.Context, dir string, opts InitOptions) (*InitResult, error) {
+	r, err := repo.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	res := &InitResult{Root: r.Root, Config: filepath.Join(r.Root, FileName)}
+	ws, err := Load(r)
+	switch {
+	case err == nil:
+		res.Config = ws.ConfigPath
+		if err := checkExistingTarget(ws, opts.Target, opts.Path); err != nil {
+			return nil, err
+		}
+	case errs.Is(err, errs.NotFound):
+		if err := writeConfig(ctx, r, res.Config, opts.Target, opts.Path); err != nil {
+			return nil, err
+		}
+		res.CreatedConfig = true
+		if ws, err = Load(r); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	if opts.Target != "" {
+		t := ws.Config.Targets[opts.Target]
+		res.Target, res.TargetPath, res.Pin = t.Name, t.Path, t.Pin
+		_, statErr := os.Stat(filepath.Join(r.Root, filepath.FromSlash(t.Path)))
+		res.TargetPathExists = statErr == nil
+	}
+	if res.UpdatedGitignore, err = repo.IgnoreWorktrees(r.Root); err != nil {
+		return nil, err
+	}
+	res.LedgerBranch = ws.Config.Ledger.Branch
+	if res.CreatedLedger, err = opts.StartLedger(ctx, ws); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkExistingTarget refuses options that would need hone.toml rewritten.
+func checkExistingTarget(ws *Workspace, target, path string) error {
+	if target == "" {
+		return nil
+	}
+	t, ok := ws.Config.Targets[target]
+	if !ok {
+		return errs.Policyf("%s already exists and defines no target %q; hone init never rewrites it: add a [targets.%s] table by hand", ws.ConfigPath, target, target)
+	}
+	if path != "" && filepath.ToSlash(filepath.Clean(path)) != t.Path {
+		return errs.Policyf("%s already defines target %q with path %q, not %q; edit hone.toml by hand to change it", ws.ConfigPath, target, t.Path, path)
+	}
+	return nil
+}
+
+func writeConfig(ctx context.Context, r *repo.Repo, file, target, path string) error {
+	pin := ""
+	if target != "" {
+		if err := CheckTargetName(target); err != nil {
+			return err
+		}
+		if path != "" {
+			path = filepath.ToSlash(path)
+			if err := CheckTargetPath(path); err != nil {
+				return err
+			}
+		}
+		// Pin to the branch checked out now (it need not have commits yet);
+		// a detached HEAD pins "HEAD".
+		if b, err := git.Output(ctx, r.Root, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && b != "" {
+			pin = b
+		}
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return errs.Policyf("%s appeared while hone init was running; not overwriting it", file)
+	}
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot create %s", file)
+	}
+	if _, err := f.Write(InitialConfig(target, path, pin)); err != nil {
+		f.Close()
+		return errs.Wrap(errs.Failure, err, "cannot write %s", file)
+	}
+	if err := f.Close(); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot write %s", file)
+	}
+	return nil
+}
