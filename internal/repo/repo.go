@@ -125,10 +125,11 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	}
 	// go-git does not know every revision syntax git does (and does not peel
 	// annotated tags here); ask git before failing.
-	out, err := git.Output(ctx, r.Root, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	raw, err := git.Run(ctx, git.Cmd{Dir: r.Root, Isolated: true, Args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"}})
 	if err := ctx.Err(); err != nil {
 		return "", errs.Wrap(errs.Failure, err, "resolving %q interrupted", rev)
 	}
+	out := strings.TrimSpace(string(raw))
 	if err != nil || len(out) != 40 {
 		return "", ErrNoCommit
 	}
