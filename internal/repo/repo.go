@@ -102,6 +102,19 @@ func (r *Repo) StatePath(parts ...string) string {
 	return filepath.Join(append([]string{r.CommonDir, stateName}, parts...)...)
 }
 
+// Scratch areas are the folders of the state directory in which hone
+// processes make folders they own for their life (see internal/scratch): a
+// verdict's, profile's or calibration's run folder, a proposal's throwaway
+// index. Whatever makes a folder in one sweeps those of dead owners there,
+// and hone gc sweeps them all.
+const (
+	RunsArea  = "runs"
+	ApplyArea = "apply"
+)
+
+// ScratchAreas lists every scratch area, for sweeping.
+var ScratchAreas = []string{RunsArea, ApplyArea}
+
 // StateDir is StatePath for a directory, created on demand.
 func (r *Repo) StateDir(parts ...string) (string, error) {
 	d := r.StatePath(parts...)
