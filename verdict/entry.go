@@ -101,7 +101,7 @@ type Bench struct {
 	BaselineUnreapedSeconds  float64       `toml:"baseline_unreaped_seconds,omitempty" json:"baseline_unreaped_seconds,omitempty"`
 	CandidateUnreapedSeconds float64       `toml:"candidate_unreaped_seconds,omitempty" json:"candidate_unreaped_seconds,omitempty"`
 	Metrics                  []MetricStats `toml:"metrics" json:"metrics"`
-	Samples        []Samples     `toml:"samples" json:"samples"`
+	Samples                  []Samples     `toml:"samples" json:"samples"`
 	// Counters are perf stat counters of the warm-up runs, by event; events
 	// the machine does not support are absent, never zero. In JSON they are
 	// one list, Counters, which MarshalJSON fills from the maps: event names
@@ -177,8 +177,8 @@ type Environment struct {
 	// the pin built again.
 	BaselineCacheDiscarded string            `toml:"baseline_cache_discarded,omitempty" json:"baseline_cache_discarded,omitempty"`
 	Perf                   PerfInfo          `toml:"perf" json:"perf"`
-	InstructionsVia string            `toml:"instructions_via,omitempty" json:"instructions_via,omitempty"` // "perf" or "valgrind"
-	Tools           map[string]string `toml:"tools" json:"tools"`                                           // tool -> first line of its version
+	InstructionsVia        string            `toml:"instructions_via,omitempty" json:"instructions_via,omitempty"` // "perf" or "valgrind"
+	Tools                  map[string]string `toml:"tools" json:"tools"`                                           // tool -> first line of its version
 
 	jailSeen bool // noteJail has seen a run
 }
