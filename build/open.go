@@ -1,6 +1,7 @@
 package build
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -12,17 +13,9 @@ import (
 // way (RESOLVE_NO_SYMLINKS), nothing outside root (RESOLVE_BENEATH), and
 // not a pipe or device that could block or lie about its size.
 func OpenInTree(root, rel string) (*os.File, error) {
-	dir, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: root, Err: err}
-	}
-	defer unix.Close(dir)
-	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: filepath.Join(root, rel), Err: err}
+		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(root, rel))
 	fi, err := f.Stat()
@@ -34,4 +27,39 @@ func OpenInTree(root, rel string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// RemoveInTree removes the file at rel below root, if there is one, with
+// the same care: a symlink on the way is refused, not followed, so a tree
+// a build wrote cannot turn hone's removal into one elsewhere.
+func RemoveInTree(root, rel string) error {
+	dir, err := openBeneath(root, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	defer unix.Close(dir)
+	err = unix.Unlinkat(dir, filepath.Base(rel), 0)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: filepath.Join(root, rel), Err: err}
+	}
+	return nil
+}
+
+func openBeneath(root, rel string, flags int) (int, error) {
+	dir, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   uint64(flags | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: filepath.Join(root, rel), Err: err}
+	}
+	return fd, nil
 }

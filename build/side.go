@@ -244,18 +244,37 @@ func (s *Side) Env() []string {
 	}
 }
 
-// HostPath maps a path in the jail below /hone/src or /hone/out to the
-// side's folder on the host; ok is false for any other path.
-func (s *Side) HostPath(p string) (host string, ok bool) {
+// inTree splits a jail path below /hone/src or /hone/out into the side's
+// folder and the path below it; ok is false for any other path, and for
+// one that climbs out with "..".
+func (s *Side) inTree(p string) (root, rel string, ok bool) {
+	p = filepath.Clean(p)
 	for _, m := range [][2]string{{SrcDir, s.Src}, {OutDir, s.Out}} {
-		if p == m[0] {
-			return m[1], true
-		}
 		if rest, found := strings.CutPrefix(p, m[0]+"/"); found {
-			return filepath.Join(m[1], filepath.FromSlash(rest)), true
+			return m[1], rest, true
 		}
 	}
-	return "", false
+	return "", "", false
+}
+
+// Remove removes the file at a jail path of the side's trees, never through
+// a symlink the build left; other paths are refused.
+func (s *Side) Remove(p string) error {
+	root, rel, ok := s.inTree(p)
+	if !ok {
+		return errs.Invalidf("%s is not in the checkout or the build output", p)
+	}
+	return RemoveInTree(root, rel)
+}
+
+// Open opens a file by its path in the jail: below /hone/src or /hone/out
+// from the side's folders, without following any symlink (they were
+// written by the build); any other path (a system library) where it is.
+func (s *Side) Open(p string) (*os.File, error) {
+	if root, rel, ok := s.inTree(p); ok {
+		return OpenInTree(root, rel)
+	}
+	return os.Open(p)
 }
 
 var errNoGoMod = errors.New("no go.mod")
