@@ -1,8 +1,9 @@
 // Package verdict decides whether a patch made its target faster: it builds the
-// pin and the patch commit in fresh checkouts, runs the target's gates in the
-// sandbox, benchmarks baseline and candidate in interleaved pairs until a
-// sequential decision is clear, and records a verdict entry (with its raw
-// samples, so anyone can recompute it) in the ledger.
+// pin and the patch commit in fresh checkouts (package build), runs the
+// target's gates in the jail, benchmarks baseline and candidate in
+// interleaved pairs until a sequential decision is clear, and records a
+// verdict entry (with its raw samples, so anyone can recompute it) in the
+// ledger.
 package verdict
 
 import (
