@@ -187,3 +187,27 @@ func prefixMismatch(err error, prefix string) {
 		mm.path = prefix + mm.path
 	}
 }
+
+// verify checks the entry in dir against its manifest without using it,
+// returning the first difference (a *mismatch), or the missing manifest.
+func (c cache) verify(dir string) error {
+	m, err := readManifest(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return &mismatch{manifestName, "missing"}
+	}
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(c.dir, ".verify-")
+	if err != nil {
+		return err
+	}
+	defer scratch.RemoveAll(tmp)
+	if err := copyVerified(filepath.Join(dir, "src"), filepath.Join(tmp, "src"), m.Src); err != nil {
+		prefixMismatch(err, "src/")
+		return err
+	}
+	err = copyVerified(filepath.Join(dir, "out"), filepath.Join(tmp, "out"), m.Out)
+	prefixMismatch(err, "out/")
+	return err
+}

@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -47,6 +48,9 @@ func sweepLegacy(ctx context.Context, r *repo.Repo) scratch.Freed {
 type GCResult struct {
 	Leftovers scratch.Freed `json:"leftovers"`   // run folders and scratch of dead hones
 	Cache     scratch.Freed `json:"build_cache"` // build cache entries trimmed
+	// Damaged are cache entries that no longer match their manifest (or
+	// have none, as older hones wrote them); they were removed.
+	Damaged scratch.Freed `json:"damaged"`
 	// CacheBytes is the size of the build cache after trimming, and
 	// CacheLimit its bound ([sandbox] cache_size).
 	CacheBytes int64 `json:"cache_bytes"`
@@ -56,8 +60,10 @@ type GCResult struct {
 }
 
 // GC removes what dead hones left behind (run folders, throwaway indexes,
-// older hones' checkouts) and trims the build cache, the pins' builds and
-// the trusted Go build caches, to limit bytes, least recently used first.
+// older hones' checkouts), checks every build cache entry against its
+// manifest, removing those that differ, and trims the build cache, the
+// pins' builds and the trusted Go build caches, to limit bytes, least
+// recently used first.
 func GC(ctx context.Context, r *repo.Repo, limit int64) (*GCResult, error) {
 	res := &GCResult{CacheLimit: limit, Kept: scratch.Kept(r.StatePath(repo.RunsArea))}
 	for _, area := range repo.ScratchAreas {
@@ -68,6 +74,11 @@ func GC(ctx context.Context, r *repo.Repo, limit int64) (*GCResult, error) {
 		res.Leftovers.Add(f)
 	}
 	res.Leftovers.Add(sweepLegacy(ctx, r))
+	damaged, err := removeDamaged(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	res.Damaged = damaged
 	freed, size, err := trimCache(ctx, r, limit)
 	if err != nil {
 		return nil, err
@@ -77,6 +88,32 @@ func GC(ctx context.Context, r *repo.Repo, limit int64) (*GCResult, error) {
 		res.Kept = []string{}
 	}
 	return res, nil
+}
+
+func removeDamaged(ctx context.Context, r *repo.Repo) (scratch.Freed, error) {
+	var freed scratch.Freed
+	c := cache{dir: r.StatePath(cacheDir)}
+	ents, _ := os.ReadDir(c.dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(c.dir, e.Name())
+		err := c.verify(dir)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, errMismatch) {
+			return freed, errs.Wrap(errs.Failure, err, "build cache: cannot check %s", dir)
+		}
+		n := scratch.Size(dir)
+		if err := c.discard(ctx, dir); err != nil {
+			return freed, err
+		}
+		freed.Items++
+		freed.Bytes += n
+	}
+	return freed, nil
 }
 
 // cacheItem is one thing the cache bound counts: a build cache entry, or a

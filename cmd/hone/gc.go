@@ -19,14 +19,16 @@ func newGCCmd(app *App) *cobra.Command {
 		Short: "Remove what killed hones left behind and trim the build cache",
 		Long: `Remove the run folders and throwaway indexes of hone processes that died
 (killed, crashed) before removing them, and the checkouts older hone versions
-left under .git/hone/checkouts/; then trim the build cache (the pins' cached
-builds and the trusted Go build cache) to [sandbox] cache_size (default 2GiB),
-least recently used first. A folder of a live hone, and one kept with
+left under .git/hone/checkouts/; check every cached build against the
+manifest recorded when it was built, removing those that differ; then trim
+the build cache (the pins' cached builds and the trusted Go build cache) to
+[sandbox] cache_size (default 2GiB), least recently used first. A folder of a live hone, and one kept with
 ` + "`hone verdict --keep`" + `, is never removed; kept folders are listed. Every hone
 that makes a run folder sweeps dead hones' folders already; gc also trims.
 
-JSON fields (--json): leftovers and build_cache (items, bytes: what was
-removed), cache_bytes (the cache's size now), cache_limit, kept (paths).`,
+JSON fields (--json): leftovers, damaged and build_cache (items, bytes:
+what was removed), cache_bytes (the cache's size now), cache_limit, kept
+(paths).`,
 		Example: `  hone gc
   hone gc --json`,
 		Annotations: exits(errs.Invalid, errs.Busy),
@@ -43,8 +45,8 @@ removed), cache_bytes (the cache's size now), cache_limit, kept (paths).`,
 			if asJSON {
 				return app.printJSON(res)
 			}
-			fmt.Fprintf(app.Out, "removed %d leftover folders (%s) and %d build cache entries (%s); the cache holds %s of %s\n",
-				res.Leftovers.Items, sizeText(res.Leftovers.Bytes), res.Cache.Items, sizeText(res.Cache.Bytes), sizeText(res.CacheBytes), sizeText(res.CacheLimit))
+			fmt.Fprintf(app.Out, "removed %d leftover folders (%s), %d damaged and %d least recently used build cache entries (%s); the cache holds %s of %s\n",
+				res.Leftovers.Items, sizeText(res.Leftovers.Bytes), res.Damaged.Items, res.Cache.Items, sizeText(res.Damaged.Bytes+res.Cache.Bytes), sizeText(res.CacheBytes), sizeText(res.CacheLimit))
 			for _, k := range res.Kept {
 				fmt.Fprintf(app.Out, "kept: %s\n", k)
 			}
