@@ -21,6 +21,9 @@ func goCommand(ctx context.Context, goBin, dir string, args ...string) *exec.Cmd
 	return cmd
 }
 
+// goModCache is where go keeps modules on the host (go env GOMODCACHE),
+// or "" without a go command. It may not exist yet: go mod download makes
+// it.
 var goModCache = sync.OnceValue(func() string {
 	goBin, err := lookGo()
 	if err != nil {
@@ -29,12 +32,8 @@ var goModCache = sync.OnceValue(func() string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := goCommand(ctx, goBin, "", "env", "GOMODCACHE").Output()
-	p := strings.TrimSpace(string(out))
-	if err != nil || p == "" {
+	if err != nil {
 		return ""
 	}
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		return ""
-	}
-	return p
+	return strings.TrimSpace(string(out))
 })

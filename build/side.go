@@ -201,7 +201,7 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 		outMode = jail.ReadWrite
 	}
 	mods := goModCache()
-	if mods == "" {
+	if fi, err := os.Stat(mods); mods == "" || err != nil || !fi.IsDir() {
 		mods = r.empty
 	}
 	return jail.Spec{
