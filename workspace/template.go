@@ -24,7 +24,7 @@ path    = %[2]q      # the allowlist root: patches may only touch files below it
 pin     = %[3]q      # branch, tag or commit the target is optimized from
 protect = []         # patterns relative to path that are never patchable, e.g. ["testdata/**", "**/*_test.go"]
 # files = ["*.c", "*.h"]  # optional: only these may change, new files included (globs relative to path; "dir/**" for a directory)
-build   = ""         # shell command run in <checkout>/<path>; put binaries in $HONE_OUT
+build   = ""         # shell command run in /hone/src/<path>; put binaries in $HONE_OUT
 
 # Gates run before any benchmark; every gate must pass. Add as many as needed.
 # [[targets.%[1]s.gates]]
@@ -47,9 +47,11 @@ build   = ""         # shell command run in <checkout>/<path>; put binaries in $
 		t = "# Define a target: uncomment and fill in this table.\n" + commentOut(t)
 	}
 	return []byte(`# hone.toml: the hone workspace file. Every key is documented in hone's README;
-# an unknown key is an error. Commands run through sh -c in <checkout>/<path>
-# with HONE_ROOT (the checkout's top level), HONE_OUT (a build output folder
-# outside the checkout) and HONE_TARGET set.
+# an unknown key is an error. Commands run in hone's jail through sh -c in
+# /hone/src/<path>, with HONE_ROOT (the checkout's top level, /hone/src),
+# HONE_OUT (the build output folder, /hone/out; read-only after the build)
+# and HONE_TARGET set. Each gate and bench run gets a private copy of the
+# checkout, thrown away after it.
 
 [ledger]
 branch    = "hone/ledger"        # the dedicated branch holding every attempt
