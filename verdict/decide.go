@@ -82,6 +82,10 @@ func (e *Entry) harnessError(reason, detail string) {
 // ledger shows (list, notes, report, MCP).
 func (e *Entry) markWeak() { e.Summary = e.Environment.weak(e.Summary) }
 
+// weakPrefix heads the summary of a verdict or calibration whose commands
+// did not run in the full jail.
+const weakPrefix = "weak isolation ("
+
 // weak sets Weak when the commands did not run in the full jail and
 // returns summary, prefixed with the isolation they had.
 func (env *Environment) weak(summary string) string {
@@ -90,8 +94,12 @@ func (env *Environment) weak(summary string) string {
 		return summary
 	}
 	env.Weak = true
-	return oneLine("weak isolation (" + iso + "): " + summary)
+	return oneLine(weakPrefix + iso + "): " + summary)
 }
+
+// RanWeak reports whether a verdict's summary says its commands ran with
+// weak isolation, for views that show the verdict word alone.
+func RanWeak(summary string) bool { return strings.HasPrefix(summary, weakPrefix) }
 
 // oneLine keeps a note-safe single line of at most 200 bytes.
 func oneLine(s string) string {
