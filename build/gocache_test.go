@@ -1,6 +1,9 @@
 package build
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,5 +102,51 @@ func TestCandidateCannotWriteTheGoBuildCache(t *testing.T) {
 	}
 	if out, _ := run(t, c, "touch /hone/gocache/trusted/a/poison && echo wrote; ls -R /hone/gocache/trusted | grep poison"); out != "" {
 		t.Errorf("a run wrote the trusted Go cache: %q", out)
+	}
+}
+
+// What a build put into its staging folder is merged into the trusted Go
+// cache only when each output hashes to its own id and nothing is reached
+// through a symlink: a forged output, or a link to a file elsewhere, is
+// left out.
+func TestForgedGoCachePutsAreNotTrusted(t *testing.T) {
+	staging, trusted := t.TempDir(), filepath.Join(t.TempDir(), "trusted")
+	put := func(action, body string, forge bool) {
+		t.Helper()
+		req := goRequest{ActionID: []byte(strings.Repeat(action, 32))[:32], BodySize: int64(len(body))}
+		sum := sha256.Sum256([]byte(body))
+		req.OutputID = sum[:]
+		if res := goPut(req, []byte(body), staging); res.Err != "" {
+			t.Fatal(res.Err)
+		}
+		if forge {
+			out := outputPath(staging, hex.EncodeToString(sum[:]))
+			os.WriteFile(out, []byte(strings.ToUpper(body)), 0o644)
+		}
+	}
+	put("a", "honest output", false)
+	put("b", "forged output", true)
+	put("c", "linked output", false)
+	linked := sha256.Sum256([]byte("linked output"))
+	p := outputPath(staging, hex.EncodeToString(linked[:]))
+	os.Remove(p)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("linked output"), 0o600)
+	os.Symlink(secret, p)
+
+	added, err := mergeGoCache(context.Background(), staging, trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added != 1 {
+		t.Errorf("merged %d actions, want only the honest one", added)
+	}
+	if res := goGet(goRequest{ActionID: []byte(strings.Repeat("a", 32))}, trusted, t.TempDir()); res.Miss {
+		t.Error("the honest output is not served from the trusted cache")
+	}
+	for _, a := range []string{"b", "c"} {
+		if res := goGet(goRequest{ActionID: []byte(strings.Repeat(a, 32))}, trusted, t.TempDir()); !res.Miss {
+			t.Errorf("action %s is served from the trusted cache", a)
+		}
 	}
 }
