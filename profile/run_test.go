@@ -280,6 +280,9 @@ func counter(e *Entry, name string) *Counter {
 // itself (format = "pprof") and under perf, whose frame-pointer callchains
 // also give inclusive shares. Its assertions hold on a busy machine.
 func TestRunGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a Go target's first build in the jail compiles the standard library")
+	}
 	need(t, "perf", "go")
 	src := readTestdata(t, "gowork/main.go")
 	ws := newWorkspace(t, `

@@ -129,6 +129,9 @@ func TestGateBrokenAtPinIsError(t *testing.T) {
 
 // A faster Go patch that adds a goroutine needs a human.
 func TestGoRiskSignalNeedsHumanReview(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a Go target's first build in the jail compiles the standard library")
+	}
 	f := newFixture(t, "gotarget", "g", goToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"main.go": replace("const reps = 4", "const reps = 1\n\nfunc init() { done := make(chan bool); go func() { done <- true }(); <-done }")}), Options{})
 	f.want(e, ledger.VerdictNeedsHumanReview, ReasonImproved)
