@@ -170,8 +170,9 @@ func TestRunsCannotRememberAnythingInTheirTrees(t *testing.T) {
 
 // A build's set-uid file never reaches the host as one, and when hone is
 // root the whole built tree is root's, so the jail user cannot write it.
+// What the build shut even to its owner is opened up for gates to read.
 func TestBuildCannotLeaveASetuidProgramOnTheHost(t *testing.T) {
-	f := newFixture(t, cFiles, strings.Replace(cTarget, `build = "`, `build = "cp /bin/true $HONE_OUT/su && chmod 4755 $HONE_OUT/su && `, 1))
+	f := newFixture(t, cFiles, strings.Replace(cTarget, `build = "`, `build = "cp /bin/true $HONE_OUT/su && chmod 4755 $HONE_OUT/su && mkdir $HONE_OUT/shut && touch $HONE_OUT/shut/f && chmod 0 $HONE_OUT/shut/f $HONE_OUT/shut && `, 1))
 	s := f.build(f.start(false), Candidate, f.pin)
 	if !s.OK() {
 		t.Fatal(s.Describe())
@@ -182,6 +183,9 @@ func TestBuildCannotLeaveASetuidProgramOnTheHost(t *testing.T) {
 	}
 	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
 		t.Errorf("mode %v", fi.Mode())
+	}
+	if out, res := run(t, s, "ls $HONE_OUT/shut && cat $HONE_OUT/shut/f"); out != "f\n" || !res.Success() {
+		t.Errorf("a gate cannot read what the build shut: %q %s", out, res.Stderr.Bytes())
 	}
 	if os.Geteuid() == 0 {
 		filepath.Walk(s.Out, func(p string, fi os.FileInfo, err error) error {

@@ -89,6 +89,15 @@ func (s *scan) dir(dir int, prefix string, owner account, blobOf func(string) bo
 				return fmt.Errorf("%s: %w", p, err)
 			}
 		}
+		// A build may leave a file or folder that even its owner cannot
+		// read; as an ordinary user hone must open it up before it can look
+		// inside. Nothing runs in the tree any more, and st says it is no
+		// symlink.
+		if t := st.Mode & unix.S_IFMT; (t == unix.S_IFDIR || t == unix.S_IFREG) && st.Mode&0o400 == 0 {
+			if err := unix.Fchmodat(dir, name, sealedMode(st.Mode, t == unix.S_IFDIR), 0); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
 			sub, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
