@@ -75,7 +75,7 @@ func assertSound(t *testing.T, dir string, l *ledger.Ledger) {
 	if out, err := gitErr(dir, "fsck", "--strict", "--no-dangling"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
-	rep, err := l.Verify(ctx)
+	rep, err := l.Verify(ctx, ledger.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
