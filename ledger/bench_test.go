@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,26 @@ func BenchmarkAppendProcess(b *testing.B) {
 		b.ReportMetric(msPerOp(b, floor.wall), "floor-wall-ms/op")
 		b.ReportMetric(float64(floor.wall)/float64(git.wall), "wall-floor/git")
 	}
+}
+
+// BenchmarkAppendProcessSigned: as BenchmarkAppendProcess, with
+// hone.signingkey set, so each append also runs one `ssh-keygen -Y sign`.
+func BenchmarkAppendProcessSigned(b *testing.B) {
+	bin := honeBin(b)
+	dir := newRepo(b)
+	key := filepath.Join(b.TempDir(), "key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+		b.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", dir, "config", "hone.signingkey", key).CombinedOutput(); err != nil {
+		b.Fatalf("git config: %v\n%s", err, out)
+	}
+	var hone, git cost
+	for i := 0; i < b.N; i++ {
+		hone.add(timeRun(b, dir, bin, "bench-append", "demo"))
+		git.add(timeRun(b, dir, "git", "notes", "--ref=refs/notes/bench", "add", "-f", "-m", fmt.Sprintf("note %d", i), "HEAD"))
+	}
+	report(b, hone, git)
 }
 
 // BenchmarkLookup10k: the entries of one attempt key among 10,000, as a whole
