@@ -264,7 +264,7 @@ func (l *Ledger) Attachment(ctx context.Context, s *Stored, name string) ([]byte
 		return nil, err
 	}
 	p := path.Join(path.Dir(s.Path), s.ID+"."+name)
-	h, found, err := l.obj.lookup(tree, p)
+	h, found, err := lookupIn(l.obj, tree, p)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func (l *Ledger) Attachments(ctx context.Context, s *Stored) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, found, err := l.obj.lookup(tree, path.Dir(s.Path))
+	dir, found, err := lookupIn(l.obj, tree, path.Dir(s.Path))
 	if err != nil || !found {
 		return nil, err
 	}

@@ -345,25 +345,3 @@ func signature(env func(string) string, when time.Time) object.Signature {
 	}
 	return object.Signature{Name: name, Email: email, When: when}
 }
-
-// lookup finds the blob at a slash-separated path under tree root.
-func (o objects) lookup(root plumbing.Hash, p string) (plumbing.Hash, bool, error) {
-	h := root
-	for _, name := range strings.Split(p, "/") {
-		entries, err := o.tree(h)
-		if err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		found := false
-		for _, e := range entries {
-			if e.Name == name {
-				h, found = e.Hash, true
-				break
-			}
-		}
-		if !found {
-			return plumbing.ZeroHash, false, nil
-		}
-	}
-	return h, true, nil
-}
