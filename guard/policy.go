@@ -39,6 +39,25 @@ func Load(ctx context.Context, r *repo.Repo) (*Policy, error) {
 	return p, nil
 }
 
+// Bootstrap reports whether updates only create the default branch of a
+// repository that has none yet: the first push to an empty server, which
+// brings the hone.toml every later push is judged by.
+func Bootstrap(r *repo.Repo, updates []RefUpdate) bool {
+	head, ok, err := r.DefaultBranch()
+	if err != nil || !ok {
+		return false
+	}
+	if _, exists, err := r.Refs().Read(head); err != nil || exists {
+		return false
+	}
+	for _, u := range updates {
+		if u.Ref != head {
+			return false
+		}
+	}
+	return len(updates) > 0
+}
+
 // Config is hone.toml at the protected base.
 func (p *Policy) Config() *workspace.Config { return p.base.Config }
 

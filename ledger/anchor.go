@@ -77,7 +77,7 @@ func (l *Ledger) verifyRecords(ctx context.Context, tip plumbing.Hash, reachable
 	var recs []record
 	if a, ok := l.readAnchor(); ok {
 		rep.Anchor = a.String()
-		recs = append(recs, record{a, "hone's anchor, the tip hone last wrote, pulled, pushed or verified,"})
+		recs = append(recs, record{a, "hone's anchor (the tip hone last wrote, pulled, pushed or verified) records"})
 	}
 	log, err := l.refs.Reflog(l.branchRef())
 	if err != nil {

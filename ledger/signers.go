@@ -51,8 +51,11 @@ func (s Signer) Name() string {
 	return "unsigned"
 }
 
-// signingKey is `git config hone.signingkey`: a private key, or the .pub of
-// a key ssh-agent holds. Empty: ledger commits are not signed.
+// SigningKey is `git config hone.signingkey`: a private key, or the .pub of
+// a key ssh-agent holds, that every ledger commit this clone writes is
+// signed with. Empty: ledger commits are not signed.
+func (l *Ledger) SigningKey() string { return l.signingKey() }
+
 func (l *Ledger) signingKey() string {
 	l.keyOnce.Do(func() {
 		if c, err := l.ws.Git.Config(); err == nil {
@@ -76,8 +79,10 @@ type Trust struct {
 	File    string           // "<short commit>:<path>" they were read from
 }
 
-// trust returns the allowed signers of the protected base, read once per
+// Trust returns the allowed signers of the protected base, read once per
 // Ledger. A repository whose default branch has no hone.toml has none.
+func (l *Ledger) Trust(ctx context.Context) (*Trust, error) { return l.trust(ctx) }
+
 func (l *Ledger) trust(ctx context.Context) (*Trust, error) {
 	l.trustOnce.Do(func() {
 		b, err := workspace.ProtectedBase(ctx, l.ws.Repo)

@@ -144,7 +144,9 @@ branch says), never from anything pushed.
   with one parent, the pin of the proposal that names the patch (in the same
   push or already on the ledger), whose diff stays in that proposal's target.
 
-Prints each violation; any violation refuses the whole push (exit 3).`,
+Prints each violation; any violation refuses the whole push (exit 3). The
+first push to an empty repository, which only creates its default branch (and
+brings the hone.toml later pushes are judged by), is let through.`,
 		Example:     `  printf '#!/bin/sh\nexec /usr/local/bin/hone guard pre-receive\n' > hooks/pre-receive`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
@@ -153,11 +155,14 @@ Prints each violation; any violation refuses the whole push (exit 3).`,
 			if err != nil {
 				return err
 			}
-			p, err := guard.Load(ctx, r)
+			updates, err := guard.ReadRefUpdates(app.In)
 			if err != nil {
 				return err
 			}
-			updates, err := guard.ReadRefUpdates(app.In)
+			p, err := guard.Load(ctx, r)
+			if errs.Is(err, errs.NotFound) && guard.Bootstrap(r, updates) {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
