@@ -156,7 +156,7 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 					continue
 				}
 				if sig == nil {
-					info := checkSignature(c.raw)
+					info := checkSignature(c)
 					sig = &info
 				}
 				if sg := s.Trust.judge(h, *sig); !sg.Trusted {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -27,6 +28,7 @@ type commitInfo struct {
 	hash    plumbing.Hash
 	tree    plumbing.Hash
 	parents []plumbing.Hash
+	when    time.Time // the committer date, which allowed_signers validity is checked at
 	raw     []byte
 }
 

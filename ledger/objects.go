@@ -231,6 +231,12 @@ func parseCommit(h plumbing.Hash, raw []byte) (*commitInfo, error) {
 			c.tree = plumbing.NewHash(string(line[5:]))
 		case bytes.HasPrefix(line, []byte("parent ")) && plumbing.IsHash(string(line[7:])):
 			c.parents = append(c.parents, plumbing.NewHash(string(line[7:])))
+		case bytes.HasPrefix(line, []byte("committer ")):
+			if f := strings.Fields(string(line)); len(f) >= 2 {
+				if t, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
+					c.when = time.Unix(t, 0)
+				}
+			}
 		}
 	}
 	if c.tree.IsZero() {

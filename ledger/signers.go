@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,31 +159,10 @@ func (c *sigCache) add(h plumbing.Hash, s sigInfo) {
 	f.Close()
 }
 
-// checkSignature checks the signature of a raw commit.
-func checkSignature(raw []byte) sigInfo {
-	c := signing.CheckCommit(raw)
-	return sigInfo{status: c.Status, fingerprint: c.Fingerprint, when: committerTime(raw)}
-}
-
-// committerTime reads the committer date of a raw commit.
-func committerTime(raw []byte) time.Time {
-	for rest := raw; len(rest) > 0 && rest[0] != '\n'; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		if bytes.HasPrefix(line, []byte("committer ")) {
-			f := strings.Fields(string(line))
-			if len(f) >= 2 {
-				if t, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
-					return time.Unix(t, 0)
-				}
-			}
-		}
-	}
-	return time.Time{}
+// checkSignature checks the signature of a commit.
+func checkSignature(c *commitInfo) sigInfo {
+	sc := signing.CheckCommit(c.raw)
+	return sigInfo{status: sc.Status, fingerprint: sc.Fingerprint, when: c.when}
 }
 
 // signerOf is the signer of the entry ledger commit h added, through the
@@ -204,7 +182,7 @@ func (l *Ledger) signerOf(ctx context.Context, h plumbing.Hash) (Signer, error) 
 		if err != nil {
 			return Signer{}, err
 		}
-		info = checkSignature(ci.raw)
+		info = checkSignature(ci)
 		c.add(h, info)
 	}
 	return tr.judge(h, info), nil

@@ -178,7 +178,7 @@ func (l *Ledger) verifySigners(ctx context.Context, entries map[string]*Stored, 
 			if err != nil {
 				return err
 			}
-			info = checkSignature(c.raw)
+			info = checkSignature(c)
 		}
 		sg := tr.judge(h, info)
 		switch {

@@ -131,18 +131,26 @@ func TestLockBusyThenRecoveredFromDeadHolder(t *testing.T) {
 	}
 }
 
-func TestSessionTarget(t *testing.T) {
+// enterBound creates managed worktree "bound" for target wordfreq and
+// returns the main repository, the config and the worktree's repository.
+func enterBound(t *testing.T) (*repo.Repo, *workspace.Config, *EnterResult, *repo.Repo) {
+	t.Helper()
 	main := newRepo(t)
-	ctx := context.Background()
 	cfg := &workspace.Config{Targets: map[string]*workspace.Target{"wordfreq": {Name: "wordfreq"}}}
-	res, err := Enter(ctx, main, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: main.Root})
+	res, err := Enter(context.Background(), main, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: main.Root})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inside, err := repo.Open(filepath.Join(res.WorktreePath))
+	inside, err := repo.Open(res.WorktreePath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return main, cfg, res, inside
+}
+
+func TestSessionTarget(t *testing.T) {
+	ctx := context.Background()
+	main, cfg, res, inside := enterBound(t)
 	for _, tt := range []struct {
 		name    string
 		repo    *repo.Repo
@@ -193,17 +201,7 @@ func TestSessionTarget(t *testing.T) {
 // .git/hone) switched the guard off. A managed worktree's binding is a ref
 // they do not hold; with the binding gone too, the worktree is refused.
 func TestDeletedSessionStateDoesNotUnbindAWorktree(t *testing.T) {
-	main := newRepo(t)
-	ctx := context.Background()
-	cfg := &workspace.Config{Targets: map[string]*workspace.Target{"wordfreq": {Name: "wordfreq"}}}
-	res, err := Enter(ctx, main, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: main.Root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inside, err := repo.Open(res.WorktreePath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	main, _, _, inside := enterBound(t)
 	if err := os.RemoveAll(main.StatePath()); err != nil {
 		t.Fatal(err)
 	}

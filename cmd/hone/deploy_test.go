@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/testproc"
 )
 
 // account is one unprivileged user of the deployment test, played by root
@@ -125,7 +126,8 @@ func TestAnAgentCannotForgeTheRunnersVerdict(t *testing.T) {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyTestBinary(t, filepath.Join(bin, "hone"))
+	// A copy of this test binary named hone runs as hone (see TestMain).
+	testproc.CopyExecutable(t, filepath.Join(bin, "hone"))
 	agent := newAccount(t, base, "agent", []string{"nobody"}, bin)
 	runner := newAccount(t, base, "runner", []string{"games", "list", "news", "uucp", "irc"}, bin)
 	runnerKey := filepath.Join(runner.home, ".ssh", "signing")
@@ -271,30 +273,6 @@ func verdictsOf(t *testing.T, a *account, repo string) []listedVerdict {
 		t.Fatal(err)
 	}
 	return vs
-}
-
-// copyTestBinary copies this test binary to dst, which runs it as hone when
-// its name is hone (see TestMain).
-func copyTestBinary(t *testing.T, dst string) {
-	src, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 const deployToml = `[ledger]
