@@ -81,7 +81,8 @@ func (s script) text(name string) string {
 	b.WriteString("# and restores the hook it chains, kept beside it with the suffix .hone-chained.\n")
 	fmt.Fprintf(&b, "hone=%s\n", shQuote(s.hone))
 	fmt.Fprintf(&b, "chained=\"$(dirname \"$0\")/%s.hone-chained\"\n", name)
-	missing := `echo "hone: $hone is missing; refusing to %s (reinstall hone there, or run ` + "`hone hooks uninstall`" + `)" >&2` + "\n\texit 1\n"
+	// No backquotes: inside the double quotes the shell would run them.
+	missing := `echo "hone: $hone is missing; refusing to %s (reinstall hone there, or run: hone hooks uninstall)" >&2` + "\n\texit 1\n"
 	switch name {
 	case "pre-commit":
 		b.WriteString("if [ -x \"$chained\" ]; then\n\t\"$chained\" \"$@\" || exit $?\nfi\n")

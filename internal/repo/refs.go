@@ -106,10 +106,12 @@ func (s *Refs) CompareAndSwap(ctx context.Context, ref string, newH, old plumbin
 		if cur != old {
 			return ErrRaceLost
 		}
-		if err := l.commit(newH); err != nil {
+		// As git does: the reflog entry first, so a move it cannot log
+		// does not happen.
+		if err := s.appendReflog(ref, cur, newH); err != nil {
 			return err
 		}
-		return s.appendReflog(ref, cur, newH)
+		return l.commit(newH)
 	})
 }
 
