@@ -58,9 +58,6 @@ func Bootstrap(r *repo.Repo, updates []RefUpdate) bool {
 	return len(updates) > 0
 }
 
-// Config is hone.toml at the protected base.
-func (p *Policy) Config() *workspace.Config { return p.base.Config }
-
 // Dir is where git runs for the repository.
 func (p *Policy) Dir() string { return p.repo.Dir() }
 

@@ -142,8 +142,8 @@ func BenchmarkIndexRebuild10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		os.Remove(dir + "/.git/hone/ledger.index")
-		if got, err := openLedger(b, dir).ByAttemptKey(ctx, key); err != nil || len(got) != 1 {
-			b.Fatalf("ByAttemptKey = %d entries, %v", len(got), err)
+		if got, err := openLedger(b, dir).Attempts(ctx, ledger.Filter{AttemptKey: key}); err != nil || len(got) != 1 {
+			b.Fatalf("Attempts = %d attempts, %v", len(got), err)
 		}
 	}
 }
@@ -193,16 +193,17 @@ func BenchmarkStartup(b *testing.B) {
 }
 
 // BenchmarkByAttemptKey10k: the in-process lookup the patch code makes before
-// a proposal, on a fresh Ledger each time (warm cache), entry read included.
+// a proposal (the attempts of one key, with their verdicts), on a fresh
+// Ledger each time (warm cache, checked against the tip).
 func BenchmarkByAttemptKey10k(b *testing.B) {
 	dir, key, _ := bigLedger(b, 10000)
-	if _, err := openLedger(b, dir).ByAttemptKey(ctx, key); err != nil {
+	if _, err := openLedger(b, dir).Attempts(ctx, ledger.Filter{AttemptKey: key}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if got, err := openLedger(b, dir).ByAttemptKey(ctx, key); err != nil || len(got) != 1 {
-			b.Fatalf("ByAttemptKey = %d entries, %v", len(got), err)
+		if got, err := openLedger(b, dir).Attempts(ctx, ledger.Filter{AttemptKey: key}); err != nil || len(got) != 1 {
+			b.Fatalf("Attempts = %d attempts, %v", len(got), err)
 		}
 	}
 }

@@ -226,14 +226,6 @@ func (l *Ledger) ByPatch(ctx context.Context, patchID string) ([]*Stored, error)
 	return l.List(ctx, Filter{PatchID: patchID})
 }
 
-// ByAttemptKey returns every entry with the given attempt key, oldest first.
-func (l *Ledger) ByAttemptKey(ctx context.Context, key string) ([]*Stored, error) {
-	if key == "" {
-		return nil, nil
-	}
-	return l.List(ctx, Filter{AttemptKey: key})
-}
-
 // Latest returns the newest entry of a kind for a target, or NotFound.
 func (l *Ledger) Latest(ctx context.Context, target string, kind Kind) (*Stored, error) {
 	rows, err := l.query(ctx, Filter{Target: target, Kind: kind})

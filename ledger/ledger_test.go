@@ -109,9 +109,9 @@ func TestAppendAndLookups(t *testing.T) {
 	if err != nil || len(byPatch) != 2 || byPatch[0].ID != p.ID || byPatch[1].ID != v.ID {
 		t.Fatalf("ByPatch(p1) = %v, %v; want the proposal then the verdict", ids(byPatch), err)
 	}
-	byKey, err := l.ByAttemptKey(ctx, p.AttemptKey)
+	byKey, err := l.List(ctx, ledger.Filter{AttemptKey: p.AttemptKey})
 	if err != nil || len(byKey) != 2 {
-		t.Fatalf("ByAttemptKey = %v, %v", ids(byKey), err)
+		t.Fatalf("List by attempt key = %v, %v", ids(byKey), err)
 	}
 	latest, err := l.Latest(ctx, "demo", ledger.KindProposal)
 	if err != nil || latest.ID != other.ID {

@@ -108,14 +108,6 @@ func parseValidity(v string) (time.Time, error) {
 	return time.ParseInLocation(layout, v, loc)
 }
 
-// Len is the number of keys listed.
-func (s *Signers) Len() int {
-	if s == nil {
-		return 0
-	}
-	return len(s.lines)
-}
-
 // Principal returns the principals of the first line that lists the key a
 // good signature was made with, for git's namespace at time at (the signed
 // commit's committer time, as git checks it). ok is false when no line
