@@ -46,7 +46,7 @@ var goValueFlags = map[string]bool{"bench": true, "benchtime": true, "count": tr
 // -args (after which go test hands the words to the binary as they are).
 // A `--` ends the flags.
 func goFlags(ws []word) []flag {
-	goTest := len(ws) > 1 && ws[0].lit && (ws[0].text == "go" || strings.HasSuffix(ws[0].text, "/go")) && ws[1].lit && ws[1].text == "test"
+	goTest := isGoTest(ws)
 	start, binary := 1, !goTest
 	if goTest {
 		start = 2
@@ -82,6 +82,11 @@ func goFlags(ws []word) []flag {
 		out = append(out, f)
 	}
 	return out
+}
+
+// isGoTest reports a `go test` command, as opposed to a test binary.
+func isGoTest(ws []word) bool {
+	return len(ws) > 1 && ws[0].lit && (ws[0].text == "go" || strings.HasSuffix(ws[0].text, "/go")) && ws[1].lit && ws[1].text == "test"
 }
 
 // googleFlags finds Google Benchmark's flags, which it reads anywhere on
@@ -205,6 +210,22 @@ func checkGoogle(h *harness) error {
 		return errs.Invalidf("remove --benchmark_min_warmup_time=%.40s from the bench command: a warm-up of fixed time costs the same CPU on both sides and hides the difference", w.value)
 	}
 	return nil
+}
+
+// Warnings lists what makes an accepted bench command measure more than
+// the benchmark, one line each, for the user to fix: `go test` compiles,
+// links and vets the package in every run (in a fresh jail, with a cold
+// build cache), and all of that lands in the per-benchmark CPU time.
+func Warnings(format, command string) []string {
+	if format != Go || Check(format, command) != nil {
+		return nil
+	}
+	h, err := findHarness(format, command)
+	if err != nil || !isGoTest(h.words) {
+		return nil
+	}
+	return []string{"the bench command runs go test, which builds the package in every run, and that CPU time is measured too: " +
+		"build the test binary once (go test -c -o $HONE_OUT/pkg.test ./pkg) and run it (-test.bench=. -test.benchtime=Nx)"}
 }
 
 // CommandFor returns the bench command rewritten to run one benchmark (a

@@ -67,6 +67,22 @@ func TestCheckRefusesWhatMakesRunsIncomparable(t *testing.T) {
 	}
 }
 
+func TestWarningsNameAGoTestThatBuildsInEveryRun(t *testing.T) {
+	if w := Warnings(Go, `cd sub && go test -run='^$' -bench=. -benchtime=500x ./parser`); len(w) != 1 || !strings.Contains(w[0], "go test -c") {
+		t.Errorf("go test: %q", w)
+	}
+	for _, c := range []struct{ format, command string }{
+		{Go, `$HONE_OUT/p.test -test.bench=. -test.benchtime=500x`},
+		{Go, `go test -bench=. ./...`},
+		{GoogleBenchmark, `bench --benchmark_format=json --benchmark_min_time=10x`},
+		{Process, "go test ./..."},
+	} {
+		if w := Warnings(c.format, c.command); len(w) != 0 {
+			t.Errorf("%s %q: %q", c.format, c.command, w)
+		}
+	}
+}
+
 func TestCommandForSelectsOneBenchmarkAndLeavesTheRestAsWritten(t *testing.T) {
 	for _, c := range []struct{ format, command, benchmark, want string }{
 		{Go, `$HONE_OUT/p.test -test.run='^$' -test.bench=. -test.benchtime=100x -test.benchmem`, "BenchmarkParse",
