@@ -38,23 +38,6 @@ func TestInitWritesCommandsThatWorkInTheJail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sample, func(t *testing.T) {
-			if testing.Short() && !tt.quick {
-				t.Skip("builds a sample project: skipped under -short")
-			}
-			for _, tool := range tt.tools {
-				if _, err := exec.LookPath(tool); err != nil {
-					if testing.Short() {
-						t.Skipf("%s is not installed", tool)
-					}
-					t.Fatalf("%s is not installed; run scripts/ci-deps.sh to install the tools hone's tests use", tool)
-				}
-			}
-			if err := jail.Check("deny"); err != nil {
-				if testing.Short() {
-					t.Skip(err)
-				}
-				t.Fatal(err)
-			}
 			start := time.Now()
 			files := sample(t, tt.sample)
 			dir := testgit.NewRepo(t, files)
@@ -73,7 +56,14 @@ func TestInitWritesCommandsThatWorkInTheJail(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tg.Build == "" || len(tg.Gates) == 0 || tg.Bench.Run == "" {
+				t.Fatalf("target %+v lacks a build, a gate or a bench", tg)
+			}
 			checkAllowlist(t, tg, files)
+			if testing.Short() && !tt.quick {
+				t.Skip("builds a sample project: skipped under -short")
+			}
+			needTools(t, tt.tools)
 			h := &honeRuns{t: t, target: tg, readOnly: ws.Config.Sandbox.ReadOnly, src: t.TempDir(), out: t.TempDir()}
 			testgit.WriteFiles(t, h.src, files)
 			if tt.sample == "go" {
@@ -93,12 +83,29 @@ func TestInitWritesCommandsThatWorkInTheJail(t *testing.T) {
 					t.Errorf("gate %s printed %q for seeds 7 and 8: the seed does not reach the program", g.Name, out)
 				}
 			}
-			if tg.Bench.Run == "" {
-				t.Fatal("no bench written")
-			}
 			h.run("bench", tg.Bench.Run, "7", jail.Copy, jail.ReadOnly)
 			t.Logf("%s: init and build %v, gates and bench %v", tt.sample, built.Round(time.Millisecond), (time.Since(start) - built).Round(time.Millisecond))
 		})
+	}
+}
+
+// needTools fails the test, or skips it under -short, when a tool or the
+// jail is missing here.
+func needTools(t *testing.T, tools []string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if testing.Short() {
+				t.Skipf("%s is not installed", tool)
+			}
+			t.Fatalf("%s is not installed; run scripts/ci-deps.sh to install the tools hone's tests use", tool)
+		}
+	}
+	if err := jail.Check("deny"); err != nil {
+		if testing.Short() {
+			t.Skip(err)
+		}
+		t.Fatal(err)
 	}
 }
 
