@@ -1,7 +1,6 @@
 package layout
 
 import (
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,24 +22,12 @@ type buildFileIn struct {
 func (p *project) collect(name string, commentRE *regexp.Regexp) []buildFileIn {
 	var out []buildFileIn
 	base := p.host(p.dir)
-	n := 0
-	_ = filepath.WalkDir(base, func(f string, d fs.DirEntry, err error) error {
-		if n++; err != nil || n > maxScan {
-			return filepath.SkipAll
+	walkFiles(base, func(d string) bool { return hidden(d) || skipDirs[d] }, func(rel string) {
+		if path.Base(rel) != name {
+			return
 		}
-		if d.IsDir() {
-			if f != base && (strings.HasPrefix(d.Name(), ".") || skipDirs[d.Name()]) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Name() != name || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, _ := filepath.Rel(base, filepath.Dir(f))
-		b, _ := os.ReadFile(f)
-		out = append(out, buildFileIn{dir: filepath.ToSlash(rel), text: commentRE.ReplaceAllString(string(b), "")})
-		return nil
+		b, _ := os.ReadFile(filepath.Join(base, filepath.FromSlash(rel)))
+		out = append(out, buildFileIn{dir: path.Dir(rel), text: commentRE.ReplaceAllString(string(b), "")})
 	})
 	sort.SliceStable(out, func(i, j int) bool { return depth(out[i].dir) < depth(out[j].dir) })
 	return out
@@ -115,12 +102,7 @@ func detectCMake(p *project, l *Layout) {
 		}
 	}
 	if hasTests {
-		l.Gates = append(l.Gates, &Gate{Name: "unit", Run: script(p.env(),
-			"cp -a $HONE_OUT/build /tmp/build",
-			"ctest --test-dir /tmp/build --output-on-failure"), Why: []string{
-			"The project's CTest tests. $HONE_OUT is read-only after the build and",
-			"ctest writes its logs into the build tree, so it runs in a copy in /tmp.",
-		}})
+		p.buildTreeGate(l, "ctest --test-dir /tmp/build --output-on-failure", "The project's CTest tests.")
 	} else {
 		l.Todo = append(l.Todo, "add a gate that runs the tests: no CMakeLists.txt calls add_test")
 	}
@@ -145,8 +127,17 @@ func cmakeProgram(files []buildFileIn, tested map[string]bool) (dir, exe string)
 			if tested[name] || isHarnessName(name) || !shellSafe(name) || strings.Contains(args, "IMPORTED") || strings.Contains(args, "ALIAS") {
 				continue
 			}
-			return path.Clean(f.dir), name
+			return f.dir, name
 		}
 	}
 	return "", ""
+}
+
+// buildTreeGate adds the unit gate of a project built in $HONE_OUT/build
+// whose test runner writes its logs into the build tree.
+func (p *project) buildTreeGate(l *Layout, test, what string) {
+	l.Gates = append(l.Gates, &Gate{Name: "unit", Run: script(p.env(), "cp -a $HONE_OUT/build /tmp/build", test), Why: []string{
+		what + " $HONE_OUT is read-only after the build and the test",
+		"runner writes its logs into the build tree, so it runs on a copy in /tmp.",
+	}})
 }

@@ -3,7 +3,6 @@ package layout
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -114,25 +113,13 @@ func (p *project) goMain() bool {
 func (p *project) goBenchPackage() string {
 	var dirs []string
 	base := p.host(p.path)
-	n := 0
-	_ = filepath.WalkDir(base, func(f string, d fs.DirEntry, err error) error {
-		if n++; err != nil || n > maxScan {
-			return filepath.SkipAll
+	walkFiles(base, goSkip, func(rel string) {
+		if !strings.HasSuffix(rel, "_test.go") {
+			return
 		}
-		if d.IsDir() {
-			if f != base && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "vendor" || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
+		if b, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(rel))); err == nil && benchFuncRE.Match(b) {
+			dirs = appendNew(dirs, path.Dir(rel))
 		}
-		if !strings.HasSuffix(d.Name(), "_test.go") {
-			return nil
-		}
-		if b, err := os.ReadFile(f); err == nil && benchFuncRE.Match(b) {
-			rel, _ := filepath.Rel(base, filepath.Dir(f))
-			dirs = appendNew(dirs, filepath.ToSlash(rel))
-		}
-		return nil
 	})
 	if len(dirs) == 0 {
 		return ""
@@ -146,6 +133,11 @@ func (p *project) goBenchPackage() string {
 	return "./" + dirs[0]
 }
 
+// goSkip skips the directories the go command ignores.
+func goSkip(name string) bool {
+	return hidden(name) || strings.HasPrefix(name, "_") || name == "vendor" || name == "testdata"
+}
+
 // goSourceDir is the subdirectory holding every package of a module at the
 // repository top level, or "" when the top level has Go files itself or
 // the packages are spread over several subdirectories.
@@ -154,28 +146,17 @@ func goSourceDir(root string) string {
 		return ""
 	}
 	first := ""
-	n := 0
-	_ = filepath.WalkDir(root, func(f string, d fs.DirEntry, err error) error {
-		if n++; err != nil || n > maxScan {
-			return filepath.SkipAll
+	walkFiles(root, goSkip, func(rel string) {
+		if !strings.HasSuffix(rel, ".go") {
+			return
 		}
-		if d.IsDir() {
-			if f != root && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "vendor" || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(d.Name(), ".go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, f)
-		seg, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		if first != "" && seg != first {
+		switch seg, _, _ := strings.Cut(rel, "/"); first {
+		case "":
+			first = seg
+		case seg, "-":
+		default:
 			first = "-"
-			return filepath.SkipAll
 		}
-		first = seg
-		return nil
 	})
 	if first == "-" {
 		return ""

@@ -42,6 +42,9 @@ var buildFiles = []struct{ system, file string }{
 	{Make, "Makefile"},
 }
 
+// detectors fill in a Layout for each build system.
+var detectors = map[string]func(*project, *Layout){Make: detectMake, CMake: detectCMake, Cargo: detectCargo, Go: detectGo, Meson: detectMeson}
+
 // Layout is what was found for one target and the commands written for it.
 type Layout struct {
 	System string `json:"-"`
@@ -131,8 +134,7 @@ func Find(root, target string) (*Layout, error) {
 	}
 	p := &project{root: root, dir: proj, path: target, file: join(proj, file)}
 	l := &Layout{System: sys, BuildFile: p.file, Path: target}
-	detect := map[string]func(*project, *Layout){Make: detectMake, CMake: detectCMake, Cargo: detectCargo, Go: detectGo, Meson: detectMeson}[sys]
-	detect(p, l)
+	detectors[sys](p, l)
 	if l.Name == "" {
 		l.Name = path.Base(proj)
 		if proj == "." {
@@ -144,7 +146,7 @@ func Find(root, target string) (*Layout, error) {
 		l.Protect = appendNew(l.Protect, d+"/**")
 	}
 	sort.Strings(l.Protect)
-	l.ReadOnly = p.tools.readOnly()
+	l.ReadOnly = p.ro
 	if len(p.pathDir) > 0 {
 		l.Notes = append(l.Notes, "Commands put "+strings.Join(p.pathDir, ", ")+" first on PATH: the jail's own", "PATH ("+strings.Join(jailPath(), ":")+") does not reach "+plural(len(p.pathDir), "it", "them")+".")
 	}

@@ -193,6 +193,7 @@ func TestChoicesInitCannotMakeAreUsageErrors(t *testing.T) {
 	}{
 		{"two projects", map[string]string{"a/go.mod": "module a\n", "b/Cargo.toml": "[package]\nname = \"b\"\n"}, "found several projects (a, b); pass --path DIR"},
 		{"go sources at the top level", map[string]string{"go.mod": "module m\n", "m.go": "package m\n"}, "found go.mod at the repository top level, but a target must be a subdirectory"},
+		{"go packages in several directories", map[string]string{"go.mod": "module m\n", "cmd/m/main.go": "package main\n", "internal/x/x.go": "package x\n"}, "pass --path DIR"},
 		{"C sources at the top level", map[string]string{"CMakeLists.txt": "project(x)\n", "x.c": cMain}, "pass --path DIR"},
 	}
 	for _, tt := range tests {

@@ -1,9 +1,6 @@
 package layout
 
-import (
-	"path"
-	"regexp"
-)
+import "regexp"
 
 var (
 	mesonCommentRE = regexp.MustCompile(`(?m)#.*$`)
@@ -33,13 +30,7 @@ func detectMeson(p *project, l *Layout) {
 		}
 	}
 	if hasTests {
-		l.Gates = append(l.Gates, &Gate{Name: "unit", Run: script(p.env(),
-			"cp -a $HONE_OUT/build /tmp/build",
-			"meson test -C /tmp/build --no-rebuild --print-errorlogs"), Why: []string{
-			"The project's Meson tests. $HONE_OUT is read-only after the build and",
-			"meson test writes its logs into the build tree, so it runs in a copy in",
-			"/tmp; --no-rebuild because everything was built by the build command.",
-		}})
+		p.buildTreeGate(l, "meson test -C /tmp/build --no-rebuild --print-errorlogs", "The project's Meson tests, built by the build command (--no-rebuild).")
 	} else {
 		l.Todo = append(l.Todo, "add a gate that runs the tests: no meson.build calls test()")
 	}
@@ -63,7 +54,7 @@ func mesonProgram(files []buildFileIn, testedVar, testedExe map[string]bool) (di
 			if (m[1] != "" && testedVar[m[1]]) || testedExe[m[2]] || isHarnessName(m[2]) || !shellSafe(m[2]) {
 				continue
 			}
-			return path.Clean(f.dir), m[2]
+			return f.dir, m[2]
 		}
 	}
 	return "", ""

@@ -45,27 +45,9 @@ const maxScan = 20000
 // has, skipping data, hidden and vendored directories. sub is dir relative
 // to the target's path.
 func (p *project) sourceGlobs(dir, sub string, exts ...string) []string {
-	want := map[string]bool{}
-	for _, e := range exts {
-		want[e] = true
-	}
 	have := map[string]bool{}
-	n := 0
-	_ = filepath.WalkDir(p.host(dir), func(_ string, d fs.DirEntry, err error) error {
-		if n++; err != nil || n > maxScan {
-			return filepath.SkipAll
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if n > 1 && (strings.HasPrefix(name, ".") || skipDirs[name] || dataDirs[name]) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := path.Ext(name); want[ext] && d.Type().IsRegular() {
-			have[ext] = true
-		}
-		return nil
+	walkFiles(p.host(dir), func(name string) bool { return hidden(name) || skipDirs[name] || dataDirs[name] }, func(rel string) {
+		have[path.Ext(rel)] = true
 	})
 	var globs []string
 	for _, e := range exts {
@@ -75,6 +57,33 @@ func (p *project) sourceGlobs(dir, sub string, exts ...string) []string {
 	}
 	return globs
 }
+
+// walkFiles calls visit with the slash path, relative to the host
+// directory base, of each regular file below it, skipping the directories
+// whose name skip accepts (never base itself), and reading maxScan entries
+// at most.
+func walkFiles(base string, skip func(name string) bool, visit func(rel string)) {
+	n := 0
+	_ = filepath.WalkDir(base, func(f string, d fs.DirEntry, err error) error {
+		switch n++; {
+		case n > maxScan:
+			return filepath.SkipAll
+		case err != nil:
+			return nil
+		case d.IsDir():
+			if f != base && skip(d.Name()) {
+				return filepath.SkipDir
+			}
+		case d.Type().IsRegular():
+			rel, _ := filepath.Rel(base, f)
+			visit(filepath.ToSlash(rel))
+		}
+		return nil
+	})
+}
+
+// hidden reports whether a directory's name hides it from the build.
+func hidden(name string) bool { return strings.HasPrefix(name, ".") }
 
 // filesMatching lists the names directly in the repository-relative dir
 // that match the shell pattern pat, sorted.

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -85,8 +86,6 @@ func (t *tools) env() []string {
 	return []string{"PATH=" + strings.Join(q, ":") + ":$PATH"}
 }
 
-func (t *tools) readOnly() []string { return t.ro }
-
 func (t *tools) todo() []string {
 	var out []string
 	if len(t.missing) > 0 {
@@ -101,6 +100,9 @@ func ask(dir, name string, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	// A go.mod or rust-toolchain file naming a toolchain not installed
+	// here must not make a question download one.
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "RUSTUP_AUTO_INSTALL=0")
 	out, err := cmd.Output()
 	return strings.TrimSpace(string(out)), err
 }
