@@ -45,8 +45,9 @@ func detectCargo(p *project, l *Layout) {
 	env := append(p.env(), "CARGO_TARGET_DIR=$HONE_OUT/target")
 	// --locked: a committed Cargo.lock is part of the checkout, which the
 	// build must leave as it found it.
+	lock := p.cargoLock()
 	flags := "--offline"
-	if isFile(p.host(join(p.dir, "Cargo.lock"))) {
+	if lock != "" {
 		flags = "--locked --offline"
 	}
 	steps := []string{"cargo build --release " + flags, "cargo test --no-run " + flags}
@@ -84,9 +85,9 @@ func detectCargo(p *project, l *Layout) {
 			"It can make its input from the verdict's seed, in $HONE_SEED.",
 		}}
 	}
-	p.cargoDeps(l)
+	p.cargoDeps(l, lock)
 	p.protect(l, "Cargo.toml", "build.rs", ".cargo/**", "rust-toolchain", "rust-toolchain.toml", "vendor/**")
-	if flags != "--offline" {
+	if lock == join(p.dir, "Cargo.lock") {
 		p.protect(l, "Cargo.lock")
 	}
 	if sub, ok := p.inPath("src"); ok {
@@ -173,11 +174,24 @@ func (p *project) cargoHarness(m *cargoManifest, l *Layout) string {
 	return ""
 }
 
+// cargoLock is the Cargo.lock the crate builds with, in its directory or,
+// for a workspace member, above it; "" when there is none.
+func (p *project) cargoLock() string {
+	for d := p.dir; ; d = path.Dir(d) {
+		if f := join(d, "Cargo.lock"); isFile(p.host(f)) {
+			return f
+		}
+		if d == "." {
+			return ""
+		}
+	}
+}
+
 // cargoDeps says what the user must do when the crate has dependencies the
 // jail cannot download.
-func (p *project) cargoDeps(l *Layout) {
-	lock := p.read(join(p.dir, "Cargo.lock"))
-	if len(lock) == 0 {
+func (p *project) cargoDeps(l *Layout, lockFile string) {
+	lock := p.read(lockFile)
+	if lockFile == "" || len(lock) == 0 {
 		l.Todo = append(l.Todo, "commit a Cargo.lock (cargo generate-lockfile) so that baseline and candidate build the same dependencies")
 		return
 	}
@@ -185,11 +199,14 @@ func (p *project) cargoDeps(l *Layout) {
 	if !external {
 		return
 	}
-	for _, d := range []string{p.dir, "."} {
+	for d := p.dir; ; d = path.Dir(d) {
 		for _, f := range []string{".cargo/config.toml", ".cargo/config"} {
-			if bytes.Contains(p.read(path.Join(d, f)), []byte("vendored-sources")) {
+			if bytes.Contains(p.read(join(d, f)), []byte("vendored-sources")) {
 				return
 			}
+		}
+		if d == "." {
+			break
 		}
 	}
 	l.Todo = append(l.Todo, "vendor the crate's dependencies: run `cargo vendor` in "+p.dir+" and commit vendor/ and the .cargo/config.toml it prints; the jail has no network and an empty CARGO_HOME")

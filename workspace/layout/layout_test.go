@@ -243,12 +243,14 @@ func TestCargoTellsWhatTheOfflineBuildNeeds(t *testing.T) {
 		{"registry crates not vendored", map[string]string{"c/Cargo.lock": lockWithDeps}, "run `cargo vendor` in c"},
 		{"vendored", map[string]string{"c/Cargo.lock": lockWithDeps, "c/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"vendored-sources\"\n"}, ""},
 		{"no external crates", map[string]string{"c/Cargo.lock": "version = 3\n"}, ""},
+		{"a workspace member, its lock and vendoring at the workspace root", map[string]string{"Cargo.lock": lockWithDeps, ".cargo/config": "[source.crates-io]\nreplace-with = \"vendored-sources\"\n", "Cargo.toml": "[workspace]\nmembers = [\"c\"]\n"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.files["c/Cargo.toml"] = "[package]\nname = \"c\"\n"
 			tt.files["c/src/main.rs"] = "fn main() {}\n"
-			l, err := Find(tree(t, tt.files), "")
+			// A workspace root is a project of its own: name the member.
+			l, err := Find(tree(t, tt.files), "c")
 			if err != nil {
 				t.Fatal(err)
 			}
