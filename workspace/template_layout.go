@@ -73,9 +73,9 @@ func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout) {
 		}
 		b.WriteString("\n")
 		commented(b, []string{
-			"A sanitizer gate: the same tests against a build with " + strings.Join(names, " and ") + ",",
-			"which catch memory errors, undefined behaviour and data races that tests",
-			"miss. The `sanitize` key comes with issue 17; uncomment once hone reads it.",
+			"A sanitizer gate: the same tests, against a build with " + strings.Join(names, " and ") + ".",
+			"It catches memory errors, undefined behaviour or data races that tests miss.",
+			"The `sanitize` key comes with issue 17; uncomment once hone reads it.",
 		}, fmt.Sprintf("[[targets.%s.gates]]\nname     = %s\nrun      = %s\nsanitize = %s", name, tomlString(unit.Name+"-sanitized"), tomlString(unit.Run), tomlList(l.Sanitize)))
 	}
 	if golden != nil {

@@ -144,6 +144,7 @@ func detectMake(p *project, l *Layout) {
 	l.Build = &Command{Run: script(p.env(), mk), Why: []string{
 		"make builds in the checkout, which is writable during the build; the",
 		"post-build checkout is what gates and bench runs get a private copy of.",
+		"It must not write into protected paths: build test programs in the test target.",
 	}}
 	if t := mf.testTarget(); t != "" {
 		l.Gates = append(l.Gates, &Gate{Name: "unit", Run: script(p.env(), mk+" "+t), Why: []string{
