@@ -182,7 +182,7 @@ func (p *project) fromPath(dir string) string {
 	case dir == ".":
 		return "$HONE_ROOT"
 	}
-	return "$HONE_ROOT/" + dir
+	return "$HONE_ROOT/" + shellQuote(dir)
 }
 
 // inPath returns rel (relative to the project directory) relative to the

@@ -322,4 +322,8 @@ func TestScriptIsOneLineWhenItCan(t *testing.T) {
 	if got := shellQuote("/opt/my tools/bin"); got != "'/opt/my tools/bin'" {
 		t.Errorf("quote: %q", got)
 	}
+	p := &project{path: "src"}
+	if got := p.fromPath("my project"); got != "$HONE_ROOT/'my project'" {
+		t.Errorf("a project directory with a space: %q", got)
+	}
 }
