@@ -201,10 +201,13 @@ func (p *project) inPath(rel string) (string, bool) {
 }
 
 // protect adds patterns (relative to the project directory) that fall
-// inside the target's path to l.Protect.
+// inside the target's path to l.Protect. A "**/" pattern covers every
+// directory below the project's, the target's path among them.
 func (p *project) protect(l *Layout, patterns ...string) {
 	for _, pat := range patterns {
-		if r, ok := p.inPath(pat); ok && r != "." {
+		if strings.HasPrefix(pat, "**/") {
+			l.Protect = appendNew(l.Protect, pat)
+		} else if r, ok := p.inPath(pat); ok && r != "." {
 			l.Protect = appendNew(l.Protect, r)
 		}
 	}

@@ -63,7 +63,7 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			},
 			system: CMake, at: "src", target: "Fast", build: "cmake -S $HONE_ROOT -B $HONE_OUT/build",
 			gates: []string{"unit=ctest --test-dir /tmp/build", "golden=$HONE_OUT/build/fast {seed}"}, bench: "$HONE_OUT/build/fast {seed}",
-			files_: []string{"**/*.c", "**/*.h"},
+			prot: []string{"**/CMakeLists.txt", "**/*.cmake"}, files_: []string{"**/*.c", "**/*.h"},
 		},
 		{
 			name: "meson skips the test's executable",
