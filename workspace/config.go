@@ -62,6 +62,9 @@ type BenchConfig struct {
 type SandboxConfig struct {
 	Network          string `toml:"network" json:"network"`                     // "deny" (default) or "allow"
 	RequireIsolation bool   `toml:"require_isolation" json:"require_isolation"` // verdict is "error" when isolation is unavailable
+	// ReadOnly lists extra host paths (toolchains outside /usr) every jail
+	// may read; `hone init` writes the ones it finds.
+	ReadOnly []string `toml:"read_only" json:"read_only,omitempty"`
 }
 
 // PatchConfig bounds what a proposal may store: every free-text input and

@@ -194,7 +194,7 @@ func FuzzParse(f *testing.F) {
 // template target gets exactly the values it was given.
 func TestInitialConfigParses(t *testing.T) {
 	for _, tt := range []struct{ target, path, pin string }{{"", "", ""}, {"wf", "", "main"}, {"x", "src/x", ""}} {
-		c, err := Parse("hone.toml", InitialConfig(tt.target, tt.path, tt.pin))
+		c, err := Parse("hone.toml", InitialConfig(tt.target, tt.path, tt.pin, nil))
 		if err != nil {
 			t.Fatalf("InitialConfig(%q, %q, %q): %v", tt.target, tt.path, tt.pin, err)
 		}
