@@ -106,12 +106,17 @@ func (s *Refs) CompareAndSwap(ctx context.Context, ref string, newH, old plumbin
 		if cur != old {
 			return ErrRaceLost
 		}
-		// As git does: the reflog entry first, so a move it cannot log
-		// does not happen.
-		if err := s.appendReflog(ref, cur, newH); err != nil {
+		if err := l.commit(newH); err != nil {
 			return err
 		}
-		return l.commit(newH)
+		// The entry after the move, unlike git: a writer killed in between
+		// leaves a move without an entry, which is an append the ledger's
+		// checks accept, never an entry for a move that did not happen,
+		// which they would read as a rewrite.
+		if err := s.appendReflog(ref, cur, newH); err != nil {
+			return fmt.Errorf("%s was moved to %s, but %w", ref, newH, err)
+		}
+		return nil
 	})
 }
 
