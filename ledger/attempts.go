@@ -71,13 +71,18 @@ func (l *Ledger) Attempts(ctx context.Context, f Filter) ([]Attempt, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range g.attempts {
+		if g.attempts[i].Verdicts == nil {
+			g.attempts[i].Verdicts = []Judged{}
+		}
+	}
 	return g.attempts, nil
 }
 
 // gathered is what one reading of the index yields: the matching rows in
 // time order, and the attempts of their patches.
 type gathered struct {
-	rows     []row
+	rows     []*row
 	attempts []Attempt
 	byPatch  map[string]int // patch id -> index in attempts
 }
@@ -94,7 +99,13 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 		match := keep
 		keep = func(line []byte) bool { return isAttemptLine(line) || match == nil || match(line) }
 	}
-	err := l.scan(ctx, keep, func() { rows, related = nil, nil }, func(r *row) bool {
+	err := l.scan(ctx, keep, func(lines int) {
+		rows, related = nil, nil
+		if !selective {
+			// Most rows will match: size for all of them at once.
+			rows = make([]row, 0, lines)
+		}
+	}, func(r *row) bool {
 		if f.match(r) {
 			rows = append(rows, *r)
 		} else if r.Kind == string(KindProposal) || r.Kind == string(KindVerdict) {
@@ -113,7 +124,7 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 			}
 			seen[r.PatchID] = true
 			vs := Filter{PatchID: r.PatchID}
-			if err := l.scan(ctx, vs.keep(), func() {}, func(x *row) bool {
+			if err := l.scan(ctx, vs.keep(), func(int) {}, func(x *row) bool {
 				if !f.match(x) {
 					related = append(related, *x)
 				}
@@ -123,21 +134,22 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 			}
 		}
 	}
-	byTime(rows)
-	all := append(append([]row(nil), rows...), related...)
-	byTime(all)
-	g := &gathered{rows: rows, attempts: []Attempt{}, byPatch: map[string]int{}}
-	wanted := map[string]bool{}
-	for _, r := range rows {
-		wanted[r.PatchID] = true
+	// Rows are large: sort pointers to them, not the rows.
+	g := &gathered{rows: byTime(rows, nil), attempts: make([]Attempt, 0, len(rows)), byPatch: make(map[string]int, len(rows))}
+	var wanted map[string]bool // nil: every patch of rows and related is wanted
+	if len(related) > 0 {
+		wanted = make(map[string]bool, len(rows))
+		for _, r := range rows {
+			wanted[r.PatchID] = true
+		}
 	}
-	for _, r := range all {
-		if r.PatchID == "" || !wanted[r.PatchID] {
+	for _, r := range byTime(rows, related) {
+		if r.PatchID == "" || (wanted != nil && !wanted[r.PatchID]) {
 			continue
 		}
 		switch r.Kind {
 		case string(KindProposal):
-			a := g.attempt(&r)
+			a := g.attempt(r)
 			if a.ProposalID == "" {
 				a.ProposalID, a.Proposed = r.ID, time.Unix(0, r.Created).UTC()
 				a.AttemptKey, a.Hotspot, a.Class, a.Hypothesis, a.Pin, a.Commit = r.AttemptKey, r.Hotspot, r.Class, r.Hypothesis, r.Pin, r.Commit
@@ -147,7 +159,7 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 			if err != nil {
 				return nil, err
 			}
-			a := g.attempt(&r)
+			a := g.attempt(r)
 			a.Verdicts = append(a.Verdicts, Judged{ID: r.ID, Verdict: r.Verdict, Summary: r.Summary, Speedup: r.Speedup,
 				Created: time.Unix(0, r.Created).UTC(), Signer: s.Name(), Trusted: s.Trusted, Signature: s.Signature, AddedBy: s.Commit})
 		}
@@ -164,7 +176,7 @@ func (g *gathered) attempt(r *row) *Attempt {
 	g.byPatch[r.PatchID] = len(g.attempts)
 	g.attempts = append(g.attempts, Attempt{PatchID: r.PatchID, Target: r.Target, AttemptKey: r.AttemptKey,
 		Hotspot: r.Hotspot, Class: r.Class, Hypothesis: r.Hypothesis, Pin: r.Pin, Commit: r.Commit,
-		Proposed: time.Unix(0, r.Created).UTC(), Verdicts: []Judged{}})
+		Proposed: time.Unix(0, r.Created).UTC()})
 	return &g.attempts[len(g.attempts)-1]
 }
 

@@ -224,9 +224,17 @@ func before(t1 int64, id1 string, t2 int64, id2 string) bool {
 	return t1 < t2 || (t1 == t2 && id1 < id2)
 }
 
-// byTime sorts rows oldest first: the order every view lists entries in.
-func byTime(rows []row) {
-	sort.Slice(rows, func(i, j int) bool { return before(rows[i].Created, rows[i].ID, rows[j].Created, rows[j].ID) })
+// byTime returns the rows of both lists, oldest first: the order every view
+// lists entries in.
+func byTime(a, b []row) []*row {
+	out := make([]*row, 0, len(a)+len(b))
+	for _, rs := range [][]row{a, b} {
+		for i := range rs {
+			out = append(out, &rs[i])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return before(out[i].Created, out[i].ID, out[j].Created, out[j].ID) })
+	return out
 }
 
 func rowOf(s *Stored, blob plumbing.Hash) row {
@@ -269,6 +277,9 @@ func unesc(s string) string {
 	}
 	return b.String()
 }
+
+// count is the number of lines of the index: a bound on its rows.
+func (ix *index) count() int { return bytes.Count(ix.body, []byte{'\n'}) }
 
 // each calls fn with every entry row whose line passes keep (nil keeps
 // all), in path order. fn returns false to stop.

@@ -122,22 +122,26 @@ func (l *Ledger) honeDir() string { return l.ws.StatePath() }
 // query returns the index rows matching f in time order.
 func (l *Ledger) query(ctx context.Context, f Filter) ([]row, error) {
 	var out []row
-	err := l.scan(ctx, f.keep(), func() { out = nil }, func(r *row) bool {
+	err := l.scan(ctx, f.keep(), func(int) { out = nil }, func(r *row) bool {
 		if f.match(r) {
 			out = append(out, *r)
 		}
 		return true
 	})
-	byTime(out)
-	return out, err
+	sorted := byTime(out, nil)
+	rows := make([]row, len(sorted))
+	for i, r := range sorted {
+		rows[i] = *r
+	}
+	return rows, err
 }
 
 // scan calls fn with the index rows whose line passes keep, in path order,
 // after bringing the cache up to date. A cache that turns out corrupt while
 // being read is dropped and rebuilt once, and the rows are seen again from
-// the start: begin runs before each pass so callers can reset what they
-// collected.
-func (l *Ledger) scan(ctx context.Context, keep func([]byte) bool, begin func(), fn func(*row) bool) error {
+// the start: begin runs before each pass, with the index's line count (a
+// bound on the rows), so callers can reset and size what they collect.
+func (l *Ledger) scan(ctx context.Context, keep func([]byte) bool, begin func(lines int), fn func(*row) bool) error {
 	if err := os.MkdirAll(l.honeDir(), 0o755); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot create %s", l.honeDir())
 	}
@@ -146,7 +150,7 @@ func (l *Ledger) scan(ctx context.Context, keep func([]byte) bool, begin func(),
 		if err != nil {
 			return err
 		}
-		begin()
+		begin(ix.count())
 		err = ix.each(keep, fn)
 		if errors.Is(err, errCorruptIndex) && attempt == 0 {
 			l.mu.Lock()
@@ -201,7 +205,7 @@ func (l *Ledger) Get(ctx context.Context, id string) (*Stored, error) {
 	}
 	want := []byte(id)
 	var rows []row
-	err := l.scan(ctx, func(line []byte) bool { return bytes.Equal(lineID(line), want) }, func() {}, func(r *row) bool {
+	err := l.scan(ctx, func(line []byte) bool { return bytes.Equal(lineID(line), want) }, func(int) {}, func(r *row) bool {
 		rows = append(rows[:0], *r)
 		return false
 	})
