@@ -335,22 +335,22 @@ func lastLine(b []byte) string {
 }
 
 // toolPath is hone's own PATH as far as the jail can see it: the entries
-// below the system directories or a read_only path, in order, so that the
+// inside the system directories or a read_only path, in order, so that the
 // jail finds the toolchains (/usr/local/go/bin) hone would.
 func toolPath(readOnly []string) []string {
-	visible := append([]string{"/usr", "/bin", "/sbin", "/lib", "/lib64"}, readOnly...)
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
 		if !filepath.IsAbs(d) || filepath.Clean(d) != d || seen[d] {
 			continue
 		}
-		for _, v := range visible {
-			if d == v || strings.HasPrefix(d, v+"/") {
-				out = append(out, d)
-				seen[d] = true
-				break
-			}
+		visible := jail.Visible(d)
+		for _, ro := range readOnly {
+			visible = visible || d == ro || strings.HasPrefix(d, ro+"/")
+		}
+		if visible {
+			out = append(out, d)
+			seen[d] = true
 		}
 	}
 	return out

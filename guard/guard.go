@@ -1,8 +1,12 @@
 // Package guard holds work that does not go through hone to a target's
-// allowlist where git moves refs: commits, staged changes, and pushes
-// (pre-push on the client, pre-receive on the server), and installs the git
-// hooks that call it. It applies the rules of package allowlist, as
-// `hone patch propose` does.
+// allowlist wherever git moves refs: every local ref update (git's
+// reference-transaction hook sees commit, merge, cherry-pick, rebase and
+// --no-verify alike), staged changes, pushes leaving (pre-push) and pushes
+// arriving at a server (pre-receive, which also keeps hone's own refs
+// append-only and its verdicts signed), and installs the client hooks. The
+// rules come from hone.toml at the protected base (see Policy), never from a
+// working tree. Local hooks are an early warning that an agent with a shell
+// can switch off; a server's pre-receive hook is the guarantee.
 package guard
 
 import (
@@ -16,7 +20,6 @@ import (
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
-	"github.com/hone-perf/hone/workspace"
 )
 
 // Violation is one change a guarded commit, push or index may not make.
@@ -47,15 +50,14 @@ func (v Violation) String() string {
 	return b.String()
 }
 
-// Violated is the Policy error a guard returns with its violations.
+// Violated is the Policy error a guard returns with its violations: changes
+// outside an allowlist, or updates of hone's refs that are not appends.
 func Violated(vs []Violation) error {
 	if len(vs) == 0 {
 		return nil
 	}
-	return errs.Policyf("refused: %d change(s) outside the target's allowlist; first: %s", len(vs), vs[0])
+	return errs.Policyf("refused: %d violation(s) of the guards' rules; first: %s", len(vs), vs[0])
 }
-
-const zeroHash = "0000000000000000000000000000000000000000"
 
 // Commits checks every commit rev-list selects (args as for `git
 // rev-list`) against each of its parents: a merge can add a file that a
@@ -129,20 +131,22 @@ func Staged(ctx context.Context, dir string, a allowlist.Rules) ([]Violation, er
 	return violations(changes, a, "", ""), nil
 }
 
-// RefUpdate is one line of a pre-receive or pre-push hook's input.
+// RefUpdate is one line of a hook's input.
 type RefUpdate struct {
 	Ref      string // the ref being updated (on the receiving side)
 	Old, New string
+	Local    string // pre-push: the local ref being pushed
 }
 
-// ReadPreReceive parses "<old> <new> <ref>" lines.
-func ReadPreReceive(r io.Reader) ([]RefUpdate, error) {
+// ReadRefUpdates parses "<old> <new> <ref>" lines: the input of pre-receive
+// and of reference-transaction.
+func ReadRefUpdates(r io.Reader) ([]RefUpdate, error) {
 	return readUpdates(r, 3, func(f []string) RefUpdate { return RefUpdate{Old: f[0], New: f[1], Ref: f[2]} })
 }
 
 // ReadPrePush parses "<local ref> <local sha> <remote ref> <remote sha>" lines.
 func ReadPrePush(r io.Reader) ([]RefUpdate, error) {
-	return readUpdates(r, 4, func(f []string) RefUpdate { return RefUpdate{New: f[1], Ref: f[2], Old: f[3]} })
+	return readUpdates(r, 4, func(f []string) RefUpdate { return RefUpdate{Local: f[0], New: f[1], Ref: f[2], Old: f[3]} })
 }
 
 func readUpdates(r io.Reader, n int, mk func([]string) RefUpdate) ([]RefUpdate, error) {
@@ -154,48 +158,11 @@ func readUpdates(r io.Reader, n int, mk func([]string) RefUpdate) ([]RefUpdate, 
 			continue
 		}
 		if len(f) != n {
-			return nil, errs.Invalidf("hook input line %q: want %d fields", sc.Text(), n)
+			return nil, errs.Invalidf("hook input line %q: want %d fields", errs.Clip(sc.Text()), n)
 		}
 		out = append(out, mk(f))
 	}
 	return out, sc.Err()
-}
-
-// Refs checks ref updates whose name matches a [guard] refs pattern,
-// against the target named in the ref. exclude lists rev-list arguments that
-// mark commits already trusted (for pre-receive: "--all"; for pre-push: the
-// remote's refs); the target's pin is always trusted.
-func Refs(ctx context.Context, dir string, cfg *workspace.Config, updates []RefUpdate, exclude ...string) ([]Violation, error) {
-	var vs []Violation
-	for _, u := range updates {
-		name, ok := TargetOf(cfg.Guard.Refs, u.Ref)
-		if !ok || strings.Trim(u.New, "0") == "" {
-			continue
-		}
-		t, found := cfg.Targets[name]
-		if !found {
-			vs = append(vs, Violation{Ref: u.Ref, Rule: fmt.Sprintf("the ref names target %q, which hone.toml does not define", name)})
-			continue
-		}
-		revs := append([]string{u.New, "--not"}, exclude...)
-		if pin, err := git.Output(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", t.Pin+"^{commit}"); err == nil {
-			revs = append(revs, pin)
-		}
-		if strings.Trim(u.Old, "0") != "" {
-			if _, err := git.Output(ctx, dir, "cat-file", "-e", u.Old+"^{commit}"); err == nil {
-				revs = append(revs, u.Old)
-			}
-		}
-		found2, err := Commits(ctx, dir, t.Rules(), revs...)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range found2 {
-			v.Ref = u.Ref
-			vs = append(vs, v)
-		}
-	}
-	return vs, nil
 }
 
 // TargetOf matches ref against the [guard] refs patterns and returns the
@@ -224,25 +191,4 @@ func TargetOf(patterns []string, ref string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// LoadConfig reads hone.toml for a guard: in a bare repository (a server
-// running pre-receive) from HEAD:hone.toml, else from the workspace around dir.
-func LoadConfig(ctx context.Context, dir string) (*workspace.Config, error) {
-	bare, err := git.Output(ctx, dir, "rev-parse", "--is-bare-repository")
-	if err != nil {
-		return nil, errs.Wrap(errs.NotFound, err, "not inside a git repository")
-	}
-	if bare != "true" {
-		ws, err := workspace.Open(dir)
-		if err != nil {
-			return nil, err
-		}
-		return ws.Config, nil
-	}
-	b, err := git.Run(ctx, git.Cmd{Dir: dir, Args: []string{"show", "HEAD:" + workspace.FileName}})
-	if err != nil {
-		return nil, errs.Wrap(errs.NotFound, err, "this bare repository has no %s on HEAD; commit one to the default branch", workspace.FileName)
-	}
-	return workspace.Parse("HEAD:"+workspace.FileName, b)
 }

@@ -86,31 +86,75 @@ func TestCommitsChecksEveryParent(t *testing.T) {
 	}
 }
 
-func TestRefsOnlyGuardsConfiguredRefs(t *testing.T) {
+const zeroHash = "0000000000000000000000000000000000000000"
+
+func TestPushesOnlyGuardConfiguredRefs(t *testing.T) {
 	ctx := context.Background()
 	ws := newRepo(t)
 	dir := ws.Root
+	p, err := Load(ctx, ws.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pin := testgit.Git(t, dir, "rev-parse", "main")
 	bad := commitOn(t, dir, "bad", pin, map[string]string{"secret.txt": "stolen\n"})
 	ups := []RefUpdate{
 		{Ref: "refs/heads/feature", Old: zeroHash, New: bad},
 		{Ref: "refs/heads/agent/t/x", Old: bad, New: zeroHash},
 	}
-	if vs, err := Refs(ctx, dir, ws.Config, ups, "--all"); err != nil || len(vs) != 0 {
+	if vs, err := p.CheckPush(ctx, ups); err != nil || len(vs) != 0 {
 		t.Fatalf("unguarded ref or deletion checked: %v %v", vs, err)
 	}
-	vs, err := Refs(ctx, dir, ws.Config, []RefUpdate{{Ref: "refs/heads/agent/nosuch/x", Old: zeroHash, New: bad}}, "--all")
+	vs, err := p.CheckPush(ctx, []RefUpdate{{Ref: "refs/heads/agent/nosuch/x", Old: zeroHash, New: bad}})
 	if err != nil || len(vs) != 1 || !strings.Contains(vs[0].Rule, "does not define") {
 		t.Fatalf("unknown target: %v %v", vs, err)
 	}
 	// t's path pushed to t2's ref is checked against t2's allowlist.
 	inT := commitOn(t, dir, "in-t", pin, map[string]string{"targets/t/fast.go": "package t\n"})
-	vs, err = Refs(ctx, dir, ws.Config, []RefUpdate{{Ref: "refs/heads/agent/t2/x", Old: zeroHash, New: inT}}, "--all")
+	vs, err = p.CheckPush(ctx, []RefUpdate{{Ref: "refs/heads/agent/t2/x", Old: zeroHash, New: inT}})
 	if err != nil || len(vs) != 1 || vs[0].Path != "targets/t/fast.go" || vs[0].Ref != "refs/heads/agent/t2/x" {
 		t.Fatalf("t's path pushed as t2: %v %v", vs, err)
 	}
-	if vs, err := Refs(ctx, dir, ws.Config, []RefUpdate{{Ref: "refs/heads/agent/t/x", Old: zeroHash, New: inT}}, "--all"); err != nil || len(vs) != 0 {
+	if vs, err := p.CheckPush(ctx, []RefUpdate{{Ref: "refs/heads/agent/t/x", Old: zeroHash, New: inT}}); err != nil || len(vs) != 0 {
 		t.Fatalf("t's path pushed as t: %v %v", vs, err)
+	}
+}
+
+// The laundering attack of issue 14: a commit outside the target, first
+// stored on an unguarded branch, then pushed to an agent ref. Only commits
+// new to the repository were checked; now every commit the protected base
+// does not hold is.
+func TestACommitLaunderedThroughAnotherBranchIsChecked(t *testing.T) {
+	ctx := context.Background()
+	ws := newRepo(t)
+	dir := ws.Root
+	pin := testgit.Git(t, dir, "rev-parse", "main")
+	bad := commitOn(t, dir, "readme", pin, map[string]string{"secret.txt": "laundered\n"})
+	testgit.Git(t, dir, "branch", "feature", bad)
+	good := commitOn(t, dir, "fast", bad, map[string]string{"targets/t/fast.go": "package t\n"})
+	p, err := Load(ctx, ws.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := p.CheckPush(ctx, []RefUpdate{{Ref: "refs/heads/agent/t/x", Old: bad, New: good}})
+	if err != nil || len(vs) != 1 || vs[0].Commit != bad || vs[0].Path != "secret.txt" {
+		t.Fatalf("the laundered commit: %v %v", vs, err)
+	}
+}
+
+// The worktree-config attack of issue 14: a widened hone.toml in the working
+// tree changes nothing the guards read.
+func TestAWidenedWorkingTreeConfigChangesNoRule(t *testing.T) {
+	ctx := context.Background()
+	ws := newRepo(t)
+	testgit.WriteFiles(t, ws.Root, map[string]string{"hone.toml": "[targets.t]\npath = \".\"\npin = \"main\"\n"})
+	p, err := Load(ctx, ws.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := p.Target("t")
+	if err != nil || tg.Path != "targets/t" || len(tg.Protect) != 1 {
+		t.Fatalf("target t as the guards read it: %+v %v", tg, err)
 	}
 }
 
@@ -128,7 +172,7 @@ func TestStagedChecksTheIndex(t *testing.T) {
 	if err != nil || len(vs) != 1 || vs[0].Path != "targets/t/testdata/in" || !strings.Contains(vs[0].Rule, "protected") {
 		t.Fatalf("a staged protected file: %v %v", vs, err)
 	}
-	if err := Violated(vs); err == nil || !strings.Contains(err.Error(), "1 change(s) outside the target's allowlist") {
+	if err := Violated(vs); err == nil || !strings.Contains(err.Error(), "1 violation(s) of the guards' rules") {
 		t.Fatalf("Violated: %v", err)
 	}
 }
@@ -138,7 +182,7 @@ func TestReadHookInput(t *testing.T) {
 	if err != nil || len(ups) != 1 || ups[0].Ref != "refs/heads/agent/t/x" || ups[0].New != "1111" || ups[0].Old != "0000" {
 		t.Fatalf("pre-push: %+v %v", ups, err)
 	}
-	if _, err := ReadPreReceive(strings.NewReader("a b\n")); err == nil {
+	if _, err := ReadRefUpdates(strings.NewReader("a b\n")); err == nil {
 		t.Fatal("short pre-receive line accepted")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/lock"
 	"github.com/hone-perf/hone/internal/repo"
 )
 
@@ -51,7 +52,12 @@ func (l *Ledger) Init(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	c, err := l.obj.commit(tree, nil, "hone: start the ledger\n", l.sig())
+	held, err := l.writeLock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer held.Release()
+	c, err := l.obj.commit(ctx, tree, nil, "hone: start the ledger\n", l.sig(), l.signingKey())
 	if err != nil {
 		return false, err
 	}
@@ -61,7 +67,14 @@ func (l *Ledger) Init(ctx context.Context) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	return true, nil
+	return true, l.advanceAnchor(ctx, plumbing.ZeroHash, c)
+}
+
+// writeLock serialises hone's writers of the ledger branch in this
+// repository. Compare-and-swap alone would keep them correct, but a writer
+// that loses a race signs its commit again, and a signature is a process.
+func (l *Ledger) writeLock(ctx context.Context) (*lock.Lock, error) {
+	return lock.Acquire(ctx, l.ws.StatePath("ledger.lock"), "write to the ledger")
 }
 
 func (l *Ledger) readmeFile() (file, error) {
@@ -142,7 +155,13 @@ func (l *Ledger) entryFiles(s *Stored, att []Attachment) ([]file, error) {
 // fresh tip whenever another writer moved the branch first. The first commit
 // of a branch that does not exist yet also gets the README.
 func (l *Ledger) commitFiles(ctx context.Context, files []file, msg string) error {
-	_, err := l.refs.Update(ctx, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	held, err := l.writeLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer held.Release()
+	var made plumbing.Hash
+	old, err := l.refs.Update(ctx, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		base, err := l.obj.commitTree(tip)
 		if err != nil {
 			return tip, err
@@ -162,9 +181,13 @@ func (l *Ledger) commitFiles(ctx context.Context, files []file, msg string) erro
 		if err != nil {
 			return tip, err
 		}
-		return l.obj.commit(tree, parents, msg, l.sig())
+		made, err = l.obj.commit(ctx, tree, parents, msg, l.sig(), l.signingKey())
+		return made, err
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return l.advanceAnchor(ctx, old, made)
 }
 
 func (l *Ledger) branchRef() string { return "refs/heads/" + l.ws.Config.Ledger.Branch }

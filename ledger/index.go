@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -19,21 +21,25 @@ import (
 	"github.com/hone-perf/hone/internal/atomicfile"
 )
 
-// The index is a cache of every entry's common fields, one line per entry,
-// kept at <git common dir>/hone/ledger.index so lookups read one file instead
-// of parsing every entry. It is derived from the tree of the branch tip alone:
-// anything in it can be rebuilt from the branch, a file whose checksum or
-// header does not match is rebuilt, and it is updated incrementally when the
-// new tip's tree only adds files to the cached one (the ledger's normal case,
-// merges included); any other change rebuilds it whole.
-const indexMagic = "hone-ledger-index 3"
+// The index is a cache of the ledger branch's tip, kept at <git common
+// dir>/hone/ledger.index so lookups read one file instead of parsing every
+// entry: one line per file of the tip's tree, in git's order, and for an
+// entry its common fields and the commit that added it. Because it lists
+// every path and blob id of the tree, the tree's id can be computed from it
+// alone; an index whose computed tree is not its tip's tree (stale, or
+// edited by hand, however carefully its header was fixed) is rebuilt, never
+// believed. The check hashes the listing and reads no entry. The cache is
+// updated incrementally when the new tip's tree only adds files to the
+// cached one (the ledger's normal case, merges included); any other change
+// rebuilds it whole.
+const indexMagic = "hone-ledger-index 4"
 
 // errCorruptIndex makes a query drop the cache and rebuild it.
 var errCorruptIndex = errors.New("ledger index is corrupt")
 
 type index struct {
 	tip, tree plumbing.Hash
-	body      []byte   // one row per line
+	body      []byte   // one line per file of tree, in path order
 	src       *mapping // the mapped file body may point into; nil when on the heap
 }
 
@@ -65,49 +71,77 @@ func mapFile(path string) (*mapping, error) {
 }
 
 // row is one entry's line in the index. Free text is escaped so a row stays
-// one line of tab-separated fields. Path is written empty when it is the one
-// EntryPath derives from the row's own fields, which is every sound entry.
+// one line of tab-separated fields. ID, Kind and Target are read from Path,
+// which is always the one EntryPath derives from them: a file at any other
+// path is not indexed as an entry.
 type row struct {
 	ID, Kind, Target string
+	Path             string
+	Blob             plumbing.Hash
 	Created          int64 // Unix nanoseconds
 	PatchID, Commit  string
 	AttemptKey       string
 	Class            int
-	Verdict, Path    string
-	Blob             plumbing.Hash
+	Verdict          string
 	Hotspot          string
 	Hypothesis       string
 	Summary          string
 	Pin              string
 	Speedup          float64
+	AddedBy          plumbing.Hash // the ledger commit that added the entry; zero when unknown
 }
 
-const rowFields = 16
-
-func (r *row) line() string {
-	p := r.Path
-	if p == EntryPath(r.Target, Kind(r.Kind), r.ID) {
-		p = ""
-	}
-	return strings.Join([]string{r.ID, r.Kind, r.Target, esc(r.AttemptKey), esc(r.PatchID),
-		strconv.FormatInt(r.Created, 10), esc(r.Commit), strconv.Itoa(r.Class), esc(r.Verdict),
-		esc(p), r.Blob.String(), esc(r.Hotspot), esc(r.Hypothesis), esc(r.Summary), esc(r.Pin),
-		strconv.FormatFloat(r.Speedup, 'g', -1, 64)}, "\t") + "\n"
-}
-
-// Positions of the fields lookups test before parsing a line; they come
-// first so finding them reads only the start of each line.
+// Fields of an index line. The first says what the line is: "e" an entry,
+// "f" any other file of the tree (README, attachments, files that are not
+// well-formed entries), which carries its mode in place of the entry
+// fields. Lookups test the leading fields, so most lines are never parsed.
 const (
-	fieldID = iota
-	fieldKind
-	fieldTarget
+	fieldTag = iota
+	fieldPath
+	fieldBlob
 	fieldAttemptKey
 	fieldPatchID
 	fieldCreated
+	fieldCommit
+	fieldClass
+	fieldVerdict
+	fieldHotspot
+	fieldHypothesis
+	fieldSummary
+	fieldPin
+	fieldSpeedup
+	fieldAddedBy
+	rowFields
 )
 
-// field returns field n of an index line, escaped as stored.
+const fieldMode = fieldAttemptKey // in a file line
+
+func (r *row) line() string {
+	added := ""
+	if !r.AddedBy.IsZero() {
+		added = r.AddedBy.String()
+	}
+	return strings.Join([]string{"e", esc(r.Path), r.Blob.String(), esc(r.AttemptKey), esc(r.PatchID),
+		strconv.FormatInt(r.Created, 10), esc(r.Commit), strconv.Itoa(r.Class), esc(r.Verdict),
+		esc(r.Hotspot), esc(r.Hypothesis), esc(r.Summary), esc(r.Pin),
+		strconv.FormatFloat(r.Speedup, 'g', -1, 64), added}, "\t") + "\n"
+}
+
+func fileLine(f file) string {
+	return "f\t" + esc(f.path) + "\t" + f.hash.String() + "\t" + f.mode.String() + "\n"
+}
+
+// field returns field n of an index line, escaped as stored. The blob id
+// has a fixed width, so the fields after it are reached without scanning it.
 func field(line []byte, n int) []byte {
+	if n > fieldBlob && len(line) > 2 && line[1] == '\t' {
+		i := bytes.IndexByte(line[2:], '\t')
+		start := 2 + i + 42
+		if i < 0 || start > len(line) {
+			return nil
+		}
+		line, n = line[start:], n-fieldBlob-1
+	}
 	for ; n > 0; n-- {
 		i := bytes.IndexByte(line, '\t')
 		if i < 0 {
@@ -121,8 +155,34 @@ func field(line []byte, n int) []byte {
 	return line
 }
 
-// parseRow splits a line without allocating per field: every field is a
-// substring of one string made from the line.
+func isEntryLine(line []byte) bool { return len(line) > 2 && line[0] == 'e' && line[1] == '\t' }
+
+// linePath is the path field of a line; paths never need escaping (entry
+// paths are made of ids and names hone checks), so it is compared raw.
+func linePath(line []byte) []byte { return field(line, fieldPath) }
+
+// pathSegment returns segment n of an entry path (0 target, 1 kind, 3 file).
+func pathSegment(p []byte, n int) []byte {
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(p, '/')
+		if i < 0 {
+			return nil
+		}
+		p = p[i+1:]
+	}
+	if i := bytes.IndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+// lineID is the entry id of an entry line.
+func lineID(line []byte) []byte {
+	return bytes.TrimSuffix(pathSegment(linePath(line), 3), []byte(".toml"))
+}
+
+// parseRow splits an entry line without allocating per field: every field
+// is a substring of one string made from the line.
 func parseRow(line []byte, r *row) error {
 	var f [rowFields]string
 	s := string(line)
@@ -133,36 +193,48 @@ func parseRow(line []byte, r *row) error {
 		}
 		f[i], s = s[:j], s[j+1:]
 	}
-	if strings.IndexByte(s, '\t') >= 0 || len(f[0]) < 2 || !plumbing.IsHash(f[10]) {
+	if strings.IndexByte(s, '\t') >= 0 || f[fieldTag] != "e" || !plumbing.IsHash(f[fieldBlob]) || (s != "" && !plumbing.IsHash(s)) {
 		return errCorruptIndex
 	}
-	f[rowFields-1] = s
+	f[fieldAddedBy] = s
+	p := unesc(f[fieldPath])
+	segs := strings.Split(p, "/")
+	if len(segs) != 4 {
+		return errCorruptIndex
+	}
 	created, err1 := strconv.ParseInt(f[fieldCreated], 10, 64)
-	class, err2 := strconv.Atoi(f[7])
-	speedup, err3 := strconv.ParseFloat(f[15], 64)
+	class, err2 := strconv.Atoi(f[fieldClass])
+	speedup, err3 := strconv.ParseFloat(f[fieldSpeedup], 64)
 	if err1 != nil || err2 != nil || err3 != nil {
 		return errCorruptIndex
 	}
-	*r = row{ID: f[fieldID], Kind: f[fieldKind], Target: f[fieldTarget], Created: created,
+	*r = row{ID: strings.TrimSuffix(segs[3], ".toml"), Kind: segs[1], Target: segs[0], Path: p,
+		Blob: plumbing.NewHash(f[fieldBlob]), Created: created,
 		AttemptKey: unesc(f[fieldAttemptKey]), PatchID: unesc(f[fieldPatchID]),
-		Commit: unesc(f[6]), Class: class, Verdict: unesc(f[8]),
-		Path: unesc(f[9]), Blob: plumbing.NewHash(f[10]), Hotspot: unesc(f[11]),
-		Hypothesis: unesc(f[12]), Summary: unesc(f[13]), Pin: unesc(f[14]), Speedup: speedup}
-	if r.Path == "" {
-		r.Path = EntryPath(r.Target, Kind(r.Kind), r.ID)
+		Commit: unesc(f[fieldCommit]), Class: class, Verdict: unesc(f[fieldVerdict]),
+		Hotspot: unesc(f[fieldHotspot]), Hypothesis: unesc(f[fieldHypothesis]),
+		Summary: unesc(f[fieldSummary]), Pin: unesc(f[fieldPin]), Speedup: speedup}
+	if s != "" {
+		r.AddedBy = plumbing.NewHash(s)
 	}
 	return nil
 }
 
-// rowTime reads the sort key of a line (creation time, then id) without
-// parsing the rest.
-func rowTime(line []byte) (int64, string) {
-	t, _ := strconv.ParseInt(string(field(line, fieldCreated)), 10, 64)
-	return t, string(field(line, fieldID))
-}
-
 func before(t1 int64, id1 string, t2 int64, id2 string) bool {
 	return t1 < t2 || (t1 == t2 && id1 < id2)
+}
+
+// byTime returns the rows of both lists, oldest first: the order every view
+// lists entries in.
+func byTime(a, b []row) []*row {
+	out := make([]*row, 0, len(a)+len(b))
+	for _, rs := range [][]row{a, b} {
+		for i := range rs {
+			out = append(out, &rs[i])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return before(out[i].Created, out[i].ID, out[j].Created, out[j].ID) })
+	return out
 }
 
 func rowOf(s *Stored, blob plumbing.Hash) row {
@@ -206,8 +278,11 @@ func unesc(s string) string {
 	return b.String()
 }
 
-// each calls fn with every row whose line passes keep (nil keeps all), in
-// the index's order, which is time order. fn returns false to stop.
+// count is the number of lines of the index: a bound on its rows.
+func (ix *index) count() int { return bytes.Count(ix.body, []byte{'\n'}) }
+
+// each calls fn with every entry row whose line passes keep (nil keeps
+// all), in path order. fn returns false to stop.
 func (ix *index) each(keep func(line []byte) bool, fn func(*row) bool) error {
 	var r row
 	for rest := ix.body; len(rest) > 0; {
@@ -217,7 +292,7 @@ func (ix *index) each(keep func(line []byte) bool, fn func(*row) bool) error {
 		}
 		line := rest[:i]
 		rest = rest[i+1:]
-		if keep != nil && !keep(line) {
+		if !isEntryLine(line) || (keep != nil && !keep(line)) {
 			continue
 		}
 		if err := parseRow(line, &r); err != nil {
@@ -230,10 +305,106 @@ func (ix *index) each(keep func(line []byte) bool, fn func(*row) bool) error {
 	return nil
 }
 
+// treeHash computes the id of the tree the index lists, as git would from
+// the same paths, modes and blob ids, without reading any object. Lines in
+// one directory follow each other, so most lines only append to the open
+// directory's listing.
+func (ix *index) treeHash() (plumbing.Hash, error) {
+	type dir struct {
+		name []byte
+		buf  []byte
+	}
+	stack := []dir{{}} // the open directories, the root first
+	var open []byte    // their path, "a/b/" ("" for the root)
+	var prev []byte    // the previous line's path
+	var blob [20]byte
+	var spare [][]byte // listings of closed directories, reused by depth
+	closeDir := func() {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		open = open[:len(open)-len(d.name)-1]
+		h := hashTree(d.buf)
+		spare[len(stack)] = d.buf[:0]
+		parent := &stack[len(stack)-1]
+		parent.buf = append(append(append(parent.buf, "40000 "...), d.name...), 0)
+		parent.buf = append(parent.buf, h[:]...)
+	}
+	for rest := ix.body; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return plumbing.ZeroHash, errCorruptIndex
+		}
+		line := rest[:i]
+		rest = rest[i+1:]
+		// "<tag>\t<path>\t<40 hex blob>[\t...]", read in one pass.
+		end := -1
+		if len(line) > 2 && line[1] == '\t' {
+			end = bytes.IndexByte(line[2:], '\t') + 2
+		}
+		if end < 3 || len(line) < end+41 || (len(line) > end+41 && line[end+41] != '\t') {
+			return plumbing.ZeroHash, errCorruptIndex
+		}
+		p := line[2:end]
+		if p[0] == '/' || p[len(p)-1] == '/' || bytes.IndexByte(p, '\\') >= 0 || bytes.Compare(prev, p) >= 0 {
+			return plumbing.ZeroHash, errCorruptIndex
+		}
+		if _, err := hex.Decode(blob[:], line[end+1:end+41]); err != nil {
+			return plumbing.ZeroHash, errCorruptIndex
+		}
+		prev = p
+		mode := regularMode
+		if line[0] != 'e' {
+			m, err := filemode.New(string(field(line, fieldMode)))
+			if err != nil || m == filemode.Dir || m == filemode.Empty || line[0] != 'f' {
+				return plumbing.ZeroHash, errCorruptIndex
+			}
+			mode = bytes.TrimLeft([]byte(m.String()), "0")
+		}
+		cut := bytes.LastIndexByte(p, '/') + 1
+		dirPath, name := p[:cut], p[cut:]
+		if !bytes.Equal(dirPath, open) {
+			for !bytes.HasPrefix(dirPath, open) {
+				closeDir()
+			}
+			for _, seg := range bytes.Split(bytes.TrimSuffix(dirPath[len(open):], []byte("/")), []byte("/")) {
+				if len(seg) == 0 {
+					return plumbing.ZeroHash, errCorruptIndex
+				}
+				for len(spare) <= len(stack) {
+					spare = append(spare, make([]byte, 0, 4096))
+				}
+				stack = append(stack, dir{name: seg, buf: spare[len(stack)]})
+				open = append(append(open, seg...), '/')
+			}
+		}
+		cur := &stack[len(stack)-1]
+		cur.buf = append(append(append(append(cur.buf, mode...), ' '), name...), 0)
+		cur.buf = append(cur.buf, blob[:]...)
+	}
+	for len(stack) > 1 {
+		closeDir()
+	}
+	return hashTree(stack[0].buf), nil
+}
+
+var regularMode = []byte("100644")
+
+func hashTree(content []byte) plumbing.Hash {
+	h := sha1.New()
+	var head [32]byte
+	h.Write(strconv.AppendInt(append(head[:0], "tree "...), int64(len(content)), 10))
+	h.Write([]byte{0})
+	h.Write(content)
+	var out plumbing.Hash
+	h.Sum(out[:0])
+	return out
+}
+
 func (l *Ledger) indexPath() string { return filepath.Join(l.honeDir(), "ledger.index") }
 
 // readIndex returns the cached index, or nil when it is absent, for another
-// branch, or fails its checksum.
+// branch, or fails its checksum. Its content is not yet checked against any
+// commit: see believe.
 func (l *Ledger) readIndex() *index {
 	m, err := mapFile(l.indexPath())
 	if err != nil {
@@ -258,6 +429,18 @@ func (l *Ledger) readIndex() *index {
 	return &index{tip: plumbing.NewHash(h[2]), tree: plumbing.NewHash(h[3]), body: body, src: m}
 }
 
+// believe reports whether a cached index lists exactly the tree of the
+// commit it names: its tree line must be that commit's tree, and the tree
+// computed from its lines must be that tree.
+func (l *Ledger) believe(ix *index) bool {
+	tree, err := l.obj.commitTree(ix.tip)
+	if err != nil || tree != ix.tree {
+		return false
+	}
+	got, err := ix.treeHash()
+	return err == nil && got == tree
+}
+
 // writeIndex replaces the cache atomically. Failing to write it is not an
 // error: the cache only saves time.
 func (l *Ledger) writeIndex(ix *index) {
@@ -267,174 +450,4 @@ func (l *Ledger) writeIndex(ix *index) {
 	head := fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%08x\n", indexMagic, l.ws.Config.Ledger.Branch, ix.tip, ix.tree,
 		bytes.Count(ix.body, []byte{'\n'}), crc32.ChecksumIEEE(ix.body))
 	atomicfile.Write(l.indexPath(), append([]byte(head), ix.body...), 0o644)
-}
-
-// index returns the index of the current branch tip, bringing the cache up to
-// date first. A branch that does not exist has an empty index.
-func (l *Ledger) index() (*index, error) {
-	tip, ok, err := l.refs.Read(l.branchRef())
-	if err != nil || !ok {
-		return &index{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ix != nil && l.ix.tip == tip {
-		return l.ix, nil
-	}
-	cached := l.ix
-	if cached == nil {
-		cached = l.readIndex()
-	}
-	if cached != nil && cached.tip == tip {
-		l.ix = cached
-		return cached, nil
-	}
-	tree, err := l.obj.commitTree(tip)
-	if err != nil {
-		return nil, err
-	}
-	ix := &index{tip: tip, tree: tree}
-	var added []file
-	clean := false
-	if cached != nil {
-		if added, clean, err = l.addedFiles(cached.tree, tree, ""); err != nil {
-			return nil, err
-		}
-		if clean {
-			ix.body, ix.src = cached.body, cached.src
-		}
-	}
-	if !clean {
-		if added, err = l.allFiles(tree, ""); err != nil {
-			return nil, err
-		}
-	}
-	var rows []row
-	for _, f := range added {
-		if !isEntryPath(f.path) {
-			continue
-		}
-		raw, err := l.obj.readBlob(f.hash)
-		if err != nil {
-			return nil, err
-		}
-		s, err := parseStored(f.path, raw)
-		if err != nil || s.check() != nil {
-			continue // a malformed entry is not indexed; verify reports it
-		}
-		rows = append(rows, rowOf(s, f.hash))
-	}
-	ix.body = appendSorted(ix.body, rows)
-	l.writeIndex(ix)
-	l.ix = ix
-	return ix, nil
-}
-
-// addedFiles lists the files of tree newT that oldT lacks. clean is false when
-// newT also changes or removes something of oldT, which an append-only ledger
-// never does; the caller then rebuilds from scratch.
-func (l *Ledger) addedFiles(oldT, newT plumbing.Hash, prefix string) (added []file, clean bool, err error) {
-	if oldT == newT {
-		return nil, true, nil
-	}
-	oldE, err := l.obj.tree(oldT)
-	if err != nil {
-		return nil, false, err
-	}
-	newE, err := l.obj.tree(newT)
-	if err != nil {
-		return nil, false, err
-	}
-	byName := make(map[string]int, len(newE))
-	for i, e := range newE {
-		byName[e.Name] = i
-	}
-	seen := make(map[string]bool, len(oldE))
-	for _, o := range oldE {
-		seen[o.Name] = true
-		i, ok := byName[o.Name]
-		if !ok || newE[i].Mode != o.Mode {
-			return nil, false, nil
-		}
-		if newE[i].Hash == o.Hash {
-			continue
-		}
-		if o.Mode != filemode.Dir {
-			return nil, false, nil
-		}
-		sub, clean, err := l.addedFiles(o.Hash, newE[i].Hash, prefix+o.Name+"/")
-		if err != nil || !clean {
-			return nil, clean, err
-		}
-		added = append(added, sub...)
-	}
-	for _, e := range newE {
-		if seen[e.Name] {
-			continue
-		}
-		if e.Mode == filemode.Dir {
-			sub, err := l.allFiles(e.Hash, prefix+e.Name+"/")
-			if err != nil {
-				return nil, false, err
-			}
-			added = append(added, sub...)
-		} else {
-			added = append(added, file{path: prefix + e.Name, hash: e.Hash})
-		}
-	}
-	return added, true, nil
-}
-
-// allFiles lists every file under tree t.
-func (l *Ledger) allFiles(t plumbing.Hash, prefix string) ([]file, error) {
-	entries, err := l.obj.tree(t)
-	if err != nil {
-		return nil, err
-	}
-	var out []file
-	for _, e := range entries {
-		if e.Mode == filemode.Dir {
-			sub, err := l.allFiles(e.Hash, prefix+e.Name+"/")
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, sub...)
-		} else {
-			out = append(out, file{path: prefix + e.Name, hash: e.Hash})
-		}
-	}
-	return out, nil
-}
-
-// appendSorted adds rows to a body kept in time order. New entries are almost
-// always newer than every indexed one; only then is it a plain append.
-func appendSorted(body []byte, rows []row) []byte {
-	if len(rows) == 0 {
-		return body
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		return before(rows[i].Created, rows[i].ID, rows[j].Created, rows[j].ID)
-	})
-	var b bytes.Buffer
-	b.Grow(len(body) + 256*len(rows))
-	b.Write(body)
-	last := bytes.LastIndexByte(bytes.TrimSuffix(body, []byte{'\n'}), '\n')
-	lt, lid := rowTime(body[last+1:])
-	inOrder := len(body) == 0 || !before(rows[0].Created, rows[0].ID, lt, lid)
-	for i := range rows {
-		b.WriteString(rows[i].line())
-	}
-	if inOrder {
-		return b.Bytes()
-	}
-	lines := bytes.SplitAfter(b.Bytes(), []byte{'\n'})
-	if len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	sort.SliceStable(lines, func(i, j int) bool {
-		ti, idi := rowTime(lines[i])
-		tj, idj := rowTime(lines[j])
-		return before(ti, idi, tj, idj)
-	})
-	return bytes.Join(lines, nil)
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/workspace"
@@ -25,6 +27,15 @@ type Stored struct {
 	Common
 	Path string `json:"path"` // path of the TOML file on the ledger branch
 	Raw  []byte `json:"-"`    // the file exactly as stored
+	// AddedBy is the ledger commit that added the entry; zero when it was
+	// not read through the index.
+	AddedBy plumbing.Hash `json:"-"`
+}
+
+// Signer is who signed the ledger commit that added s, judged by the
+// protected base's allowed signers.
+func (l *Ledger) Signer(ctx context.Context, s *Stored) (Signer, error) {
+	return l.signerOf(ctx, s.AddedBy)
 }
 
 // Filter selects entries; zero fields match everything.
@@ -40,7 +51,7 @@ func (f Filter) match(r *row) bool {
 		(f.PatchID == "" || r.PatchID == f.PatchID) && (f.AttemptKey == "" || r.AttemptKey == f.AttemptKey)
 }
 
-// keep returns a test on index lines that every match passes and that
+// keep returns a test on entry lines that every match passes and that
 // reads only the leading fields, so most lines are never parsed; nil when
 // the filter names no such field.
 func (f Filter) keep() func([]byte) bool {
@@ -55,11 +66,12 @@ func (f Filter) keep() func([]byte) bool {
 	if f.PatchID != "" {
 		is(fieldPatchID, f.PatchID)
 	}
-	if f.Kind != "" {
-		is(fieldKind, string(f.Kind))
-	}
-	if f.Target != "" {
-		is(fieldTarget, f.Target)
+	if f.Target != "" || f.Kind != "" {
+		target, kind := []byte(f.Target), []byte(f.Kind)
+		tests = append(tests, func(line []byte) bool {
+			p := linePath(line)
+			return (len(target) == 0 || bytes.Equal(pathSegment(p, 0), target)) && (len(kind) == 0 || bytes.Equal(pathSegment(p, 1), kind))
+		})
 	}
 	if len(tests) == 0 {
 		return nil
@@ -83,6 +95,15 @@ type Ledger struct {
 
 	mu sync.Mutex // guards ix
 	ix *index     // the index of the last tip seen, reused while the tip stays
+
+	keyOnce sync.Once
+	key     string // hone.signingkey; "" signs nothing
+
+	trustOnce sync.Once
+	tr        *Trust
+	trErr     error
+
+	sigs *sigCache // loaded on first use; views run on one goroutine
 }
 
 // Open returns the ledger of ws. It does not touch git; a ledger whose branch
@@ -91,7 +112,7 @@ func Open(ws *workspace.Workspace) *Ledger {
 	return &Ledger{
 		ws:   ws,
 		now:  time.Now,
-		refs: ws.Refs(),
+		refs: ws.Refs().WithReason("hone: ledger"),
 		obj:  objects{st: ws.Git.Storer, dir: filepath.Join(ws.CommonDir, "objects")},
 	}
 }
@@ -99,32 +120,37 @@ func Open(ws *workspace.Workspace) *Ledger {
 func (l *Ledger) honeDir() string { return l.ws.StatePath() }
 
 // query returns the index rows matching f in time order.
-func (l *Ledger) query(f Filter) ([]row, error) {
+func (l *Ledger) query(ctx context.Context, f Filter) ([]row, error) {
 	var out []row
-	err := l.scan(f.keep(), func() { out = nil }, func(r *row) bool {
+	err := l.scan(ctx, f.keep(), func(int) { out = nil }, func(r *row) bool {
 		if f.match(r) {
 			out = append(out, *r)
 		}
 		return true
 	})
-	return out, err
+	sorted := byTime(out, nil)
+	rows := make([]row, len(sorted))
+	for i, r := range sorted {
+		rows[i] = *r
+	}
+	return rows, err
 }
 
-// scan calls fn with the index rows whose line passes keep, in time order,
+// scan calls fn with the index rows whose line passes keep, in path order,
 // after bringing the cache up to date. A cache that turns out corrupt while
 // being read is dropped and rebuilt once, and the rows are seen again from
-// the start: begin runs before each pass so callers can reset what they
-// collected.
-func (l *Ledger) scan(keep func([]byte) bool, begin func(), fn func(*row) bool) error {
+// the start: begin runs before each pass, with the index's line count (a
+// bound on the rows), so callers can reset and size what they collect.
+func (l *Ledger) scan(ctx context.Context, keep func([]byte) bool, begin func(lines int), fn func(*row) bool) error {
 	if err := os.MkdirAll(l.honeDir(), 0o755); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot create %s", l.honeDir())
 	}
 	for attempt := 0; ; attempt++ {
-		ix, err := l.index()
+		ix, err := l.index(ctx)
 		if err != nil {
 			return err
 		}
-		begin()
+		begin(ix.count())
 		err = ix.each(keep, fn)
 		if errors.Is(err, errCorruptIndex) && attempt == 0 {
 			l.mu.Lock()
@@ -152,6 +178,7 @@ func (l *Ledger) load(rows []row) ([]*Stored, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.AddedBy = r.AddedBy
 		out = append(out, s)
 	}
 	return out, nil
@@ -159,7 +186,7 @@ func (l *Ledger) load(rows []row) ([]*Stored, error) {
 
 // List returns matching entries in time order (oldest first).
 func (l *Ledger) List(ctx context.Context, f Filter) ([]*Stored, error) {
-	rows, err := l.query(f)
+	rows, err := l.query(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -176,9 +203,9 @@ func (l *Ledger) Get(ctx context.Context, id string) (*Stored, error) {
 		}
 		id = full
 	}
-	prefix := []byte(id + "\t")
+	want := []byte(id)
 	var rows []row
-	err := l.scan(func(line []byte) bool { return bytes.HasPrefix(line, prefix) }, func() {}, func(r *row) bool {
+	err := l.scan(ctx, func(line []byte) bool { return bytes.Equal(lineID(line), want) }, func(int) {}, func(r *row) bool {
 		rows = append(rows[:0], *r)
 		return false
 	})
@@ -203,17 +230,9 @@ func (l *Ledger) ByPatch(ctx context.Context, patchID string) ([]*Stored, error)
 	return l.List(ctx, Filter{PatchID: patchID})
 }
 
-// ByAttemptKey returns every entry with the given attempt key, oldest first.
-func (l *Ledger) ByAttemptKey(ctx context.Context, key string) ([]*Stored, error) {
-	if key == "" {
-		return nil, nil
-	}
-	return l.List(ctx, Filter{AttemptKey: key})
-}
-
 // Latest returns the newest entry of a kind for a target, or NotFound.
 func (l *Ledger) Latest(ctx context.Context, target string, kind Kind) (*Stored, error) {
-	rows, err := l.query(Filter{Target: target, Kind: kind})
+	rows, err := l.query(ctx, Filter{Target: target, Kind: kind})
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +260,7 @@ func (l *Ledger) Attachment(ctx context.Context, s *Stored, name string) ([]byte
 		return nil, err
 	}
 	p := path.Join(path.Dir(s.Path), s.ID+"."+name)
-	h, found, err := l.obj.lookup(tree, p)
+	h, found, err := lookupIn(l.obj, tree, p)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +280,7 @@ func (l *Ledger) Attachments(ctx context.Context, s *Stored) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, found, err := l.obj.lookup(tree, path.Dir(s.Path))
+	dir, found, err := lookupIn(l.obj, tree, path.Dir(s.Path))
 	if err != nil || !found {
 		return nil, err
 	}

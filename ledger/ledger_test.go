@@ -24,7 +24,7 @@ func TestEmptyLedger(t *testing.T) {
 	if _, err := l.Latest(ctx, "demo", ledger.KindProfile); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("Latest on an empty ledger: %v, want NotFound", err)
 	}
-	rep, err := l.Verify(ctx)
+	rep, err := l.Verify(ctx, ledger.VerifyOptions{})
 	if err != nil || len(rep.Problems) != 0 {
 		t.Fatalf("Verify on an empty ledger = %+v, %v; want clean", rep, err)
 	}
@@ -109,9 +109,9 @@ func TestAppendAndLookups(t *testing.T) {
 	if err != nil || len(byPatch) != 2 || byPatch[0].ID != p.ID || byPatch[1].ID != v.ID {
 		t.Fatalf("ByPatch(p1) = %v, %v; want the proposal then the verdict", ids(byPatch), err)
 	}
-	byKey, err := l.ByAttemptKey(ctx, p.AttemptKey)
+	byKey, err := l.List(ctx, ledger.Filter{AttemptKey: p.AttemptKey})
 	if err != nil || len(byKey) != 2 {
-		t.Fatalf("ByAttemptKey = %v, %v", ids(byKey), err)
+		t.Fatalf("List by attempt key = %v, %v", ids(byKey), err)
 	}
 	latest, err := l.Latest(ctx, "demo", ledger.KindProposal)
 	if err != nil || latest.ID != other.ID {
@@ -128,7 +128,7 @@ func TestAppendAndLookups(t *testing.T) {
 	if err != nil || len(all) != 2 {
 		t.Fatalf("List proposals = %v, %v", ids(all), err)
 	}
-	rep, err := l.Verify(ctx)
+	rep, err := l.Verify(ctx, ledger.VerifyOptions{})
 	if err != nil || len(rep.Problems) != 0 {
 		t.Fatalf("Verify = %+v, %v", rep, err)
 	}
@@ -206,7 +206,7 @@ func ids(s []*ledger.Stored) []string {
 	return out
 }
 
-func TestAttemptsJoinTheLatestVerdict(t *testing.T) {
+func TestRowsJoinTheLatestVerdict(t *testing.T) {
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -218,9 +218,9 @@ func TestAttemptsJoinTheLatestVerdict(t *testing.T) {
 	second := verdictFor(p, ledger.VerdictAccepted, "faster")
 	appendOK(t, l, second)
 
-	all, err := l.Attempts(ctx, ledger.Filter{})
+	all, err := l.Rows(ctx, ledger.Filter{})
 	if err != nil || len(all) != 4 {
-		t.Fatalf("Attempts = %d rows, %v", len(all), err)
+		t.Fatalf("Rows = %d rows, %v", len(all), err)
 	}
 	if a := all[0]; a.ID != p.ID || a.Verdict != ledger.VerdictAccepted || a.VerdictID != second.ID || a.Summary != "faster" {
 		t.Fatalf("proposal row = %+v, want the latest verdict joined", a)
@@ -231,12 +231,19 @@ func TestAttemptsJoinTheLatestVerdict(t *testing.T) {
 	if a := all[2]; a.Kind != ledger.KindVerdict || a.Verdict != ledger.VerdictError || a.VerdictID != first.ID {
 		t.Fatalf("verdict row = %+v, want its own verdict", a)
 	}
-	props, err := l.Attempts(ctx, ledger.Filter{Kind: ledger.KindProposal, AttemptKey: p.AttemptKey})
+	props, err := l.Rows(ctx, ledger.Filter{Kind: ledger.KindProposal, AttemptKey: p.AttemptKey})
 	if err != nil || len(props) != 1 || props[0].Verdict != ledger.VerdictAccepted {
-		t.Fatalf("Attempts by kind and key = %+v, %v", props, err)
+		t.Fatalf("Rows by kind and key = %+v, %v", props, err)
 	}
-	if none, err := l.Attempts(ctx, ledger.Filter{Target: "other"}); err != nil || none == nil || len(none) != 0 {
-		t.Fatalf("Attempts of another target = %#v, %v; want an empty, non-nil list", none, err)
+	if none, err := l.Rows(ctx, ledger.Filter{Target: "other"}); err != nil || none == nil || len(none) != 0 {
+		t.Fatalf("Rows of another target = %#v, %v; want an empty, non-nil list", none, err)
+	}
+	attempts, err := l.Attempts(ctx, ledger.Filter{AttemptKey: p.AttemptKey})
+	if err != nil || len(attempts) != 1 || len(attempts[0].Verdicts) != 2 || attempts[0].ProposalID != p.ID {
+		t.Fatalf("Attempts by key = %+v, %v", attempts, err)
+	}
+	if a := attempts[0]; a.Latest().ID != second.ID || a.Outcome().ID != second.ID || !a.Verdicts[0].Trusted || a.Verdicts[0].Signer != "unsigned" {
+		t.Fatalf("without allowed signers every verdict is trusted and shows unsigned: %+v", a.Verdicts)
 	}
 }
 
@@ -260,10 +267,10 @@ func TestIndexFollowsTheBranch(t *testing.T) {
 		}
 	}
 	raw := string(all[0].Raw)
-	rewriteEntry(t, dir, all[0].Path, strings.Replace(raw, `kind = "profile"`, `kind = "calibration"`, 1))
-	got, err := l.List(ctx, ledger.Filter{Kind: ledger.KindCalibration})
-	if err != nil || len(got) != 1 || got[0].ID != all[0].ID {
-		t.Fatalf("after an edit, List(calibration) = %v, %v; want the edited entry", ids(got), err)
+	rewriteEntry(t, dir, all[0].Path, strings.Replace(raw, `kind = "profile"`, "kind = \"profile\"\nhotspot = \"edited\"", 1))
+	got, err := l.Rows(ctx, ledger.Filter{Kind: ledger.KindProfile})
+	if err != nil || len(got) != 5 || got[0].ID != all[0].ID || got[0].Hotspot != "edited" {
+		t.Fatalf("after an edit, Rows = %+v, %v; want the edited entry", got, err)
 	}
 }
 

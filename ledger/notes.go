@@ -64,14 +64,14 @@ func (l *Ledger) addNote(ctx context.Context, s *Stored) error {
 		if err != nil {
 			return tip, err
 		}
-		if tree, err = l.obj.insert(tree, []file{{p, h, true}}); err != nil {
+		if tree, err = l.obj.insert(tree, []file{{path: p, hash: h, replace: true}}); err != nil {
 			return tip, err
 		}
 		var parents []plumbing.Hash
 		if ok {
 			parents = []plumbing.Hash{tip}
 		}
-		return l.obj.commit(tree, parents, fmt.Sprintf("hone: note for verdict %s\n", s.ID), l.sig())
+		return l.obj.commit(ctx, tree, parents, fmt.Sprintf("hone: note for verdict %s\n", s.ID), l.sig(), "")
 	})
 	return err
 }
@@ -130,7 +130,7 @@ type note struct {
 // readNotes maps each annotated object id to its note, across any fan-out.
 // Files whose path does not spell an object id are not notes and are skipped.
 func (l *Ledger) readNotes(tree plumbing.Hash) (map[string]note, error) {
-	files, err := l.allFiles(tree, "")
+	files, err := listFiles(l.obj, tree, "")
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"hash/adler32"
@@ -19,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/signing"
 )
 
 // objects writes and reads git objects straight in the object store, without
@@ -125,16 +128,7 @@ func (o objects) readBlob(h plumbing.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
 	}
-	r, err := obj.Reader()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
-	}
-	return b, nil
+	return readAll(obj)
 }
 
 // tree returns the entries of tree h; the zero hash is the empty tree.
@@ -168,13 +162,87 @@ func treeKey(e object.TreeEntry) string {
 	return e.Name
 }
 
-func (o objects) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, error) {
+// commit writes a commit, signed with git's SSH signature format when key
+// names a signing key (see package signing).
+func (o objects) commit(ctx context.Context, tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature, key string) (plumbing.Hash, error) {
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a commit")
 	}
-	return o.store(obj)
+	payload, err := readAll(obj)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if key != "" {
+		armored, err := signing.Sign(ctx, key, payload)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		payload = signing.AddSignature(payload, armored)
+	}
+	return o.put(plumbing.CommitObject, payload)
+}
+
+func readAll(obj plumbing.EncodedObject) ([]byte, error) {
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read git object %s", obj.Hash())
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read git object %s", obj.Hash())
+	}
+	return b, nil
+}
+
+// commitInfo reads a commit's tree, parents and raw content.
+func (o objects) commitInfo(h plumbing.Hash) (*commitInfo, error) {
+	hex := h.String()
+	if _, err := os.Lstat(filepath.Join(o.dir, hex[:2], hex[2:])); err != nil {
+		if raw, ok := packedCommit(o.dir, h); ok {
+			return parseCommit(h, raw)
+		}
+	}
+	obj, err := o.st.EncodedObject(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", h)
+	}
+	raw, err := readAll(obj)
+	if err != nil {
+		return nil, err
+	}
+	return parseCommit(h, raw)
+}
+
+// parseCommit reads the tree and parents from a commit's headers.
+func parseCommit(h plumbing.Hash, raw []byte) (*commitInfo, error) {
+	c := &commitInfo{hash: h, raw: raw}
+	for rest := raw; len(rest) > 0 && rest[0] != '\n'; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("tree ")) && plumbing.IsHash(string(line[5:])):
+			c.tree = plumbing.NewHash(string(line[5:]))
+		case bytes.HasPrefix(line, []byte("parent ")) && plumbing.IsHash(string(line[7:])):
+			c.parents = append(c.parents, plumbing.NewHash(string(line[7:])))
+		case bytes.HasPrefix(line, []byte("committer ")):
+			if f := strings.Fields(string(line)); len(f) >= 2 {
+				if t, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
+					c.when = time.Unix(t, 0)
+				}
+			}
+		}
+	}
+	if c.tree.IsZero() {
+		return nil, errs.Failuref("commit %s has no tree", h)
+	}
+	return c, nil
 }
 
 // commitTree returns the tree of commit h; the zero hash has the empty tree.
@@ -182,19 +250,21 @@ func (o objects) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 	if h.IsZero() {
 		return plumbing.ZeroHash, nil
 	}
-	c, err := object.GetCommit(o.st, h)
+	c, err := o.commitInfo(h)
 	if err != nil {
-		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot read commit %s", h)
+		return plumbing.ZeroHash, err
 	}
-	return c.TreeHash, nil
+	return c.tree, nil
 }
 
-// file is a blob to place at a slash-separated path. Only notes are ever
-// replaced; ledger entries never are.
+// file is a blob at a slash-separated path. Only notes are ever replaced;
+// ledger entries never are. mode is the file's mode as read from a tree;
+// files hone writes are always regular.
 type file struct {
 	path    string
 	hash    plumbing.Hash
 	replace bool
+	mode    filemode.FileMode
 }
 
 // insert returns tree root with files added, rewriting only the trees on the
@@ -230,7 +300,7 @@ func (o objects) insert(root plumbing.Hash, files []file) (plumbing.Hash, error)
 		if _, seen := groups[name]; !seen {
 			names = append(names, name)
 		}
-		groups[name] = append(groups[name], file{rest, f.hash, f.replace})
+		groups[name] = append(groups[name], file{path: rest, hash: f.hash, replace: f.replace})
 	}
 	for _, name := range names {
 		var sub plumbing.Hash
@@ -280,26 +350,4 @@ func signature(env func(string) string, when time.Time) object.Signature {
 		email = "hone@localhost"
 	}
 	return object.Signature{Name: name, Email: email, When: when}
-}
-
-// lookup finds the blob at a slash-separated path under tree root.
-func (o objects) lookup(root plumbing.Hash, p string) (plumbing.Hash, bool, error) {
-	h := root
-	for _, name := range strings.Split(p, "/") {
-		entries, err := o.tree(h)
-		if err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		found := false
-		for _, e := range entries {
-			if e.Name == name {
-				h, found = e.Hash, true
-				break
-			}
-		}
-		if !found {
-			return plumbing.ZeroHash, false, nil
-		}
-	}
-	return h, true, nil
 }

@@ -3,13 +3,14 @@ package ledger
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
-	"github.com/hone-perf/hone/internal/repo"
 )
 
 // mergeNotes brings remote notes commit r into the notes ref: notes only one
@@ -37,7 +38,7 @@ func (l *Ledger) mergeNotes(ctx context.Context, r plumbing.Hash) (how string, e
 			return r, nil
 		}
 		how = "merged"
-		return l.notesMergeCommit(cur, r)
+		return l.notesMergeCommit(ctx, cur, r)
 	})
 	if err != nil {
 		return "", err
@@ -45,7 +46,7 @@ func (l *Ledger) mergeNotes(ctx context.Context, r plumbing.Hash) (how string, e
 	return how, nil
 }
 
-func (l *Ledger) notesMergeCommit(cur, r plumbing.Hash) (plumbing.Hash, error) {
+func (l *Ledger) notesMergeCommit(ctx context.Context, cur, r plumbing.Hash) (plumbing.Hash, error) {
 	curTree, err := l.obj.commitTree(cur)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -92,78 +93,157 @@ func (l *Ledger) notesMergeCommit(cur, r plumbing.Hash) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return l.obj.commit(tree, []plumbing.Hash{cur, r}, "hone: merge the notes of another clone\n", l.sig())
+	return l.obj.commit(ctx, tree, []plumbing.Hash{cur, r}, "hone: merge the notes of another clone\n", l.sig(), "")
 }
+
+// DefaultPushTimeout bounds Push when ctx has no deadline of its own.
+const DefaultPushTimeout = 60 * time.Second
 
 // Push shares the local ledger with a remote: it pulls first (so the push is
 // a fast-forward), then pushes the branch, the notes and the patch refs the
-// remote lacks, never forcing. When another clone pushed in between, the
-// remote rejects the update and Push pulls and tries again.
+// remote lacks in one atomic push, never forcing. When another clone pushed
+// in between, the remote rejects the update and Push pulls and tries again,
+// after a growing, jittered pause, until ctx's deadline (DefaultPushTimeout
+// when it has none); then it reports Busy. A push the remote's hooks refuse
+// is a Policy error carrying the remote's reasons, and is not retried.
 func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultPushTimeout)
+		defer cancel()
+	}
 	var lastErr error
-	for n := 1; n <= 5; n++ {
-		rep, theirs, err := l.pull(ctx, remote)
+	for n := 1; ; n++ {
+		rep, done, err := l.pushOnce(ctx, remote)
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"push", "--quiet", "--porcelain", remote}
-		var pushed SyncReport
-		for _, ref := range []string{l.branchRef(), l.ws.Config.Ledger.NotesRef} {
-			h, ok, err := l.refs.Read(ref)
-			if err != nil {
-				return nil, err
-			}
-			how := ""
-			switch prev, had := theirs[ref]; {
-			case !ok:
-			case prev == h:
-				how = "up-to-date"
-			case !had:
-				how = "created"
-			default:
-				how = "updated"
-			}
-			if how == "created" || how == "updated" {
-				args = append(args, ref+":"+ref)
-			}
-			if ref != l.branchRef() {
-				pushed.RemoteNotes = how
-				continue
-			}
-			pushed.RemoteLedger = how
-			if how != "up-to-date" && how != "" {
-				if pushed.EntriesPushed, err = l.entriesGained(theirs[ref], h); err != nil {
-					return nil, err
-				}
-			}
+		if done {
+			return rep.SyncReport, nil
 		}
-		mine, err := l.git(ctx, "for-each-ref", "--format=%(refname)", PatchRefPrefix)
-		if err != nil {
-			return nil, errs.Wrap(errs.Failure, err, "cannot list the patch refs")
+		lastErr = rep.err
+		if !backoff(ctx, n) {
+			return nil, errs.Wrap(errs.Busy, lastErr, "remote %q kept moving while pushing the ledger (%d tries); try again later or with a longer --timeout", remote, n)
 		}
-		for _, ref := range strings.Fields(string(mine)) {
-			if _, ok := theirs[ref]; !ok {
-				args = append(args, ref+":"+ref)
-				pushed.PatchesPushed++
-			}
-		}
-		rep.RemoteLedger, rep.RemoteNotes = pushed.RemoteLedger, pushed.RemoteNotes
-		if len(args) == 4 {
-			return rep, nil
-		}
-		out, err := l.git(ctx, args...)
-		if err == nil {
-			rep.Pushed, rep.EntriesPushed, rep.PatchesPushed = true, pushed.EntriesPushed, pushed.PatchesPushed
-			return rep, nil
-		}
-		lastErr = err
-		var ge *git.Error
-		if !errors.As(err, &ge) || !(strings.Contains(string(out), "[rejected]") || strings.Contains(string(out), "[remote rejected]") || strings.Contains(ge.Stderr, "rejected")) {
-			return nil, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
-		}
-		repo.RetryWait(n * 10)
 	}
-	return nil, errs.Wrap(errs.Busy, lastErr, "remote %q kept moving while pushing the ledger; try again", remote)
+}
+
+// pushReport is a SyncReport with why a push attempt lost its race.
+type pushReport struct {
+	*SyncReport
+	err error
+}
+
+// pushOnce pulls, then pushes. done is false when the remote moved first
+// and the caller should try again.
+func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, done bool, err error) {
+	sr, theirs, err := l.pull(ctx, remote)
+	if err != nil {
+		return nil, true, err
+	}
+	rep = &pushReport{SyncReport: sr}
+	args := []string{"push", "--quiet", "--porcelain", "--atomic", remote}
+	var pushed SyncReport
+	for _, ref := range []string{l.branchRef(), l.ws.Config.Ledger.NotesRef} {
+		h, ok, err := l.refs.Read(ref)
+		if err != nil {
+			return nil, true, err
+		}
+		how := ""
+		switch prev, had := theirs[ref]; {
+		case !ok:
+		case prev == h:
+			how = "up-to-date"
+		case !had:
+			how = "created"
+		default:
+			how = "updated"
+		}
+		if how == "created" || how == "updated" {
+			args = append(args, ref+":"+ref)
+		}
+		if ref != l.branchRef() {
+			pushed.RemoteNotes = how
+			continue
+		}
+		pushed.RemoteLedger = how
+		if how != "up-to-date" && how != "" {
+			if pushed.EntriesPushed, err = l.entriesGained(theirs[ref], h); err != nil {
+				return nil, true, err
+			}
+		}
+	}
+	mine, err := l.git(ctx, "for-each-ref", "--format=%(refname)", PatchRefPrefix)
+	if err != nil {
+		return nil, true, errs.Wrap(errs.Failure, err, "cannot list the patch refs")
+	}
+	for _, ref := range strings.Fields(string(mine)) {
+		if _, ok := theirs[ref]; !ok {
+			args = append(args, ref+":"+ref)
+			pushed.PatchesPushed++
+		}
+	}
+	sr.RemoteLedger, sr.RemoteNotes = pushed.RemoteLedger, pushed.RemoteNotes
+	if len(args) == 5 {
+		return rep, true, nil
+	}
+	out, err := l.git(ctx, args...)
+	if err == nil {
+		sr.Pushed, sr.EntriesPushed, sr.PatchesPushed = true, pushed.EntriesPushed, pushed.PatchesPushed
+		if tip, ok, _ := l.refs.Read(l.branchRef()); ok {
+			if err := l.advanceAnchor(ctx, plumbing.ZeroHash, tip); err != nil {
+				return nil, true, err
+			}
+		}
+		return rep, true, nil
+	}
+	var ge *git.Error
+	if !errors.As(err, &ge) {
+		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
+	}
+	if strings.Contains(ge.Stderr, "hook declined") || strings.Contains(string(out), "hook declined") {
+		return nil, true, errs.Policyf("remote %q refused the ledger push: %s", remote, errs.Clip(remoteReasons(ge.Stderr)))
+	}
+	if !(strings.Contains(string(out), "[rejected]") || strings.Contains(string(out), "[remote rejected]") || strings.Contains(ge.Stderr, "rejected")) {
+		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
+	}
+	rep.err = err
+	return rep, false, nil
+}
+
+// remoteReasons keeps the lines a remote's hooks printed ("remote: ...").
+func remoteReasons(stderr string) string {
+	var out []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if r, ok := strings.CutPrefix(strings.TrimSpace(line), "remote: "); ok && strings.TrimSpace(r) != "" {
+			out = append(out, strings.TrimSpace(r))
+		}
+	}
+	if len(out) == 0 {
+		return strings.TrimSpace(stderr)
+	}
+	return strings.Join(out, "; ")
+}
+
+// backoff sleeps before try n+1 of a push that lost a race: a pause that
+// doubles from 20 ms up to 2 s, drawn at random from half to all of it so
+// writers that collided do not collide again in step. It reports false,
+// without sleeping, when the pause would end after ctx's deadline.
+func backoff(ctx context.Context, n int) bool {
+	ceil := 20 * time.Millisecond << min(n-1, 7)
+	ceil = min(ceil, 2*time.Second)
+	wait := ceil/2 + time.Duration(rand.N(int64(ceil/2)+1))
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // entriesGained counts the entries of ledger commit to that ledger commit
@@ -178,7 +258,7 @@ func (l *Ledger) entriesGained(from, to plumbing.Hash) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		files, err := l.allFiles(tree, "")
+		files, err := listFiles(l.obj, tree, "")
 		n := 0
 		for _, f := range files {
 			if isEntryPath(f.path) {

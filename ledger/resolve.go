@@ -25,7 +25,7 @@ func (l *Ledger) ResolveEntry(ctx context.Context, prefix string) (string, error
 	}
 	want := []byte(p)
 	var ids []string
-	err = l.scan(func(line []byte) bool { return bytes.HasPrefix(line, want) }, func() { ids = nil }, func(r *row) bool {
+	err = l.scan(ctx, func(line []byte) bool { return bytes.HasPrefix(lineID(line), want) }, func(int) { ids = nil }, func(r *row) bool {
 		ids = append(ids, r.ID)
 		return true
 	})
@@ -46,9 +46,9 @@ func (l *Ledger) ResolvePatch(ctx context.Context, prefix string) (string, error
 	seen := map[string]bool{}
 	var ids []string
 	keep := func(line []byte) bool {
-		return bytes.HasPrefix(field(line, fieldPatchID), want) && bytes.Equal(field(line, fieldKind), kind)
+		return bytes.HasPrefix(field(line, fieldPatchID), want) && bytes.Equal(pathSegment(linePath(line), 1), kind)
 	}
-	err = l.scan(keep, func() { seen, ids = map[string]bool{}, nil }, func(r *row) bool {
+	err = l.scan(ctx, keep, func(int) { seen, ids = map[string]bool{}, nil }, func(r *row) bool {
 		if !seen[r.PatchID] {
 			seen[r.PatchID] = true
 			ids = append(ids, r.PatchID)

@@ -56,9 +56,9 @@ func TestIdPrefixesResolveLikeGits(t *testing.T) {
 	if err != nil || s.ID != v.ID {
 		t.Fatalf("Get by prefix = %v, %v", s, err)
 	}
-	rows, err := l.Attempts(ctx, ledger.Filter{Kind: ledger.KindProposal})
+	rows, err := l.Rows(ctx, ledger.Filter{Kind: ledger.KindProposal})
 	if err != nil || len(rows) != 2 || rows[0].Speedup != 2.5 || rows[0].Pin == "" || rows[1].Speedup != 0 {
-		t.Fatalf("Attempts = %+v, %v; want the proposals with their pin and the verdict's speedup", rows, err)
+		t.Fatalf("Rows = %+v, %v; want the proposals with their pin and the verdict's speedup", rows, err)
 	}
 }
 

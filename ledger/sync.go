@@ -109,10 +109,24 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	if hasPatches {
 		specs = append(specs, "+"+PatchRefPrefix+"*:"+scratch+"patches/*")
 	}
+	before, hadBefore, err := l.refs.Read(scratch + "ledger")
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(specs) > 0 {
 		args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}, specs...)
 		if _, err := l.git(ctx, args...); err != nil {
 			return nil, nil, errs.Wrap(errs.Failure, err, "cannot fetch the ledger from remote %q", remote)
+		}
+		// git may have stored what it fetched as a new pack, which go-git,
+		// having listed the packs once, would not look in.
+		if r, ok := l.obj.st.(interface{ Reindex() }); ok {
+			r.Reindex()
+		}
+	}
+	if h, ok := refs[branch]; ok && hadBefore && h != before {
+		if err := l.refuseRewrite(ctx, remote, scratch+"ledger", before, h); err != nil {
+			return nil, nil, err
 		}
 	}
 	for name, h := range refs {
@@ -148,6 +162,21 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	return rep, refs, nil
 }
 
+// refuseRewrite stops a pull when the remote's ledger no longer contains
+// what this clone fetched from it before: a remote whose history was
+// rewritten is reported, its new tip is not merged, and the scratch ref is
+// put back so the next pull reports it again.
+func (l *Ledger) refuseRewrite(ctx context.Context, remote, scratch string, before, now plumbing.Hash) error {
+	up, err := l.isAncestor(ctx, before, now)
+	if err != nil || up {
+		return err
+	}
+	if err := l.refs.CompareAndSwap(ctx, scratch, before, now); err != nil {
+		return err
+	}
+	return errs.Invalidf("the ledger of remote %q was rewritten: its tip %s no longer contains %s, fetched from it earlier; nothing was merged. Run `hone ledger verify` in a clone that pushes there", remote, git.Short(now.String()), git.Short(before.String()))
+}
+
 // isAncestor asks git whether a is an ancestor of (or equal to) b.
 func (l *Ledger) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
 	_, err := l.git(ctx, "merge-base", "--is-ancestor", a.String(), b.String())
@@ -164,6 +193,11 @@ func (l *Ledger) isAncestor(ctx context.Context, a, b plumbing.Hash) (bool, erro
 // taken only when r's tree already holds everything the local tip does;
 // otherwise the result is a two-parent commit of the union of both trees.
 func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, added int, err error) {
+	held, err := l.writeLock(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	defer held.Release()
 	var next plumbing.Hash
 	cur, err := l.refs.Update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		next = cur
@@ -199,10 +233,13 @@ func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, 
 			return next, nil
 		}
 		how = "merged"
-		next, err = l.obj.commit(union, []plumbing.Hash{cur, r}, "hone: merge the ledger of another clone\n", l.sig())
+		next, err = l.obj.commit(ctx, union, []plumbing.Hash{cur, r}, "hone: merge the ledger of another clone\n", l.sig(), l.signingKey())
 		return next, err
 	})
 	if err != nil || how == "up-to-date" {
+		return how, 0, err
+	}
+	if err := l.advanceAnchor(ctx, cur, next); err != nil {
 		return how, 0, err
 	}
 	added, err = l.countAdded(cur, next)
@@ -218,7 +255,7 @@ func (l *Ledger) countAdded(from, to plumbing.Hash) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	files, _, err := l.addedFiles(ft, tt, "")
+	files, _, err := diffTrees(l.obj, ft, tt, "")
 	n := 0
 	for _, f := range files {
 		if isEntryPath(f.path) {

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
@@ -110,5 +111,32 @@ func appendOK(t *testing.T, l *ledger.Ledger, e *testEntry) {
 	t.Helper()
 	if _, err := l.Append(ctx, e); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A remote whose ledger was rewritten since this clone last fetched it (here
+// a new root holding the same entries) is not merged: the pull is refused,
+// nothing moves, and the next pull says so again.
+func TestPullRefusesARewrittenRemote(t *testing.T) {
+	a := newRepo(t)
+	la := openLedger(t, a)
+	appendProfiles(t, la, "a", 2)
+	b := t.TempDir()
+	testgit.Git(t, b, "clone", "-q", a, ".")
+	lb := openLedger(t, b)
+	if _, err := lb.Pull(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	before := testgit.Git(t, b, "rev-parse", "hone/ledger")
+	root := testgit.Git(t, a, "commit-tree", "hone/ledger^{tree}", "-m", "hone: start the ledger")
+	testgit.Git(t, a, "update-ref", "refs/heads/hone/ledger", root)
+	for i := 0; i < 2; i++ {
+		_, err := lb.Pull(ctx, "origin")
+		if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "was rewritten") {
+			t.Fatalf("pull %d of a rewritten remote: %v", i, err)
+		}
+	}
+	if after := testgit.Git(t, b, "rev-parse", "hone/ledger"); after != before {
+		t.Fatal("a refused pull moved the branch")
 	}
 }

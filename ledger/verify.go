@@ -10,30 +10,33 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/signing"
 )
 
 // Problem kinds reported by Verify.
 const (
-	ProblemModified      = "modified"       // a commit changed a file an earlier commit wrote
-	ProblemDeleted       = "deleted"        // a commit removed a file an earlier commit wrote
-	ProblemMalformed     = "malformed"      // an entry that is not valid TOML or lacks required fields
-	ProblemMisplaced     = "misplaced"      // an entry not at <target>/<kind>/<hh>/<id>.toml of its own fields
-	ProblemStray         = "stray"          // a file that is neither an entry, an attachment, nor the README
-	ProblemMissingPatch  = "missing-patch"  // a proposal whose refs/hone/patches/<id> is absent or elsewhere
-	ProblemDiffMismatch  = "diff-mismatch"  // a proposal whose patch commit's canonical diff has another hash
-	ProblemMissingNote   = "missing-note"   // a verdict entry without its line in the notes
-	ProblemNoteMismatch  = "note-mismatch"  // a hone note line that differs from its verdict entry
-	ProblemOrphanNote    = "orphan-note"    // a hone note line naming no verdict entry
-	ProblemUnreadableRef = "unreadable-ref" // the branch or notes ref does not hold a readable commit
+	ProblemModified      = "modified"         // a commit changed a file an earlier commit wrote
+	ProblemDeleted       = "deleted"          // a commit removed a file an earlier commit wrote
+	ProblemRewritten     = "rewritten"        // the branch no longer contains a tip hone recorded
+	ProblemMergeAdded    = "merge-added"      // a merge commit added a file neither parent had
+	ProblemMalformed     = "malformed"        // an entry that is not valid TOML or lacks required fields
+	ProblemMisplaced     = "misplaced"        // an entry not at <target>/<kind>/<hh>/<id>.toml of its own fields
+	ProblemStray         = "stray"            // a file that is neither an entry, an attachment, nor the README
+	ProblemMissingPatch  = "missing-patch"    // a proposal whose refs/hone/patches/<id> is absent or elsewhere
+	ProblemDiffMismatch  = "diff-mismatch"    // a proposal whose patch commit's canonical diff has another hash
+	ProblemMissingNote   = "missing-note"     // a verdict entry without its line in the notes
+	ProblemNoteMismatch  = "note-mismatch"    // a hone note line that differs from its verdict entry
+	ProblemOrphanNote    = "orphan-note"      // a hone note line naming no verdict entry
+	ProblemUnreadableRef = "unreadable-ref"   // the branch or notes ref does not hold a readable commit
+	ProblemBadSignature  = "bad-signature"    // a ledger commit whose signature does not verify
+	ProblemUnsigned      = "unsigned"         // with --require-signed: a verdict added by an unsigned commit
+	ProblemUntrusted     = "untrusted-signer" // with --require-signed: a verdict signed by a key allowed_signers does not list
 )
 
 // Problem is one thing Verify found wrong. Path is a path on the ledger
-// branch, or "notes:<path>" for a file of the notes ref.
+// branch, "notes:<path>" for a file of the notes ref, or a ref name.
 type Problem struct {
 	Kind    string `json:"kind"`
 	Path    string `json:"path"`
@@ -42,11 +45,16 @@ type Problem struct {
 
 // VerifyReport is what Verify checked and found.
 type VerifyReport struct {
-	Branch   string    `json:"branch"`
-	Tip      string    `json:"tip,omitempty"` // empty when the ledger does not exist yet
-	Commits  int       `json:"commits"`
-	Entries  int       `json:"entries"`
-	Notes    int       `json:"notes"` // hone note lines seen
+	Branch   string `json:"branch"`
+	Tip      string `json:"tip,omitempty"`    // empty when the ledger does not exist yet
+	Anchor   string `json:"anchor,omitempty"` // the tip hone last wrote, pulled, pushed or verified
+	Commits  int    `json:"commits"`
+	Entries  int    `json:"entries"`
+	Notes    int    `json:"notes"` // hone note lines seen
+	Verdicts int    `json:"verdicts"`
+	// Signed counts the verdicts a trusted key signed (every verdict counts
+	// as trusted when no allowed_signers are configured).
+	Trusted  int       `json:"trusted"`
 	Problems []Problem `json:"problems"`
 
 	missingNotes []*Stored // verdicts whose note line is absent: what RepairNotes adds
@@ -56,22 +64,41 @@ func (r *VerifyReport) add(kind, p, format string, args ...any) {
 	r.Problems = append(r.Problems, Problem{Kind: kind, Path: p, Message: fmt.Sprintf(format, args...)})
 }
 
-// Verify proves the ledger sound: append-only over the whole history of the
-// branch (no commit, merges included, modified or deleted a file any parent
-// had), every entry well-formed and stored under its own target, kind and id,
-// every proposal's patch commit present with the diff hash it recorded, and
-// the hone lines of the notes equal to the verdict entries. Problems are
-// returned in the report; err is only for failing to look.
-func (l *Ledger) Verify(ctx context.Context) (*VerifyReport, error) {
+// VerifyOptions adjust Verify.
+type VerifyOptions struct {
+	// RequireSigned reports every verdict not signed by a key the protected
+	// base's allowed_signers lists.
+	RequireSigned bool
+	// Repair means the caller is repairing: a clean result does not move the
+	// anchor, so a repair can never bless a rewritten history.
+	Repair bool
+}
+
+// Verify proves the ledger sound: an append of every tip hone recorded
+// (its anchor, the branch's reflog, the remote-tracking ledgers);
+// append-only over the whole history of the branch (no commit, merges
+// included, modified or deleted a file any parent had, and no merge added
+// one of its own); every entry well-formed and stored under its own target,
+// kind and id; every proposal's patch commit present with the diff hash it
+// recorded; the hone lines of the notes equal to the verdict entries; and
+// every signature good. Every signature is checked afresh, without the
+// caches listings use. Problems are returned in the report; err is only for
+// failing to look. A clean report moves the anchor to the tip.
+func (l *Ledger) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{Branch: l.ws.Config.Ledger.Branch, Problems: []Problem{}}
 	tip, ok, err := l.refs.Read(l.branchRef())
 	if err != nil {
 		rep.add(ProblemUnreadableRef, l.branchRef(), "%v", err)
 		return rep, nil
 	}
+	adder := map[string]plumbing.Hash{}
 	if ok {
 		rep.Tip = tip.String()
-		if err := l.verifyHistory(ctx, tip, rep); err != nil {
+		var reachable map[plumbing.Hash]bool
+		if adder, reachable, err = l.verifyHistory(ctx, tip, rep); err != nil {
+			return nil, err
+		}
+		if err := l.verifyRecords(ctx, tip, reachable, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -89,78 +116,84 @@ func (l *Ledger) Verify(ctx context.Context) (*VerifyReport, error) {
 	if err := l.verifyNotes(entries, rep); err != nil {
 		return nil, err
 	}
+	if err := l.verifySigners(ctx, entries, adder, opts, rep); err != nil {
+		return nil, err
+	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Path < rep.Problems[j].Path })
+	if ok && len(rep.Problems) == 0 && !opts.Repair {
+		if err := l.advanceAnchor(ctx, plumbing.ZeroHash, tip); err != nil {
+			return nil, err
+		}
+		rep.Anchor = tip.String()
+	}
 	return rep, nil
 }
 
-// verifyHistory checks every commit reachable from tip against each parent.
-func (l *Ledger) verifyHistory(ctx context.Context, tip plumbing.Hash, rep *VerifyReport) error {
-	seen := map[plumbing.Hash]bool{tip: true}
-	queue := []plumbing.Hash{tip}
-	for len(queue) > 0 {
-		if err := ctx.Err(); err != nil {
-			return errs.Wrap(errs.Failure, err, "ledger: verify interrupted")
-		}
-		c, err := object.GetCommit(l.obj.st, queue[0])
-		if err != nil {
-			return errs.Wrap(errs.Failure, err, "cannot read ledger commit %s", queue[0])
-		}
-		queue = queue[1:]
+// verifyHistory checks every commit reachable from tip against each parent,
+// and returns the commit that added each file of the tip, and the commits
+// it walked.
+func (l *Ledger) verifyHistory(ctx context.Context, tip plumbing.Hash, rep *VerifyReport) (map[string]plumbing.Hash, map[plumbing.Hash]bool, error) {
+	adder := map[string]plumbing.Hash{}
+	reachable := map[plumbing.Hash]bool{}
+	err := walk(ctx, l.obj, tip, nil, func(ch *change) (bool, error) {
 		rep.Commits++
-		for _, p := range c.ParentHashes {
-			pt, err := l.obj.commitTree(p)
+		reachable[ch.hash] = true
+		for _, g := range ch.gone {
+			if g.deleted {
+				rep.add(ProblemDeleted, g.path, "commit %s removed this file", ch.hash)
+			} else {
+				rep.add(ProblemModified, g.path, "commit %s changed this file", ch.hash)
+			}
+		}
+		for _, f := range ch.novel {
+			if len(ch.parents) > 1 {
+				rep.add(ProblemMergeAdded, f.path, "merge commit %s added this file, which neither parent had; a merge only joins two ledgers", ch.hash)
+			}
+			if _, seen := adder[f.path]; !seen {
+				adder[f.path] = ch.hash
+			}
+		}
+		return true, nil
+	})
+	return adder, reachable, err
+}
+
+// verifySigners checks the signature of every commit that added a verdict,
+// afresh, and with RequireSigned reports each verdict no allowed signer
+// signed.
+func (l *Ledger) verifySigners(ctx context.Context, entries map[string]*Stored, adder map[string]plumbing.Hash, opts VerifyOptions, rep *VerifyReport) error {
+	tr, err := l.trust(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range sortedEntries(entries) {
+		if s.Kind != KindVerdict {
+			continue
+		}
+		rep.Verdicts++
+		h := adder[s.Path]
+		info := sigInfo{status: signing.Unsigned}
+		if !h.IsZero() {
+			c, err := l.obj.commitInfo(h)
 			if err != nil {
 				return err
 			}
-			if err := l.lostFiles(pt, c.TreeHash, "", c.Hash, rep); err != nil {
-				return err
-			}
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
+			info = checkSignature(c)
 		}
-	}
-	return nil
-}
-
-// lostFiles reports each file of tree old that tree cur changed or removed.
-func (l *Ledger) lostFiles(old, cur plumbing.Hash, prefix string, commit plumbing.Hash, rep *VerifyReport) error {
-	if old == cur {
-		return nil
-	}
-	oldE, err := l.obj.tree(old)
-	if err != nil {
-		return err
-	}
-	curE, err := l.obj.tree(cur)
-	if err != nil {
-		return err
-	}
-	byName := make(map[string]object.TreeEntry, len(curE))
-	for _, e := range curE {
-		byName[e.Name] = e
-	}
-	for _, o := range oldE {
-		n, ok := byName[o.Name]
+		sg := tr.judge(h, info)
 		switch {
-		case ok && n.Hash == o.Hash && n.Mode == o.Mode:
-		case ok && o.Mode == filemode.Dir && n.Mode == filemode.Dir:
-			if err := l.lostFiles(o.Hash, n.Hash, prefix+o.Name+"/", commit, rep); err != nil {
-				return err
-			}
-		case ok && o.Mode != filemode.Dir && n.Mode != filemode.Dir:
-			rep.add(ProblemModified, prefix+o.Name, "commit %s changed this file", commit)
-		default:
-			files := []file{{path: prefix + o.Name}}
-			if o.Mode == filemode.Dir {
-				if files, err = l.allFiles(o.Hash, prefix+o.Name+"/"); err != nil {
-					return err
-				}
-			}
-			for _, f := range files {
-				rep.add(ProblemDeleted, f.path, "commit %s removed this file", commit)
-			}
+		case sg.Signature == string(signing.Bad):
+			rep.add(ProblemBadSignature, s.Path, "verdict %s was added by commit %s, whose signature does not verify", s.ID, h)
+		case !opts.RequireSigned:
+		case !tr.Configured():
+			rep.add(ProblemUntrusted, s.Path, "verdict %s cannot be trusted: no [ledger] allowed_signers is configured at the protected base", s.ID)
+		case sg.Signature == string(signing.Unsigned):
+			rep.add(ProblemUnsigned, s.Path, "verdict %s was added by commit %s, which is not signed", s.ID, h)
+		case !sg.Trusted:
+			rep.add(ProblemUntrusted, s.Path, "verdict %s was signed by %s, which %s does not list", s.ID, sg.Fingerprint, tr.File)
+		}
+		if sg.Trusted && sg.Signature != string(signing.Bad) {
+			rep.Trusted++
 		}
 	}
 	return nil
@@ -169,7 +202,7 @@ func (l *Ledger) lostFiles(old, cur plumbing.Hash, prefix string, commit plumbin
 // verifyEntries checks every file of the tip's tree and returns the entries
 // that parsed, by id.
 func (l *Ledger) verifyEntries(tree plumbing.Hash, rep *VerifyReport) (map[string]*Stored, error) {
-	files, err := l.allFiles(tree, "")
+	files, err := listFiles(l.obj, tree, "")
 	if err != nil {
 		return nil, err
 	}

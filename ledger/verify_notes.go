@@ -61,7 +61,7 @@ func (l *Ledger) verifyNotes(entries map[string]*Stored, rep *VerifyReport) erro
 // leaves behind. It never touches entries, and it returns how many lines it
 // added. Other problems are left for a person to look at.
 func (l *Ledger) RepairNotes(ctx context.Context) (int, error) {
-	rep, err := l.Verify(ctx)
+	rep, err := l.Verify(ctx, VerifyOptions{Repair: true})
 	if err != nil {
 		return 0, err
 	}

@@ -74,7 +74,7 @@ func TestVerifyDetects(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir, l, p, v := judgedLedger(t)
 			c.spoil(t, dir, p, v)
-			rep, err := l.Verify(ctx)
+			rep, err := l.Verify(ctx, ledger.VerifyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestVerifyDetectsAWrongDiffHash(t *testing.T) {
 	p := makePatch(t, dir, "p1")
 	p.DiffSHA256 = strings.Repeat("ab", 32)
 	appendOK(t, l, &p)
-	rep, err := l.Verify(ctx)
+	rep, err := l.Verify(ctx, ledger.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestRepairAddsMissingNotes(t *testing.T) {
 	dir, l, p, v := judgedLedger(t)
 	testgit.Git(t, dir, "notes", "--ref=hone", "remove", p.Commit)
 	testgit.Git(t, dir, "notes", "--ref=hone", "add", "-m", "a person's own remark", p.Commit)
-	rep, err := l.Verify(ctx)
+	rep, err := l.Verify(ctx, ledger.VerifyOptions{})
 	if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != ledger.ProblemMissingNote {
 		t.Fatalf("Verify = %+v, %v; want one missing-note", rep, err)
 	}

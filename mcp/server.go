@@ -1,11 +1,10 @@
 // Package mcp serves hone's six agent tools over the Model Context Protocol:
 // read_profile, read_ledger, read_playbook, read_target_source, propose_patch
 // and run_verdict. Each tool calls the same package function as the matching
-// CLI command, so their answers and refusals agree, with one exception for
-// now: read_ledger's attempts view is built here (Attempts: every verdict per
-// patch, from every entry), while `hone ledger` shows ledger.Attempts (the
-// latest verdict per row, from the index). Only propose_patch and run_verdict
-// write, and only through those functions.
+// CLI command, so their answers and refusals agree: read_ledger returns the
+// ledger's one attempts view (ledger.Attempts), which `hone ledger` and
+// `hone patch list` also project. Only propose_patch and run_verdict write,
+// and only through those functions.
 package mcp
 
 import (

@@ -5,6 +5,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/playbooks"
 	"github.com/hone-perf/hone/profile"
@@ -16,8 +17,8 @@ type targetIn struct {
 }
 
 type ledgerOut struct {
-	Target   string    `json:"target"`
-	Attempts []Attempt `json:"attempts" jsonschema:"every earlier attempt on the target, oldest first"`
+	Target   string           `json:"target"`
+	Attempts []ledger.Attempt `json:"attempts" jsonschema:"every earlier attempt on the target, oldest first, each verdict with its signer"`
 }
 
 type playbookIn struct {
@@ -92,7 +93,7 @@ func (h *handlers) readLedger(ctx context.Context, _ *sdk.CallToolRequest, in ta
 	if _, err := ws.Target(in.Target); err != nil {
 		return nil, ledgerOut{}, refusal(err)
 	}
-	attempts, err := Attempts(ctx, ws, in.Target)
+	attempts, err := ledger.Open(ws).Attempts(ctx, ledger.Filter{Target: in.Target})
 	if err != nil {
 		return nil, ledgerOut{}, refusal(err)
 	}

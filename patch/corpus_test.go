@@ -114,6 +114,10 @@ func TestAttacksRefused(t *testing.T) {
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
 	refsBefore := testgit.Git(t, ws.Root, "for-each-ref")
 	allow := ws.Config.Targets["t"].Rules()
+	policy, err := guard.Load(ctx, ws.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := loadCorpus(t, "attacks")
 	if len(cases) < 60 {
 		t.Fatalf("corpus has %d attacks, want at least 60", len(cases))
@@ -138,7 +142,7 @@ func TestAttacksRefused(t *testing.T) {
 				t.Fatalf("guard commits: want violations, got %v, %v", vs, err)
 			}
 			ref := "refs/heads/agent/t/" + c.name
-			vs, err = guard.Refs(ctx, ws.Root, ws.Config, []guard.RefUpdate{{Ref: ref, Old: strings.Repeat("0", 40), New: commit}}, "--all")
+			vs, err = policy.CheckPush(ctx, []guard.RefUpdate{{Ref: ref, Old: strings.Repeat("0", 40), New: commit}})
 			if err != nil || len(vs) == 0 {
 				t.Fatalf("guard pre-receive: want violations, got %v, %v", vs, err)
 			}

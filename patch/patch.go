@@ -182,15 +182,17 @@ func ID(target, pin, tree string) string {
 }
 
 // refuseDone enforces the anti-double-attempt rule: an attempt key with a
-// verdict may not be tried again.
+// trusted verdict may not be tried again. With allowed signers configured,
+// a verdict no allowed signer signed does not count, so an agent's own
+// verdict cannot block the runner's.
 func refuseDone(ctx context.Context, l *ledger.Ledger, key string) error {
-	entries, err := l.ByAttemptKey(ctx, key)
+	attempts, err := l.Attempts(ctx, ledger.Filter{AttemptKey: key})
 	if err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if e.Verdict != "" {
-			return errs.Policyf("refused: this attempt (same target, hotspot, class and hypothesis) already has a verdict: entry %s on patch %s is %s; try a different idea", e.ID, e.PatchID, e.Verdict)
+	for _, a := range attempts {
+		if v := a.Outcome(); v != nil {
+			return errs.Policyf("refused: this attempt (same target, hotspot, class and hypothesis) already has a verdict: entry %s on patch %s is %s; try a different idea", v.ID, a.PatchID, v.Verdict)
 		}
 	}
 	return nil

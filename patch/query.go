@@ -10,12 +10,15 @@ import (
 )
 
 // Listed is a proposal with the latest verdict on its patch: the word, its
-// entry and the deciding speedup (empty and zero while it has none).
+// entry, the deciding speedup and who signed it (empty and zero while it
+// has none).
 type Listed struct {
 	Proposal
 	Verdict   string  `json:"verdict,omitempty"`
 	VerdictID string  `json:"verdict_id,omitempty"`
 	Speedup   float64 `json:"speedup,omitempty"`
+	Signer    string  `json:"signer,omitempty"`
+	Trusted   *bool   `json:"trusted,omitempty"`
 }
 
 // List returns the proposals of a target (all targets when target is ""),
@@ -32,13 +35,13 @@ func List(ctx context.Context, ws *workspace.Workspace, target string) ([]*Liste
 	if err != nil {
 		return nil, err
 	}
-	latest, err := l.Attempts(ctx, f)
+	attempts, err := l.Attempts(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]ledger.Attempt, len(latest))
-	for _, a := range latest {
-		byID[a.ID] = a
+	byPatch := make(map[string]*ledger.Attempt, len(attempts))
+	for i := range attempts {
+		byPatch[attempts[i].PatchID] = &attempts[i]
 	}
 	out := make([]*Listed, 0, len(stored))
 	for _, s := range stored {
@@ -46,8 +49,12 @@ func List(ctx context.Context, ws *workspace.Workspace, target string) ([]*Liste
 		if err := s.Decode(&p.Proposal); err != nil {
 			return nil, err
 		}
-		a := byID[p.ID]
-		p.Verdict, p.VerdictID, p.Speedup = a.Verdict, a.VerdictID, a.Speedup
+		if a := byPatch[p.PatchID]; a != nil {
+			if v := a.Latest(); v != nil {
+				trusted := v.Trusted
+				p.Verdict, p.VerdictID, p.Speedup, p.Signer, p.Trusted = v.Verdict, v.ID, v.Speedup, v.Signer, &trusted
+			}
+		}
 		out = append(out, &p)
 	}
 	return out, nil

@@ -20,16 +20,16 @@ const SimilarityThreshold = 0.8
 // ledger for advice never blocks a proposal, so errors only drop the advice.
 func warnings(ctx context.Context, l *ledger.Ledger, p *Proposal) []errs.Warning {
 	out := []errs.Warning{}
-	prev, err := l.List(ctx, ledger.Filter{Target: p.Target, Kind: ledger.KindProposal})
+	prev, err := l.Attempts(ctx, ledger.Filter{Target: p.Target})
 	if err == nil {
 		mine := tokens(p.Hypothesis)
-		for _, e := range prev {
-			if e.Hotspot != p.Hotspot || e.Class != p.Class || e.AttemptKey == p.AttemptKey || e.PatchID == p.PatchID {
+		for _, a := range prev {
+			if a.ProposalID == "" || a.Hotspot != p.Hotspot || a.Class != p.Class || a.AttemptKey == p.AttemptKey || a.PatchID == p.PatchID {
 				continue
 			}
-			if s := jaccard(mine, tokens(e.Hypothesis)); s >= SimilarityThreshold {
+			if s := jaccard(mine, tokens(a.Hypothesis)); s >= SimilarityThreshold {
 				out = append(out, errs.Warning{Code: "similar_hypothesis", Message: fmt.Sprintf("similar earlier hypothesis (%.0f%% alike) on %s, class %d: patch %s (entry %s): %q",
-					s*100, e.Hotspot, e.Class, e.PatchID, e.ID, errs.Clip(e.Hypothesis))})
+					s*100, a.Hotspot, a.Class, a.PatchID, a.ProposalID, errs.Clip(a.Hypothesis))})
 			}
 		}
 	}

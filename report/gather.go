@@ -11,9 +11,10 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-// FromLedger gathers a report from the workspace's ledger: every proposal of
-// target ("" for all targets) with its latest verdict, and each target's
-// latest profile. An unknown target is a NotFound error.
+// FromLedger gathers a report from the workspace's ledger: every attempt on
+// target ("" for all targets) from the ledger's attempts view, with its
+// latest verdict and who signed it, and each target's latest profile. An
+// unknown target is a NotFound error.
 func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*Report, error) {
 	r := &Report{Workspace: ws.Root, Target: target, Generated: time.Now(), Threshold: ws.Config.Bench.Threshold}
 	targets := ws.TargetNames()
@@ -25,42 +26,33 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 		r.Threshold = t.Bench.Threshold
 		targets = []string{target}
 	}
-	entries, err := ledger.Open(ws).List(ctx, ledger.Filter{Target: target})
+	l := ledger.Open(ws)
+	attempts, err := l.Attempts(ctx, ledger.Filter{Target: target})
 	if err != nil {
 		return nil, err
 	}
-	byPatch := map[string]int{} // patch id -> index in r.Attempts
-	attempt := func(c *ledger.Common) *Attempt {
-		i, ok := byPatch[c.PatchID]
-		if !ok {
-			i = len(r.Attempts)
-			byPatch[c.PatchID] = i
-			r.Attempts = append(r.Attempts, Attempt{Target: c.Target, PatchID: c.PatchID, Created: c.Created,
-				Class: c.Class, Hotspot: c.Hotspot, Hypothesis: c.Hypothesis})
-		}
-		return &r.Attempts[i]
-	}
-	for _, s := range entries {
-		switch s.Kind {
-		case ledger.KindProposal:
-			attempt(&s.Common)
-		case ledger.KindVerdict:
-			var v verdict.Entry
-			if err := s.Decode(&v); err != nil {
+	for _, a := range attempts {
+		ra := Attempt{Target: a.Target, PatchID: a.PatchID, Created: a.Proposed, Class: a.Class,
+			Hotspot: a.Hotspot, Hypothesis: a.Hypothesis}
+		if v := a.Latest(); v != nil {
+			ra.Verdict, ra.Summary, ra.Signer, ra.Trusted = v.Verdict, v.Summary, v.Signer, v.Trusted
+			// The interval is not in the index: read it from the verdict entry.
+			s, err := l.Get(ctx, v.ID)
+			if err != nil {
 				return nil, err
 			}
-			// Entries come oldest first, so a later verdict on the same
-			// patch (a re-run) replaces the earlier one.
-			a := attempt(&s.Common)
-			a.Verdict, a.Summary = v.Verdict, v.Summary
-			a.HasSpeedup = false
-			if v.Bench != nil {
-				if m := v.Bench.Stat(v.Bench.Metric); m != nil && m.Pairs > 0 {
-					a.Metric, a.Confidence = m.Metric, v.Bench.Confidence
-					a.HasSpeedup, a.Speedup, a.Low, a.High = true, m.Speedup, m.CILow, m.CIHigh
+			var e verdict.Entry
+			if err := s.Decode(&e); err != nil {
+				return nil, err
+			}
+			if e.Bench != nil {
+				if m := e.Bench.Stat(e.Bench.Metric); m != nil && m.Pairs > 0 {
+					ra.Metric, ra.Confidence = m.Metric, e.Bench.Confidence
+					ra.HasSpeedup, ra.Speedup, ra.Low, ra.High = true, m.Speedup, m.CILow, m.CIHigh
 				}
 			}
 		}
+		r.Attempts = append(r.Attempts, ra)
 	}
 	for _, name := range targets {
 		p, err := profile.Latest(ctx, ws, name)

@@ -38,7 +38,11 @@ type Attempt struct {
 	Hypothesis string
 	Verdict    string // one of ledger's verdict words; "" while not judged
 	Summary    string // the verdict's one-line summary
-	Metric     string // the metric the decision used, e.g. "cpu-time"
+	// Signer is who signed the ledger commit that added the verdict (see
+	// ledger.Signer.Name); Trusted is false for a verdict that does not count.
+	Signer  string
+	Trusted bool
+	Metric  string // the metric the decision used, e.g. "cpu-time"
 	// Speedup is baseline/candidate for Metric, with its confidence interval.
 	// HasSpeedup is false when the verdict stopped before a benchmark (a
 	// failed gate) or there is no verdict yet.

@@ -43,6 +43,10 @@ func (c *Config) Errorf(key []string, format string, args ...any) error {
 type LedgerConfig struct {
 	Branch   string `toml:"branch" json:"branch"`       // default "hone/ledger"
 	NotesRef string `toml:"notes_ref" json:"notes_ref"` // default "refs/notes/hone"
+	// AllowedSigners is a file in git's allowed-signers format, relative to
+	// the repository's top level and read at the protected base, naming the
+	// keys whose signed verdicts are trusted. Empty: every verdict is.
+	AllowedSigners string `toml:"allowed_signers" json:"allowed_signers,omitempty"`
 }
 
 // BenchConfig is the benchmark protocol. The workspace [bench] table gives the
@@ -67,9 +71,10 @@ type SandboxConfig struct {
 	Isolation string `toml:"isolation" json:"isolation"`
 	Network   string `toml:"network" json:"network"` // "deny" (default) or "allow"
 	// ReadOnly lists extra host paths (toolchains outside /usr) every jail
-	// may read; absolute, clean, and never the repository's git directory
-	// or hone's state, nor a folder holding them.
-	ReadOnly []string `toml:"read_only" json:"read_only"`
+	// may read; `hone init` writes the ones it finds. Absolute, clean, and
+	// never the repository's git directory or hone's state, nor a folder
+	// holding them.
+	ReadOnly []string `toml:"read_only" json:"read_only,omitempty"`
 	// CacheSize bounds the build cache `hone gc` keeps, as written
 	// ("2GiB"); CacheBytes is its value in bytes after parsing.
 	CacheSize  string `toml:"cache_size" json:"cache_size"`
@@ -97,10 +102,18 @@ type PatchConfig struct {
 }
 
 type GuardConfig struct {
+	// Base names the protected base refs: their history is trusted, and the
+	// rules guards apply are read from hone.toml there. Empty: the branch
+	// each target's pin names (see ProtectedBase).
+	Base []string `toml:"base" json:"base,omitempty"`
 	// Refs are patterns such as "refs/heads/agent/<target>/*"; the target is
-	// taken from the ref name where <target> stands.
+	// taken from the ref name where <target> stands. Unset: DefaultGuardRefs.
 	Refs []string `toml:"refs" json:"refs"`
 }
+
+// DefaultGuardRefs are the refs agents push to, guarded when hone.toml has
+// no [guard] refs: a repository without the key is not left unguarded.
+var DefaultGuardRefs = []string{"refs/heads/agent/<target>/*"}
 
 type WorktreeConfig struct {
 	Base string `toml:"base" json:"base"` // "head" or "fresh" (default)

@@ -9,12 +9,15 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/repo"
+	"github.com/hone-perf/hone/workspace/layout"
 )
 
 // InitOptions is what `hone init` is asked to do.
 type InitOptions struct {
 	Target string // define this target in a new hone.toml, or check that the existing one does
-	Path   string // the target's path (default targets/<Target>); needs Target
+	// Path is the target's path. Without it init looks for the project
+	// (see layout.Find); finding none, a Target gets targets/<Target>.
+	Path string
 	// StartLedger creates the ledger branch of ws unless it exists and
 	// reports whether it did: ledger.Open(ws).Init. It is passed in because
 	// package ledger reads the workspace, so workspace cannot import it.
@@ -33,6 +36,13 @@ type InitResult struct {
 	TargetPath       string `json:"target_path,omitempty"`
 	Pin              string `json:"pin,omitempty"`
 	TargetPathExists bool   `json:"target_path_exists,omitempty"`
+	// BuildSystem is what init found when it wrote hone.toml ("none" when
+	// it found nothing); empty when hone.toml existed.
+	BuildSystem string `json:"build_system,omitempty"`
+	// Detected holds what init found and wrote, when it found a build system.
+	Detected *layout.Layout `json:"detected,omitempty"`
+	// Todo says what the user must still do before a verdict can run.
+	Todo []string `json:"todo,omitempty"`
 }
 
 // Init makes the git repository around dir a hone workspace: a commented
@@ -55,10 +65,14 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*InitResult, error
 			return nil, err
 		}
 	case errs.Is(err, errs.NotFound):
-		if err := writeConfig(ctx, r, res.Config, opts.Target, opts.Path); err != nil {
+		var l *layout.Layout
+		if opts.Target, l, err = writeConfig(ctx, r, res.Config, opts.Target, opts.Path); err != nil {
 			return nil, err
 		}
-		res.CreatedConfig = true
+		res.CreatedConfig, res.BuildSystem, res.Detected = true, "none", l
+		if l != nil {
+			res.BuildSystem, res.Todo = l.System, l.Todo
+		}
 		if ws, err = Load(r); err != nil {
 			return nil, err
 		}
@@ -83,6 +97,14 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*InitResult, error
 
 // checkExistingTarget refuses options that would need hone.toml rewritten.
 func checkExistingTarget(ws *Workspace, target, path string) error {
+	if target == "" && path != "" {
+		for _, t := range ws.Config.Targets {
+			if t.Path == filepath.ToSlash(filepath.Clean(path)) {
+				return nil
+			}
+		}
+		return errs.Policyf("%s already exists and defines no target at path %q; hone init never rewrites it: add a target table by hand", ws.ConfigPath, path)
+	}
 	if target == "" {
 		return nil
 	}
@@ -96,37 +118,63 @@ func checkExistingTarget(ws *Workspace, target, path string) error {
 	return nil
 }
 
-func writeConfig(ctx context.Context, r *repo.Repo, file, target, path string) error {
-	pin := ""
+// writeConfig writes a new hone.toml and returns the target it defines
+// ("" for none) and the layout it found there, or nil.
+func writeConfig(ctx context.Context, r *repo.Repo, file, target, path string) (string, *layout.Layout, error) {
 	if target != "" {
 		if err := CheckTargetName(target); err != nil {
-			return err
+			return "", nil, err
 		}
-		if path != "" {
-			path = filepath.ToSlash(path)
-			if err := CheckTargetPath(path); err != nil {
-				return err
-			}
+	}
+	if path != "" {
+		path = filepath.ToSlash(filepath.Clean(path))
+		if err := CheckTargetPath(path); err != nil {
+			return "", nil, err
 		}
+	} else if target != "" && isDir(filepath.Join(r.Root, "targets", target)) {
+		path = "targets/" + target
+	}
+	l, err := layout.Find(r.Root, path)
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case target != "":
+	case l != nil:
+		target = l.Name
+	case path != "":
+		target = layout.TargetName(filepath.Base(path))
+	}
+	pin := ""
+	if target != "" {
 		// Pin to the branch checked out now (it need not have commits yet);
 		// a detached HEAD pins "HEAD".
 		if b, err := git.Output(ctx, r.Root, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && b != "" {
 			pin = b
 		}
 	}
+	text := InitialConfig(target, path, pin, l)
+	if _, err := Parse(file, text); err != nil {
+		return "", nil, errs.Wrap(errs.Failure, err, "hone init made a hone.toml it cannot read (a bug in hone); nothing was written")
+	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return errs.Policyf("%s appeared while hone init was running; not overwriting it", file)
+		return "", nil, errs.Policyf("%s appeared while hone init was running; not overwriting it", file)
 	}
 	if err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot create %s", file)
+		return "", nil, errs.Wrap(errs.Failure, err, "cannot create %s", file)
 	}
-	if _, err := f.Write(InitialConfig(target, path, pin)); err != nil {
+	if _, err := f.Write(text); err != nil {
 		f.Close()
-		return errs.Wrap(errs.Failure, err, "cannot write %s", file)
+		return "", nil, errs.Wrap(errs.Failure, err, "cannot write %s", file)
 	}
 	if err := f.Close(); err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot write %s", file)
+		return "", nil, errs.Wrap(errs.Failure, err, "cannot write %s", file)
 	}
-	return nil
+	return target, l, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

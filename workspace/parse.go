@@ -190,6 +190,19 @@ func (p *parser) validate(c *Config) error {
 	default:
 		return p.errf(toml.Key{"worktree", "base"}, "must be \"head\" or \"fresh\", not %q", c.Worktree.Base)
 	}
+	if c.Ledger.AllowedSigners != "" {
+		if f := c.Ledger.AllowedSigners; path.IsAbs(f) || path.Clean(f) != f || f == "." || strings.HasPrefix(f, "../") || strings.Contains(f, "\\") {
+			return p.errf(toml.Key{"ledger", "allowed_signers"}, "%q must be a clean path relative to the repository's top level", f)
+		}
+	}
+	for _, ref := range c.Guard.Base {
+		if !strings.HasPrefix(ref, "refs/") || strings.ContainsAny(ref, " \t*?[") {
+			return p.errf(toml.Key{"guard", "base"}, "%q must be a full ref name such as refs/heads/main", ref)
+		}
+	}
+	if !p.md.IsDefined("guard", "refs") {
+		c.Guard.Refs = append([]string(nil), DefaultGuardRefs...)
+	}
 	for _, pat := range c.Guard.Refs {
 		if !strings.HasPrefix(pat, "refs/") || !strings.Contains(pat, "<target>") {
 			return p.errf(toml.Key{"guard", "refs"}, "pattern %q must start with refs/ and contain <target>", pat)

@@ -42,6 +42,10 @@ func TestParseValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without [guard] refs, the refs agents push to are still guarded.
+	if len(c.Guard.Refs) != 1 || c.Guard.Refs[0] != "refs/heads/agent/<target>/*" {
+		t.Errorf("default guard refs = %v", c.Guard.Refs)
+	}
 	tg := c.Targets["wordfreq"]
 	if tg == nil || tg.Name != "wordfreq" || tg.Path != "targets/wordfreq" || tg.Pin != "main" {
 		t.Fatalf("target = %+v", tg)
@@ -77,6 +81,8 @@ func TestParseErrors(t *testing.T) {
 		want       string // substring of the message, starting with "hone.toml:LINE:"
 	}{
 		{"unknown top-level key", "colour = 1\n", `hone.toml:1: unknown key "colour"`},
+		{"allowed signers outside the repository", "[ledger]\nallowed_signers = \"../keys\"\n", `hone.toml:2: ledger.allowed_signers: "../keys" must be a clean path relative`},
+		{"guard base not a ref", "[guard]\nbase = [\"main\"]\n", `hone.toml:2: guard.base: "main" must be a full ref name`},
 		{"unknown table", "[bench]\npairs = 3\n[benchmark]\n", `hone.toml:3: unknown key "benchmark"`},
 		{"unknown key in target", "[targets.a]\npath = \"x\"\npinn = \"main\"\n", `hone.toml:3: unknown key "targets.a.pinn"`},
 		{"unknown key in target bench", "[targets.a]\n\n[targets.a.bench]\nrun = \"x\"\nmetrik = \"wall\"\n", `hone.toml:5: unknown key "targets.a.bench.metrik"`},
@@ -192,7 +198,7 @@ func FuzzParse(f *testing.F) {
 // template target gets exactly the values it was given.
 func TestInitialConfigParses(t *testing.T) {
 	for _, tt := range []struct{ target, path, pin string }{{"", "", ""}, {"wf", "", "main"}, {"x", "src/x", ""}} {
-		c, err := Parse("hone.toml", InitialConfig(tt.target, tt.path, tt.pin))
+		c, err := Parse("hone.toml", InitialConfig(tt.target, tt.path, tt.pin, nil))
 		if err != nil {
 			t.Fatalf("InitialConfig(%q, %q, %q): %v", tt.target, tt.path, tt.pin, err)
 		}

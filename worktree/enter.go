@@ -150,6 +150,11 @@ func create(ctx context.Context, r *repo.Repo, root, dir string, opts EnterOptio
 	if err != nil {
 		return nil, err
 	}
+	// The binding comes first: the reference-transaction hook checks the
+	// branch's creation against it.
+	if err := writeBinding(ctx, r, &Binding{Name: opts.Name, Branch: branch, Target: opts.Target, BaseCommit: commit}); err != nil {
+		return nil, err
+	}
 	if _, err := git.Run(ctx, git.Cmd{Dir: root, Args: []string{"worktree", "add", "--quiet", "-b", branch, "--", dir, commit}}); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create worktree %s", dir)
 	}
@@ -192,10 +197,38 @@ func resume(ctx context.Context, repo *repo.Repo, root, dir string, opts EnterOp
 	if rec != nil {
 		s.Base, s.BaseRef, s.BaseCommit = rec.Base, rec.BaseRef, rec.BaseCommit
 	}
+	if s.Target, err = rebind(ctx, repo, opts.Name, opts.Target, s.BaseCommit, wt.Head); err != nil {
+		return nil, err
+	}
 	if err := saveSession(repo, s); err != nil {
 		return nil, err
 	}
 	return &EnterResult{Session: *s, Message: fmt.Sprintf("Resumed worktree %s on branch %s", wt.Path, branchOrDetached(wt.Branch)) + targetNote(s.Target)}, nil
+}
+
+// rebind keeps a resumed worktree's binding: its target cannot change once
+// set (a session cannot move itself to a target with wider rules), a
+// worktree bound to none may be given one, and a worktree without a binding
+// (made before hone kept them) gets one. It returns the target in force.
+func rebind(ctx context.Context, r *repo.Repo, name, target, base, head string) (string, error) {
+	b, ok, err := ReadBinding(r, name)
+	if err != nil {
+		return "", err
+	}
+	if ok && (target == "" || target == b.Target) {
+		return b.Target, nil
+	}
+	if ok && b.Target != "" {
+		return "", errs.Policyf("worktree %s is bound to target %q, and a managed worktree keeps its target; enter it without --target, or create another worktree for %q", name, b.Target, target)
+	}
+	if !ok {
+		if base == "" {
+			base = head
+		}
+		b = &Binding{Name: name, Branch: BranchPrefix + name, BaseCommit: base}
+	}
+	b.Target = target
+	return target, writeBinding(ctx, r, b)
 }
 
 // enterPath enters any existing worktree git lists. When a session is active
@@ -221,6 +254,18 @@ func enterPath(ctx context.Context, repo *repo.Repo, root string, active *Sessio
 	}
 	if active != nil && canonical(active.WorktreePath) == canonical(wt.Path) {
 		return &EnterResult{Session: *active, Message: "Already in this worktree session at " + active.WorktreePath}, nil
+	}
+	if name, ok := strings.CutPrefix(canonical(wt.Path), canonical(filepath.Join(root, ManagedDir))+string(filepath.Separator)); ok {
+		b, found, err := ReadBinding(repo, filepath.ToSlash(name))
+		if err != nil {
+			return nil, err
+		}
+		if found && b.Target != "" && opts.Target != "" && opts.Target != b.Target {
+			return nil, errs.Policyf("worktree %s is bound to target %q, and a managed worktree keeps its target; enter it without --target", wt.Path, b.Target)
+		}
+		if found && opts.Target == "" {
+			opts.Target = b.Target
+		}
 	}
 	s := &Session{
 		Session: opts.Session, Kind: ByPath, WorktreePath: wt.Path, WorktreeBranch: wt.Branch, RepoRoot: root,

@@ -125,6 +125,9 @@ func remove(ctx context.Context, repo *repo.Repo, s *Session, discard bool, res 
 	// branch: state that points at a deleted directory would be a lie.
 	endErr := endSession(repo, s.Session)
 	os.Remove(recordFile(repo, s.WorktreeName))
+	if err := removeBinding(ctx, repo, s.WorktreeName); err != nil && endErr == nil {
+		endErr = err
+	}
 	if branchExists(repo, branch) {
 		if _, err := git.Run(ctx, git.Cmd{Dir: s.RepoRoot, Args: []string{"branch", "-D", "--", branch}}); err != nil {
 			return errs.Wrap(errs.Failure, err, "removed worktree %s and ended the session, but could not delete branch %s; delete it with `git branch -D %s`", s.WorktreePath, branch, branch)

@@ -141,13 +141,23 @@ func writeTOML(path string, v any) error {
 	return nil
 }
 
-// SessionTarget returns the target bound to an active session whose worktree
-// is the one repo.Root is the top level of. ok is false when no session holds
-// that worktree or the session has no target. The session named by
-// HONE_SESSION wins; when other sessions hold the worktree with different
-// targets the binding is ambiguous and an error says so. Used by `hone guard
-// pre-commit` to enforce the target's allowlist on commits in the worktree.
+// SessionTarget returns the target the worktree at repo.Root is held to. A
+// managed worktree's comes from its binding (see Bound), which survives the
+// loss of every session file; one without a readable binding is a Policy
+// error. Any other worktree's comes from an active session that entered it
+// by path: the session named by HONE_SESSION wins, and when other sessions
+// hold the worktree with different targets the binding is ambiguous and an
+// error says so. ok is false when nothing binds the worktree to a target.
+// Used by `hone guard pre-commit` to enforce the target's allowlist on
+// commits in the worktree.
 func SessionTarget(repo *repo.Repo) (target string, ok bool, err error) {
+	if name, managed := ManagedName(repo); managed {
+		b, err := Bound(repo, name)
+		if err != nil {
+			return "", false, err
+		}
+		return b.Target, b.Target != "", nil
+	}
 	root := canonical(repo.Root)
 	if name, err := SessionName(); err == nil {
 		s, err := loadSession(repo, name)

@@ -131,18 +131,26 @@ func TestLockBusyThenRecoveredFromDeadHolder(t *testing.T) {
 	}
 }
 
-func TestSessionTarget(t *testing.T) {
+// enterBound creates managed worktree "bound" for target wordfreq and
+// returns the main repository, the config and the worktree's repository.
+func enterBound(t *testing.T) (*repo.Repo, *workspace.Config, *EnterResult, *repo.Repo) {
+	t.Helper()
 	main := newRepo(t)
-	ctx := context.Background()
 	cfg := &workspace.Config{Targets: map[string]*workspace.Target{"wordfreq": {Name: "wordfreq"}}}
-	res, err := Enter(ctx, main, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: main.Root})
+	res, err := Enter(context.Background(), main, EnterOptions{Name: "bound", Target: "wordfreq", Config: cfg, Cwd: main.Root})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inside, err := repo.Open(filepath.Join(res.WorktreePath))
+	inside, err := repo.Open(res.WorktreePath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return main, cfg, res, inside
+}
+
+func TestSessionTarget(t *testing.T) {
+	ctx := context.Background()
+	main, cfg, res, inside := enterBound(t)
 	for _, tt := range []struct {
 		name    string
 		repo    *repo.Repo
@@ -161,15 +169,48 @@ func TestSessionTarget(t *testing.T) {
 		}
 	}
 
-	// Two sessions binding one worktree to different targets is ambiguous.
+	// A managed worktree keeps its target: entering it by path for another
+	// is refused.
 	t.Setenv("HONE_SESSION", "other")
 	cfg.Targets["b"] = &workspace.Target{Name: "b"}
-	if _, err := Enter(ctx, main, EnterOptions{Path: res.WorktreePath, Target: "b", Config: cfg, Cwd: main.Root}); err != nil {
-		t.Fatal(err)
+	if _, err := Enter(ctx, main, EnterOptions{Path: res.WorktreePath, Target: "b", Config: cfg, Cwd: main.Root}); !errs.Is(err, errs.Policy) {
+		t.Fatalf("rebinding a managed worktree by path: %v; want a policy error", err)
+	}
+
+	// Two sessions binding one unmanaged worktree to different targets is
+	// ambiguous.
+	plain := filepath.Join(t.TempDir(), "plain")
+	testgit.Git(t, main.Root, "worktree", "add", "-q", "--detach", plain)
+	for session, target := range map[string]string{"s1": "wordfreq", "s2": "b"} {
+		t.Setenv("HONE_SESSION", session)
+		if _, err := Enter(ctx, main, EnterOptions{Path: plain, Target: target, Config: cfg, Cwd: main.Root}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Setenv("HONE_SESSION", "third")
-	if _, _, err := SessionTarget(inside); !errs.Is(err, errs.Policy) {
+	inPlain, err := repo.Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := SessionTarget(inPlain); !errs.Is(err, errs.Policy) {
 		t.Fatalf("ambiguous binding: %v; want a policy error", err)
+	}
+}
+
+// The attack of issue 14: deleting hone's session files (even all of
+// .git/hone) switched the guard off. A managed worktree's binding is a ref
+// they do not hold; with the binding gone too, the worktree is refused.
+func TestDeletedSessionStateDoesNotUnbindAWorktree(t *testing.T) {
+	main, _, _, inside := enterBound(t)
+	if err := os.RemoveAll(main.StatePath()); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := SessionTarget(inside); err != nil || !ok || got != "wordfreq" {
+		t.Fatalf("after rm -rf .git/hone: %q %v %v; want still bound to wordfreq", got, ok, err)
+	}
+	testgit.Git(t, main.Root, "update-ref", "-d", BindingPrefix+"bound")
+	if _, _, err := SessionTarget(inside); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "no binding to a target") {
+		t.Fatalf("with the binding gone too: %v; want a policy refusal", err)
 	}
 }
 

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/guard"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/patch"
-	"github.com/hone-perf/hone/workspace"
 	"github.com/hone-perf/hone/worktree"
 )
 
@@ -23,13 +24,19 @@ func newGuardCmd(app *App) *cobra.Command {
 		Short: "Hold diffs, commits and pushes to a target's allowlist (for git hooks)",
 		Long: `The guard applies the rules of ` + "`hone patch propose`" + ` to work that does not go
 through hone: a diff, a range of commits, a push received by a server, a push
-about to leave, or the staged changes of a commit. Every violation is printed
-on stdout, one per line; any violation exits 3.`,
+about to leave, a local ref update, or the staged changes of a commit. The
+hooks read the rules from hone.toml at the protected base ([guard] base),
+never from a working tree. Every violation is printed on stdout, one per line;
+any violation exits 3.
+
+Local hooks are a convenience and an early warning: an agent with a shell can
+switch them off (git -c core.hooksPath=/dev/null, or writing ref files). The
+server's pre-receive hook is the guarantee.`,
 		Example: `  git diff | hone guard diff wordfreq
   hone guard commits wordfreq main..agent/wordfreq/fast`,
 	}
 	cmd.AddCommand(newGuardDiffCmd(app), newGuardCommitsCmd(app), newGuardPreReceiveCmd(app),
-		newGuardPrePushCmd(app), newGuardPreCommitCmd(app))
+		newGuardPrePushCmd(app), newGuardPreCommitCmd(app), newGuardRefUpdateCmd(app))
 	return cmd
 }
 
@@ -85,7 +92,7 @@ func newGuardCommitsCmd(app *App) *cobra.Command {
 		Long: `Check every commit REV-RANGE selects (as ` + "`git rev-list`" + ` reads it, e.g.
 main..agent/fast) against each of its parents, merges included, without
 rename detection: every path and mode the commit changes must be inside the
-target's allowlist.
+target's allowlist, as hone.toml at the protected base defines it.
 
 JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.`,
 		Example: `  hone guard commits wordfreq main..agent/wordfreq/fast
@@ -93,18 +100,18 @@ JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(2),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			t, err := ws.Target(args[0])
-			if err != nil {
-				return err
-			}
 			if strings.HasPrefix(args[1], "-") {
 				return errs.Usagef("REV-RANGE %q looks like an option; give a range such as main..agent/fast", args[1])
 			}
-			vs, err := guard.Commits(ctx, ws.Root, t.Rules(), args[1])
+			p, err := app.policy(ctx)
+			if err != nil {
+				return err
+			}
+			t, err := p.Target(args[0])
+			if err != nil {
+				return err
+			}
+			vs, err := guard.Commits(ctx, p.Dir(), t.Rules(), args[1])
 			if err != nil {
 				return err
 			}
@@ -118,27 +125,48 @@ JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.`,
 func newGuardPreReceiveCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pre-receive",
-		Short: "Server hook: refuse pushes to guarded refs that leave the allowlist",
-		Long: `Run as a git pre-receive hook (` + "`exec hone guard pre-receive`" + `). Reads
-"<old> <new> <ref>" lines on stdin. For each ref matching a [guard] refs
-pattern of hone.toml (for example "refs/heads/agent/<target>/*"), the target is
-taken from the ref name and every new commit (rev-list <new> --not --all) is
-checked against each of its parents. hone.toml is read from the workspace, or
-in a bare repository from HEAD:hone.toml. Prints each violation; any
-violation refuses the whole push.`,
-		Example:     `  printf '#!/bin/sh\nexec hone guard pre-receive\n' > hooks/pre-receive`,
-		Annotations: exits(errs.Policy, errs.Invalid),
+		Short: "Server hook: refuse pushes that leave an allowlist or rewrite hone's records",
+		Long: `Run as a git pre-receive hook (` + "`exec /path/to/hone guard pre-receive`" + `) in the
+server's repository, bare or not. Reads "<old> <new> <ref>" lines on stdin.
+The rules are read from hone.toml at the protected base ([guard] base, by
+default the branch each target's pin names, as hone.toml on the default
+branch says), never from anything pushed.
+
+- A ref matching a [guard] refs pattern (by default refs/heads/agent/<target>/*):
+  every commit the pushed tip holds and the protected base refs do not is
+  checked against each of its parents, merges included, whether or not the
+  server has seen it before, against the target the ref names.
+- The ledger branch and refs/notes/hone: only appends (a fast-forward whose
+  commits change or delete no entry and no note line, merges that only join
+  two ledgers, well-formed entries). With [ledger] allowed_signers, every
+  verdict the push adds must come in a commit signed by a listed key.
+- refs/hone/patches/<id>: created once, never moved or deleted; a commit
+  with one parent, the pin of the proposal that names the patch (in the same
+  push or already on the ledger), whose diff stays in that proposal's target.
+
+Prints each violation; any violation refuses the whole push (exit 3). The
+first push to an empty repository, which only creates its default branch (and
+brings the hone.toml later pushes are judged by), is let through.`,
+		Example:     `  printf '#!/bin/sh\nexec /usr/local/bin/hone guard pre-receive\n' > hooks/pre-receive`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			cfg, err := guard.LoadConfig(ctx, app.Dir)
+			r, err := openServerRepo(app.Dir)
 			if err != nil {
 				return err
 			}
-			updates, err := guard.ReadPreReceive(app.In)
+			updates, err := guard.ReadRefUpdates(app.In)
 			if err != nil {
 				return err
 			}
-			vs, err := guard.Refs(ctx, app.Dir, cfg, updates, "--all")
+			p, err := guard.Load(ctx, r)
+			if errs.Is(err, errs.NotFound) && guard.Bootstrap(r, updates) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			vs, err := p.CheckReceive(ctx, updates)
 			if err != nil {
 				return err
 			}
@@ -148,19 +176,45 @@ violation refuses the whole push.`,
 	return cmd
 }
 
+// openServerRepo opens the repository a server hook runs in: git runs hooks
+// in the git directory of a bare repository (and says so in GIT_DIR), at the
+// top of a working tree otherwise. A bare repository may sit inside another
+// repository's working tree, so GIT_DIR, not the directories above, decides.
+func openServerRepo(dir string) (*repo.Repo, error) {
+	if gd := os.Getenv("GIT_DIR"); gd != "" {
+		if !filepath.IsAbs(gd) {
+			gd = filepath.Join(dir, gd)
+		}
+		if _, err := os.Stat(filepath.Join(gd, "HEAD")); err == nil && filepath.Base(gd) != ".git" {
+			return repo.OpenBare(gd)
+		}
+	}
+	r, err := repo.Open(dir)
+	if errs.Is(err, errs.NotFound) {
+		if dir == "" {
+			dir = "."
+		}
+		return repo.OpenBare(dir)
+	}
+	return r, err
+}
+
 func newGuardPrePushCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pre-push [REMOTE [URL]]",
 		Short: "Client hook: refuse pushing commits to guarded refs that leave the allowlist",
 		Long: `Run as a git pre-push hook (installed by ` + "`hone hooks install`" + `). Reads
 "<local ref> <local sha> <remote ref> <remote sha>" lines on stdin; for each
-remote ref matching a [guard] refs pattern, checks every commit being pushed
-that the remote's tracking refs and the target's pin do not already hold.`,
-		Example:     `  hone hooks install   # writes a pre-push hook that runs: hone guard pre-push "$@"`,
+remote ref matching a [guard] refs pattern (by default
+refs/heads/agent/<target>/*), checks every commit being pushed that the
+protected base refs do not hold, whether or not the remote has seen it, so a
+commit first pushed to an unguarded branch is checked all the same. Rules
+come from hone.toml at the protected base, never from a working tree.`,
+		Example:     `  hone hooks install   # writes a pre-push hook that runs: /path/to/hone guard pre-push "$@"`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        rangeArgs(0, 2),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			cfg, err := guard.LoadConfig(ctx, app.Dir)
+			p, err := app.policy(ctx)
 			if err != nil {
 				return err
 			}
@@ -168,11 +222,57 @@ that the remote's tracking refs and the target's pin do not already hold.`,
 			if err != nil {
 				return err
 			}
-			var exclude []string
-			if len(args) > 0 {
-				exclude = append(exclude, "--remotes="+args[0])
+			vs, err := p.CheckPush(ctx, updates)
+			if err != nil {
+				return err
 			}
-			vs, err := guard.Refs(ctx, app.Dir, cfg, updates, exclude...)
+			return app.reportViolations(vs, false)
+		}),
+	}
+	return cmd
+}
+
+func newGuardRefUpdateCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ref-update [STATE]",
+		Short: "Local hook: refuse any ref update that brings a guarded ref outside its allowlist",
+		Long: `Run by git's reference-transaction hook (installed by ` + "`hone hooks install`" + `),
+which sees every way a ref moves: commit, merge, cherry-pick, rebase, reset,
+update-ref, with or without --no-verify. Reads "<old> <new> <ref>" lines on
+stdin and acts in the "prepared" state only (other states exit 0):
+
+- refs matching [guard] refs: every new commit the protected base does not
+  hold must stay inside the target the ref names;
+- refs/heads/worktree-NAME, and every branch updated inside
+  .sema-worktrees/NAME: held to the target of the worktree's binding
+  (refs/hone/worktrees/NAME); a managed worktree without one is refused;
+- the ledger branch, the notes ref, refs/hone/patches/* and
+  refs/hone/worktrees/*: refused, since hone moves them itself.
+
+Deleting a ref, or leaving it at its value (git gc packing refs), is let
+through. The hook hands hone only guarded refs: git keeps working everywhere
+else when hone is missing, and a guarded update then fails.`,
+		Example:     `  hone hooks install   # writes a reference-transaction hook that runs: /path/to/hone guard ref-update "$1"`,
+		Annotations: exits(errs.Policy, errs.Invalid),
+		Args:        rangeArgs(0, 1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] != "prepared" {
+				return nil
+			}
+			r, err := repo.Open(app.Dir)
+			if err != nil {
+				return err
+			}
+			p, err := guard.Load(ctx, r)
+			if err != nil {
+				return err
+			}
+			updates, err := guard.ReadRefUpdates(app.In)
+			if err != nil {
+				return err
+			}
+			name, _ := worktree.ManagedName(r)
+			vs, err := p.CheckTransaction(ctx, updates, name)
 			if err != nil {
 				return err
 			}
@@ -185,29 +285,37 @@ that the remote's tracking refs and the target's pin do not already hold.`,
 func newGuardPreCommitCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pre-commit",
-		Short: "Commit hook: refuse staged changes outside the session's target",
-		Long: `Run as a git pre-commit hook (installed by ` + "`hone hooks install`" + `). Inside a
-worktree entered for a target (` + "`hone worktree enter --target`" + `), or when HONE_TARGET
-names a target, every staged path and mode must be inside that target's
-allowlist. Elsewhere it does nothing and exits 0.`,
-		Example: `  hone hooks install   # writes a pre-commit hook that runs: hone guard pre-commit
+		Short: "Commit hook: refuse staged changes outside the worktree's target",
+		Long: `Run as a git pre-commit hook (installed by ` + "`hone hooks install`" + `). In a
+managed worktree (.sema-worktrees/NAME) the target is the one its binding
+(refs/hone/worktrees/NAME) names, and a managed worktree without a binding is
+refused; in a worktree entered with --path for a target, that session's; else
+the one HONE_TARGET names. Every staged path and mode must be inside that
+target's allowlist, read from hone.toml at the protected base, never from the
+working tree. Without a target it does nothing and exits 0. git commit
+--no-verify skips this hook, not the reference-transaction one.`,
+		Example: `  hone hooks install   # writes a pre-commit hook that runs: /path/to/hone guard pre-commit
   HONE_TARGET=wordfreq hone guard pre-commit`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
+			r, err := repo.Open(app.Dir)
 			if err != nil {
 				return err
 			}
-			name, err := sessionTarget(ws)
+			name, err := sessionTarget(r)
 			if err != nil || name == "" {
 				return err
 			}
-			t, err := ws.Target(name)
+			p, err := guard.Load(ctx, r)
 			if err != nil {
 				return err
 			}
-			vs, err := guard.Staged(ctx, ws.Root, t.Rules())
+			t, err := p.Target(name)
+			if err != nil {
+				return err
+			}
+			vs, err := guard.Staged(ctx, r.Root, t.Rules())
 			if err != nil {
 				return err
 			}
@@ -217,10 +325,19 @@ allowlist. Elsewhere it does nothing and exits 0.`,
 	return cmd
 }
 
-// sessionTarget is the target the current worktree is bound to by a hone
-// worktree session, else HONE_TARGET, else "".
-func sessionTarget(ws *workspace.Workspace) (string, error) {
-	name, ok, err := worktree.SessionTarget(ws.Repo)
+// policy is the guard policy of the repository hone runs in.
+func (app *App) policy(ctx context.Context) (*guard.Policy, error) {
+	r, err := repo.Open(app.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return guard.Load(ctx, r)
+}
+
+// sessionTarget is the target the current worktree is bound to (see
+// worktree.SessionTarget), else HONE_TARGET, else "".
+func sessionTarget(r *repo.Repo) (string, error) {
+	name, ok, err := worktree.SessionTarget(r)
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,11 +18,18 @@ func newHooksCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
 		Short: "Install or remove the git hooks that call hone guard",
-		Long: `hone's client hooks hold commits and pushes to the target's allowlist:
-pre-commit runs ` + "`hone guard pre-commit`" + ` (staged changes, inside a worktree entered for
-a target or with HONE_TARGET set) and pre-push runs ` + "`hone guard pre-push`" + ` (commits
-pushed to refs matching [guard] refs in hone.toml). Hooks go where git runs
-them, core.hooksPath included. For a server, see ` + "`hone guard pre-receive --help`" + `.`,
+		Long: `hone's client hooks hold every local way in to the target's allowlist:
+reference-transaction runs ` + "`hone guard ref-update`" + ` for every update of a guarded ref
+(commit, merge, cherry-pick, rebase, reset, --no-verify alike), pre-commit runs
+` + "`hone guard pre-commit`" + ` (staged changes in a managed worktree or with HONE_TARGET
+set) and pre-push runs ` + "`hone guard pre-push`" + ` (commits pushed to refs matching
+[guard] refs). The rules come from hone.toml at the protected base. Hooks go
+where git runs them, core.hooksPath included, and call hone by the absolute
+path it has when installed.
+
+Local hooks are a convenience and an early warning, not a guarantee: an agent
+with a shell can pass -c core.hooksPath=/dev/null or write ref files itself.
+The server's pre-receive hook is the guarantee; see ` + "`hone guard pre-receive --help`" + `.`,
 		Example: `  hone hooks install
   hone hooks uninstall`,
 	}
@@ -33,24 +42,48 @@ func newHooksInstallCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "install [--force] [--json]",
 		Short: "Write the pre-commit and pre-push hooks",
-		Long: `Write pre-commit and pre-push hooks that call hone. A hook already there that is
-not hone's is kept as <hook>.hone-chained and runs first; installing again
-updates hone's hooks in place. If both a foreign hook and a chained one exist,
-install refuses; --force then saves the foreign hook as <hook>.hone-backup and
-replaces it.
+		Long: `Write the pre-commit, pre-push and reference-transaction hooks, which call this
+hone binary by its absolute path, and say what they guard and what they do
+not. The guarded refs are written into the reference-transaction hook from
+hone.toml at the protected base: git updates every other ref without hone, so
+git keeps working when hone is missing, and a guarded update then fails.
+Install again after changing [guard] or [ledger] in hone.toml, or moving hone.
+A hook already there that is not hone's is kept as <hook>.hone-chained and
+runs first; installing again updates hone's hooks in place. If both a foreign
+hook and a chained one exist, install refuses; --force then saves the foreign
+hook as <hook>.hone-backup and replaces it.
 
-JSON: an array of {hook, path, action} with action installed, updated,
-chained or replaced.`,
+JSON: an array of {hook, path, action, hone, guards} with action installed,
+updated, chained or replaced.`,
 		Example: `  hone hooks install
   hone hooks install --force --json`,
 		Annotations: exits(errs.Policy, errs.NotFound),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			acts, err := guard.InstallHooks(ctx, app.Dir, force)
+			p, err := app.policy(ctx)
 			if err != nil {
 				return err
 			}
-			return app.printHookActions(acts, asJSON)
+			self, err := os.Executable()
+			if err != nil {
+				return errs.Wrap(errs.Failure, err, "cannot tell where this hone binary is")
+			}
+			acts, err := guard.InstallHooks(ctx, app.Dir, p, self, force)
+			if err != nil {
+				return err
+			}
+			if err := app.printHookActions(acts, asJSON); err != nil || asJSON {
+				return err
+			}
+			fmt.Fprintf(app.Out, "\nguarded (rules from %s at %s):\n", "hone.toml", p.Base().Ref)
+			for _, a := range acts {
+				for _, g := range a.Guards {
+					fmt.Fprintf(app.Out, "  %s: %s\n", a.Hook, g)
+				}
+			}
+			fmt.Fprintf(app.Out, "not guarded: every other ref (%s and the other branches people commit to), and everything when git runs with -c core.hooksPath=... or a ref file is written by hand: these hooks are an early warning; a server's pre-receive hook (hone guard pre-receive) is the guarantee\n", strings.Join(p.Base().Refs, ", "))
+			fmt.Fprintf(app.Out, "the hooks call %s; while it is missing, guarded updates fail and all else works\n", self)
+			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace a foreign hook even when a chained one exists (it is backed up)")

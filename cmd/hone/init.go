@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
+	"github.com/hone-perf/hone/workspace/layout"
 )
 
 func init() { register("init", newInitCmd) }
@@ -25,21 +27,33 @@ write a commented hone.toml at its top level, add /.sema-worktrees/ to
 .gitignore, and create the ledger branch (hone/ledger) with a first commit
 holding a README that explains it.
 
-With --target NAME, hone.toml defines that target, at --path DIR (default
-targets/NAME), pinned to the current branch. Without it, the target table is a
-commented example to fill in.
+init looks for the project's build system: Cargo.toml, go.mod, meson.build,
+CMakeLists.txt or a Makefile, in --path DIR or above it up to the top level,
+or, without --path, at the top level or in the one subdirectory (two levels
+down at most) that has one. It then defines a target for it (named --target
+NAME, else after the project) with a build, gates and a bench that work in
+hone's jail, protect patterns that keep tests, test data and benchmark
+harnesses out of the allowlist, and [sandbox] read_only for a toolchain
+outside /usr. A target must be a subdirectory: for a project at the top
+level the target's path is its source directory (src, lib or source; for Go
+the one directory holding every package). What init could not decide (a
+program's arguments, a bench when there is nothing to run, dependencies the
+offline jail cannot fetch) it lists under "to do" and marks FILL IN in
+hone.toml.
+
+Finding nothing, with --target NAME hone.toml defines that target at --path
+DIR (default targets/NAME) for you to fill in; without --target the target
+table is a commented example.
 
 init never overwrites hone.toml. Run again, it only completes what is missing
 (the .gitignore line, the ledger branch) and otherwise changes nothing; when
 hone.toml exists, --target must name a target it already defines.`,
 		Example: `  hone init
-  hone init --target wordfreq --path src/wordfreq`,
+  hone init --path src/wordfreq
+  hone init --target wordfreq --path src/wordfreq --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if path != "" && target == "" {
-				return errs.Usagef("--path needs --target NAME; see `hone init --help`")
-			}
 			res, err := workspace.Init(ctx, app.Dir, workspace.InitOptions{
 				Target: target, Path: path,
 				StartLedger: func(ctx context.Context, ws *workspace.Workspace) (bool, error) { return ledger.Open(ws).Init(ctx) },
@@ -54,8 +68,8 @@ hone.toml exists, --target must name a target it already defines.`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&target, "target", "", "define the target `NAME` in the new hone.toml")
-	cmd.Flags().StringVar(&path, "path", "", "the target's directory `DIR`, relative to the repository top level (default targets/NAME)")
+	cmd.Flags().StringVar(&target, "target", "", "define the target `NAME` in the new hone.toml (default: the project's name)")
+	cmd.Flags().StringVar(&path, "path", "", "the target's directory `DIR`, relative to the repository top level (default: found, else targets/NAME)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was done as JSON")
 	return cmd
 }
@@ -71,6 +85,7 @@ func printInit(app *App, r *workspace.InitResult) {
 			fmt.Fprintf(app.Out, " with target %q (path %s, pin %s)", r.Target, r.TargetPath, r.Pin)
 		}
 		fmt.Fprintln(app.Out)
+		printDetected(app, r.Detected)
 	}
 	if r.UpdatedGitignore {
 		fmt.Fprintf(app.Out, "added %s to .gitignore\n", repo.IgnoreLine)
@@ -81,7 +96,47 @@ func printInit(app *App, r *workspace.InitResult) {
 	if r.Target != "" && !r.TargetPathExists {
 		fmt.Fprintf(app.Out, "note: %s does not exist yet; create it and commit it before profiling\n", r.TargetPath)
 	}
-	if r.CreatedConfig {
+	if len(r.Todo) > 0 {
+		fmt.Fprintln(app.Out, "to do before the first verdict:")
+		for _, t := range r.Todo {
+			fmt.Fprintf(app.Out, "  - %s\n", t)
+		}
+	}
+	switch {
+	case r.CreatedConfig && r.Detected != nil:
+		fmt.Fprintln(app.Out, "next: review hone.toml, commit it and .gitignore, then run `hone targets`")
+	case r.CreatedConfig:
 		fmt.Fprintln(app.Out, "next: fill in build, gates and bench in hone.toml, commit hone.toml and .gitignore, then run `hone targets`")
+	}
+}
+
+// printDetected says what init found and wrote for it.
+func printDetected(app *App, l *layout.Layout) {
+	if l == nil {
+		fmt.Fprintln(app.Out, "found no build system (Cargo.toml, go.mod, meson.build, CMakeLists.txt or a Makefile) at the top level or in a subdirectory; hone.toml has a template to fill in")
+		return
+	}
+	parts := []string{"a build"}
+	var gates []string
+	for _, g := range l.Gates {
+		gates = append(gates, g.Name)
+	}
+	switch len(gates) {
+	case 0:
+	case 1:
+		parts = append(parts, "a gate ("+gates[0]+")")
+	default:
+		parts = append(parts, fmt.Sprintf("%d gates (%s)", len(gates), strings.Join(gates, ", ")))
+	}
+	if l.Bench != nil {
+		parts = append(parts, "a bench")
+	}
+	what := strings.Join(parts, ", ")
+	if i := strings.LastIndex(what, ", "); i >= 0 {
+		what = what[:i] + " and " + what[i+2:]
+	}
+	fmt.Fprintf(app.Out, "found %s (%s): wrote %s\n", l.BuildFile, l.System, what)
+	if len(l.ReadOnly) > 0 {
+		fmt.Fprintf(app.Out, "the jail will read the toolchain in %s ([sandbox] read_only)\n", strings.Join(l.ReadOnly, ", "))
 	}
 }

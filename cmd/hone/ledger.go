@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -64,14 +65,21 @@ func newLedgerListCmd(app *App) *cobra.Command {
 		Short: "List attempts in time order",
 		Long: `List ledger entries oldest first, under a header row, one line each: id, kind,
 target, patch id, pin (abbreviated), hotspot, playbook class, verdict, speedup
-(baseline/candidate of the deciding metric) and hypothesis ("-" where empty). A
-proposal shows the latest verdict on its patch and its speedup. An empty ledger
-prints nothing. --patch takes a patch id or a unique prefix of one.
+(baseline/candidate of the deciding metric), signer and hypothesis ("-" where
+empty). A proposal shows the latest verdict on its patch, its speedup and its
+signer. An empty ledger prints nothing. --patch takes a patch id or a unique
+prefix of one.
+
+The signer of a verdict is whoever signed the ledger commit that added it
+(git config hone.signingkey): the principal [ledger] allowed_signers lists for
+the key, "untrusted" for any other verdict when allowed signers are
+configured (it does not count for the one-verdict-per-attempt rule), and
+without them "unsigned" or the key's fingerprint.
 
 --json prints an array of objects with the fields id, kind, target, created,
 patch_id, commit, pin, attempt_key, hotspot, class, hypothesis, verdict,
-verdict_id, summary, speedup and path (empty fields omitted; [] when nothing
-matches).`,
+verdict_id, summary, speedup, signer, trusted, added_by (the ledger commit that
+added the entry) and path (empty fields omitted; [] when nothing matches).`,
 		Example: `  hone ledger list wordfreq
   hone ledger list --patch 3f2a --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
@@ -94,7 +102,7 @@ matches).`,
 					return err
 				}
 			}
-			rows, err := l.Attempts(ctx, f)
+			rows, err := l.Rows(ctx, f)
 			if err != nil {
 				return err
 			}
@@ -110,14 +118,14 @@ matches).`,
 				return nil
 			}
 			cells := make([][]string, 0, len(rows)+1)
-			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "HYPOTHESIS"})
+			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"})
 			for _, a := range rows {
 				class := "-"
 				if a.Class != 0 {
 					class = strconv.Itoa(a.Class)
 				}
 				cells = append(cells, []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(git.Short(a.Pin)),
-					dash(oneLine(a.Hotspot)), class, verdictWord(a.Verdict, a.Summary), speedup(a.Speedup), dash(oneLine(a.Hypothesis))})
+					dash(oneLine(a.Hotspot)), class, verdictWord(a.Verdict, a.Summary), speedup(a.Speedup), dash(a.Signer), dash(oneLine(a.Hypothesis))})
 			}
 			return writeColumns(app.Out, cells)
 		}),
@@ -136,12 +144,14 @@ func newLedgerShowCmd(app *App) *cobra.Command {
 		Short: "Print one ledger entry",
 		Long: `Print the ledger entry with the given id (or a unique prefix of at least 4
 characters of it, as git abbreviates ids) exactly as stored (TOML), preceded
-by a comment naming its path on the ledger branch and its attachments. An
-ambiguous prefix exits 5 and lists the entries it could mean.
+by comments naming its path on the ledger branch, its attachments and its
+signer (see hone ledger list --help). An ambiguous prefix exits 5 and lists
+the entries it could mean.
 
---json prints {"path": ..., "attachments": [...], "entry": {...}} where entry
-is the entry as its own command prints it with --json (hone patch propose,
-hone verdict, hone profile show, hone calibrate).`,
+--json prints {"path": ..., "attachments": [...], "entry": {...}, "signer":
+{commit, signature, principal, fingerprint, trusted}} where entry is the entry
+as its own command prints it with --json (hone patch propose, hone verdict,
+hone profile show, hone calibrate).`,
 		Example: `  hone ledger show 0194c2d1
   hone ledger show 0194c2d1e7a0 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
@@ -160,6 +170,10 @@ hone verdict, hone profile show, hone calibrate).`,
 			if err != nil {
 				return err
 			}
+			signer, err := l.Signer(ctx, s)
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				entry, err := typedEntry(s)
 				if err != nil {
@@ -168,12 +182,13 @@ hone verdict, hone profile show, hone calibrate).`,
 				if att == nil {
 					att = []string{}
 				}
-				return app.printJSON(map[string]any{"path": s.Path, "attachments": att, "entry": entry})
+				return app.printJSON(map[string]any{"path": s.Path, "attachments": att, "entry": entry, "signer": signer})
 			}
 			fmt.Fprintf(app.Out, "# %s\n", s.Path)
 			if len(att) > 0 {
 				fmt.Fprintf(app.Out, "# attachments: %s\n", strings.Join(att, ", "))
 			}
+			fmt.Fprintf(app.Out, "# signer: %s (%s, added by %s)\n", signer.Name(), trustWord(signer.Trusted), dash(git.Short(signer.Commit)))
 			_, err = app.Out.Write(s.Raw)
 			return err
 		}),
@@ -183,25 +198,40 @@ hone verdict, hone profile show, hone calibrate).`,
 }
 
 func newLedgerVerifyCmd(app *App) *cobra.Command {
-	var asJSON, repair bool
+	var asJSON, repair, requireSigned bool
 	cmd := &cobra.Command{
-		Use:   "verify [--repair] [--json]",
-		Short: "Prove the ledger append-only, well-formed and in agreement with its notes",
-		Long: `Check the whole ledger: no commit of the branch's history (merges included)
-changed or deleted a file; every entry is well-formed and stored under its own
-target, kind and id; every proposal's patch commit exists at
-refs/hone/patches/<id> with the diff hash it recorded; and the hone lines of
-the notes equal the verdict entries. Each problem is printed as
-"KIND<TAB>PATH<TAB>MESSAGE".
+		Use:   "verify [--repair] [--require-signed] [--json]",
+		Short: "Prove the ledger append-only, well-formed, signed and in agreement with its notes",
+		Long: `Check the whole ledger: the branch contains every tip hone recorded for it
+(the tip hone last wrote, pulled, pushed or verified, kept in .git/hone/ledger.anchor;
+every value its reflog records; what hone ledger pull last fetched from each
+remote), so a rewritten history (a replaced root commit, a dropped verdict) is
+reported with each entry it lost or changed; no commit of the branch's history
+(merges included) changed or deleted a file, and no merge added one; every
+entry is well-formed and stored under its own target, kind and id; every
+proposal's patch commit exists at refs/hone/patches/<id> with the diff hash it
+recorded; the hone lines of the notes equal the verdict entries; and every
+signature on a ledger commit that added a verdict verifies. Each problem is
+printed as "KIND<TAB>PATH<TAB>MESSAGE". A clean result records the tip as
+the new anchor.
+
+This is tamper evidence against anyone who does not rewrite every one of
+those records; a server's pre-receive hook (hone guard pre-receive) is the
+guarantee. A fresh clone trusts the ledger it first fetched.
+
+--require-signed also reports every verdict not signed by a key that
+[ledger] allowed_signers (read at the protected base) lists: unsigned ones and
+those of unknown signers.
 
 --repair first adds the note line of any verdict entry that lacks one (what a
 hone killed between storing a verdict and noting it leaves); it changes
-nothing else.
+nothing else, and never moves the anchor.
 
---json prints {"branch", "tip", "commits", "entries", "notes", "problems":
-[{"kind", "path", "message"}], "repaired_notes"}. Exit status 5 when any
-problem remains.`,
+--json prints {"branch", "tip", "anchor", "commits", "entries", "notes",
+"verdicts", "trusted", "problems": [{"kind", "path", "message"}],
+"repaired_notes"}. Exit status 5 when any problem remains.`,
 		Example: `  hone ledger verify
+  hone ledger verify --require-signed
   hone ledger verify --repair --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
@@ -220,7 +250,7 @@ problem remains.`,
 					fmt.Fprintf(app.Err, "hone: added %d missing note line(s)\n", repaired)
 				}
 			}
-			rep, err := l.Verify(ctx)
+			rep, err := l.Verify(ctx, ledger.VerifyOptions{RequireSigned: requireSigned, Repair: repair})
 			if err != nil {
 				return err
 			}
@@ -240,18 +270,30 @@ problem remains.`,
 				return errs.Invalidf("ledger verify found %d problem(s) in %d entries", len(rep.Problems), rep.Entries)
 			}
 			if !asJSON {
-				fmt.Fprintf(app.Out, "ok: %d entries, %d commits, %d note lines\n", rep.Entries, rep.Commits, rep.Notes)
+				fmt.Fprintf(app.Out, "ok: %d entries, %d commits, %d note lines, %d of %d verdicts trusted\n", rep.Entries, rep.Commits, rep.Notes, rep.Trusted, rep.Verdicts)
 			}
 			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().BoolVar(&repair, "repair", false, "add missing verdict note lines before verifying")
+	cmd.Flags().BoolVar(&requireSigned, "require-signed", false, "report every verdict no allowed signer signed")
 	return cmd
 }
 
+// trustWord says whether a signer counts.
+func trustWord(trusted bool) string {
+	if trusted {
+		return "trusted"
+	}
+	return "untrusted: does not count"
+}
+
 func newLedgerSyncCmd(app *App, verb string) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON  bool
+		timeout time.Duration
+	)
 	short, long := "Fetch another clone's ledger and merge it into this one",
 		`Fetch the remote's ledger branch, notes and patch refs into scratch refs under
 refs/hone/remotes/, then merge: the branch by tree union in a two-parent
@@ -261,8 +303,10 @@ refs this clone lacks. Nothing is ever forced.`
 	if verb == "push" {
 		short, long = "Share this clone's ledger with a remote",
 			`Pull from the remote first, then push the ledger branch, the notes and the
-patch refs the remote lacks, without force. If another clone pushed in
-between, pull and push again.`
+patch refs the remote lacks in one atomic push, never forcing. If another
+clone pushed in between, pull and push again, after a growing random pause,
+until --timeout (default 60s) has passed; then exit 8. A push the remote's
+hooks refuse (hone guard pre-receive) exits 3 with the remote's reasons.`
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " [REMOTE] [--json]",
@@ -290,6 +334,12 @@ up-to-date), "entries_pushed" and "patches_pushed".`,
 			l := ledger.Open(ws)
 			sync := l.Pull
 			if verb == "push" {
+				if timeout <= 0 {
+					return errs.Usagef("--timeout must be positive, not %s", timeout)
+				}
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
 				sync = l.Push
 			}
 			rep, err := sync(ctx, remote)
@@ -311,6 +361,10 @@ up-to-date), "entries_pushed" and "patches_pushed".`,
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	if verb == "push" {
+		cmd.Flags().DurationVar(&timeout, "timeout", ledger.DefaultPushTimeout, "keep retrying a push that lost a race for this long, then exit 8")
+		cmd.Annotations = exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy)
+	}
 	return cmd
 }
 

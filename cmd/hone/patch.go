@@ -164,10 +164,10 @@ created, ...) with the latest verdict's verdict, verdict_id and speedup.`,
 			if asJSON {
 				return app.printJSON(ps)
 			}
-			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "HYPOTHESIS"}}
+			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"}}
 			for _, p := range ps {
 				rows = append(rows, []string{p.PatchID, p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
-					fmt.Sprintf("+%d -%d", p.Added, p.Removed), dash(p.Verdict), speedup(p.Speedup), clipText(p.Hypothesis, 60)})
+					fmt.Sprintf("+%d -%d", p.Added, p.Removed), dash(p.Verdict), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
 			}
 			return writeColumns(app.Out, rows)
 		}),

@@ -16,10 +16,10 @@ func init() { register("verdict", newVerdictCmd) }
 
 func newVerdictCmd(app *App) *cobra.Command {
 	var opts verdict.Options
-	var asJSON, exitCode bool
+	var asJSON, exitCode, pending bool
 	var recompute string
 	cmd := &cobra.Command{
-		Use:   "verdict PATCH-ID [--json] [--metric M] [--max-pairs N] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]",
+		Use:   "verdict PATCH-ID [--json] [--metric M] [--max-pairs N] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]\n  hone verdict --pending [TARGET] [--json]",
 		Short: "Gate and benchmark a patch against its pin, and record the verdict",
 		Long: `Write the pin (baseline) and the patch commit (candidate) from git's objects
 into a run folder under .git/hone/runs/, build both in the jail (the
@@ -49,6 +49,16 @@ the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
 --recompute ENTRY-ID re-derives a stored verdict from its samples and says
 whether it matches (exit 1 when it does not).
 
+--pending judges, one at a time and oldest first, every proposal of TARGET
+(every target without one) that has no trusted verdict, and prints one line
+per patch: its id, verdict and summary. It is what a verdict runner runs: a
+CI job or a service account on a quiet machine, whose signing key (git config
+hone.signingkey) only that account can read, runs hone ledger pull, hone
+verdict --pending and hone ledger push. With [ledger] allowed_signers
+configured, a runner without a signing key is refused (exit 3). A patch that
+cannot be judged is reported and the others are still judged; the exit status
+is then that patch's. JSON: an array of {patch_id, entry, error}.
+
 PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
 characters; an ambiguous prefix exits 5 and lists the candidates.
 
@@ -67,10 +77,17 @@ hashes, host, kernel, cpu, loadavg, isolation, weak, network_denied,
 jail_uid, jail_user_created, cgroup, baseline_cache_discarded, perf,
 instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 		Example: `  hone verdict 3f2a9c01
-  hone verdict 3f2a --exit-code --json > verdict.json`,
-		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
+  hone verdict 3f2a --exit-code --json > verdict.json
+  hone ledger pull && hone verdict --pending && hone ledger push`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
 		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if pending {
+				if recompute != "" || exitCode {
+					return errs.Usagef("--pending judges every pending proposal; it takes neither --recompute nor --exit-code")
+				}
+				return judgePending(ctx, app, args, opts, asJSON)
+			}
 			switch {
 			case recompute != "" && len(args) != 0:
 				return errs.Usagef("--recompute takes an entry id instead of a patch id")
@@ -118,7 +135,42 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 	f.BoolVar(&opts.Keep, "keep", false, "keep the run folder with the baseline and candidate checkouts")
 	f.BoolVar(&exitCode, "exit-code", false, "exit 10 unless the verdict is accepted")
 	f.StringVar(&recompute, "recompute", "", "recompute the stored verdict `ENTRY-ID` from its samples")
+	f.BoolVar(&pending, "pending", false, "judge every proposal (of TARGET) without a trusted verdict, one at a time")
 	return cmd
+}
+
+// judgePending runs hone verdict --pending [TARGET].
+func judgePending(ctx context.Context, app *App, args []string, opts verdict.Options, asJSON bool) error {
+	ws, err := app.workspace()
+	if err != nil {
+		return err
+	}
+	target := ""
+	if len(args) == 1 {
+		target = args[0]
+	}
+	done := func(j verdict.Judgement) {
+		if asJSON {
+			return
+		}
+		if j.Entry == nil {
+			fmt.Fprintf(app.Out, "%s  not judged: %s\n", j.PatchID, j.Error)
+			return
+		}
+		fmt.Fprintf(app.Out, "%s  %s  %s\n", j.PatchID, j.Entry.Verdict, j.Entry.Summary)
+	}
+	js, err := verdict.Pending(ctx, ws, target, opts, done)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := app.printJSON(js); err != nil {
+			return err
+		}
+	} else if len(js) == 0 {
+		fmt.Fprintln(app.Out, "no pending proposals")
+	}
+	return verdict.Failed(js)
 }
 
 func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id string, asJSON bool) error {

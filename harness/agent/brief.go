@@ -8,6 +8,7 @@ import (
 	"github.com/hone-perf/hone/harness"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/mcp"
 	"github.com/hone-perf/hone/playbooks"
 	"github.com/hone-perf/hone/profile"
@@ -84,7 +85,7 @@ func writeProfile(ctx context.Context, b *strings.Builder, ws *workspace.Workspa
 }
 
 func writeLedger(ctx context.Context, b *strings.Builder, ws *workspace.Workspace, target string) error {
-	attempts, err := mcp.Attempts(ctx, ws, target)
+	attempts, err := ledger.Open(ws).Attempts(ctx, ledger.Filter{Target: target})
 	if err != nil {
 		return err
 	}
@@ -93,8 +94,9 @@ func writeLedger(ctx context.Context, b *strings.Builder, ws *workspace.Workspac
 	return nil
 }
 
-// LedgerSummary is one line per earlier attempt with its latest verdict.
-func LedgerSummary(attempts []mcp.Attempt) string {
+// LedgerSummary is one line per earlier attempt with its latest verdict and
+// who signed it; an untrusted verdict is said to be one.
+func LedgerSummary(attempts []ledger.Attempt) string {
 	if len(attempts) == 0 {
 		return "Ledger: no earlier attempts on this target.\n"
 	}
@@ -108,11 +110,13 @@ func LedgerSummary(attempts []mcp.Attempt) string {
 	fmt.Fprintf(&b, "Ledger: %d attempts, %d judged:\n", len(attempts), judged)
 	for _, a := range attempts {
 		outcome := "not judged yet"
-		if n := len(a.Verdicts); n > 0 {
-			v := a.Verdicts[n-1]
+		if v := a.Latest(); v != nil {
 			outcome = v.Verdict
 			if v.Summary != "" {
 				outcome += " (" + v.Summary + ")"
+			}
+			if !v.Trusted {
+				outcome += " [untrusted verdict: does not count]"
 			}
 		}
 		fmt.Fprintf(&b, "  - patch %s, class %d, hotspot %s: %q -> %s\n", a.PatchID, a.Class, a.Hotspot, a.Hypothesis, outcome)
@@ -122,7 +126,7 @@ func LedgerSummary(attempts []mcp.Attempt) string {
 
 // FollowUp is the message of every turn after the first.
 func FollowUp(ctx context.Context, ws *workspace.Workspace, target string, turn, turns int) (string, error) {
-	attempts, err := mcp.Attempts(ctx, ws, target)
+	attempts, err := ledger.Open(ws).Attempts(ctx, ledger.Filter{Target: target})
 	if err != nil {
 		return "", err
 	}

@@ -152,6 +152,11 @@ func jailPath(what, p string, mount bool) error {
 	return nil
 }
 
+// Visible reports whether every jail sees the host path p without a mount:
+// it is inside a system directory, bound read-only. A toolchain anywhere
+// else must be listed in Spec.ReadOnly.
+func Visible(p string) bool { return under(filepath.Clean(p), systemDirs) != "" }
+
 // under returns the first of dirs that p is or is inside, or "".
 func under(p string, dirs []string) string {
 	for _, d := range dirs {

@@ -32,10 +32,14 @@ var ErrRaceLost = errors.New("ref moved by another writer")
 type Refs struct {
 	commonDir string // holds refs/ and packed-refs
 	stateDir  string // holds refs.lock (hone's own lock beside git's) and its record
+	reason    string // the reflog message of every move
+	pol       *lazyPolicy
 }
 
 // Refs returns the repository's ref store.
-func (r *Repo) Refs() *Refs { return &Refs{commonDir: r.CommonDir, stateDir: r.StatePath()} }
+func (r *Repo) Refs() *Refs {
+	return &Refs{commonDir: r.CommonDir, stateDir: r.StatePath(), reason: "hone", pol: &lazyPolicy{}}
+}
 
 // Read returns the value of a fully qualified ref. ok is false when the ref
 // exists neither as a loose file nor in packed-refs.
@@ -95,10 +99,24 @@ func (s *Refs) readPacked(ref string) (plumbing.Hash, bool, error) {
 // another hone holds hone's lock past ctx's deadline.
 func (s *Refs) CompareAndSwap(ctx context.Context, ref string, newH, old plumbing.Hash) error {
 	return s.locked(ctx, ref, func(l *refLock) error {
-		if err := l.expect(old); err != nil {
+		cur, err := l.current()
+		if err != nil {
 			return err
 		}
-		return l.commit(newH)
+		if cur != old {
+			return ErrRaceLost
+		}
+		if err := l.commit(newH); err != nil {
+			return err
+		}
+		// The entry after the move, unlike git: a writer killed in between
+		// leaves a move without an entry, which is an append the ledger's
+		// checks accept, never an entry for a move that did not happen,
+		// which they would read as a rewrite.
+		if err := s.appendReflog(ref, cur, newH); err != nil {
+			return fmt.Errorf("%s was moved to %s, but %w", ref, newH, err)
+		}
+		return nil
 	})
 }
 
@@ -111,7 +129,10 @@ func (s *Refs) Delete(ctx context.Context, ref string, old plumbing.Hash) error 
 		return fmt.Errorf("delete %s: an old value is required", ref)
 	}
 	return s.locked(ctx, ref, func(l *refLock) error {
-		if err := l.expect(old); err != nil {
+		if cur, err := l.current(); err != nil || cur != old {
+			if err == nil {
+				err = ErrRaceLost
+			}
 			return err
 		}
 		if err := s.dropPacked(ref, l.held); err != nil {
@@ -120,6 +141,8 @@ func (s *Refs) Delete(ctx context.Context, ref string, old plumbing.Hash) error 
 		if err := os.Remove(s.path(ref)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return errs.Wrap(errs.Failure, err, "cannot delete ref %s", ref)
 		}
+		// git removes a deleted ref's reflog with it.
+		os.Remove(filepath.Join(s.commonDir, "logs", filepath.FromSlash(ref)))
 		return nil
 	})
 }
@@ -223,17 +246,11 @@ func (l *refLock) take() error {
 	return nil
 }
 
-// expect returns ErrRaceLost unless the ref, read under the lock, holds old
-// (all-zero: does not exist).
-func (l *refLock) expect(old plumbing.Hash) error {
-	cur, ok, err := l.s.Read(l.ref)
-	if err != nil {
-		return err
-	}
-	if (!ok && !old.IsZero()) || (ok && cur != old) {
-		return ErrRaceLost
-	}
-	return nil
+// current is the ref's value read under the lock, all-zero when it does not
+// exist.
+func (l *refLock) current() (plumbing.Hash, error) {
+	cur, _, err := l.s.Read(l.ref)
+	return cur, err
 }
 
 // commit writes newH into the lock file, syncs it and renames it over the ref.

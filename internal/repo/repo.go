@@ -20,10 +20,52 @@ import (
 
 // Repo is a git repository located from some directory inside it.
 type Repo struct {
-	Root      string // top level of the worktree the directory is in
+	Root      string // top level of the worktree the directory is in; "" in a bare repository
 	GitDir    string // that worktree's git directory
 	CommonDir string // the git directory shared by all worktrees (holds refs, objects, hone state)
 	Git       *gogit.Repository
+}
+
+// Bare reports whether the repository has no working tree (a server's).
+func (r *Repo) Bare() bool { return r.Root == "" }
+
+// OpenBare opens the bare repository whose git directory is dir: where a
+// server's hooks run.
+func OpenBare(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot resolve %s", dir)
+	}
+	if _, err := os.Stat(filepath.Join(abs, "HEAD")); err != nil {
+		return nil, errs.NotFoundf("%s is not a git directory (no HEAD); run the hook in the server's repository", abs)
+	}
+	r, err := gogit.PlainOpenWithOptions(abs, &gogit.PlainOpenOptions{})
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot open the git repository at %s", abs)
+	}
+	return &Repo{GitDir: abs, CommonDir: abs, Git: r}, nil
+}
+
+// Dir is where git commands for this repository run: the worktree's top
+// level, or the git directory of a bare repository.
+func (r *Repo) Dir() string {
+	if r.Bare() {
+		return r.CommonDir
+	}
+	return r.Root
+}
+
+// DefaultBranch is the branch the main worktree's HEAD names (a bare
+// repository's default branch), read from the common git directory, so a
+// linked worktree's own HEAD never decides it. ok is false when HEAD is
+// detached.
+func (r *Repo) DefaultBranch() (ref string, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, "HEAD"))
+	if err != nil {
+		return "", false, errs.Wrap(errs.Failure, err, "cannot read %s", filepath.Join(r.CommonDir, "HEAD"))
+	}
+	ref, ok = strings.CutPrefix(strings.TrimSpace(string(b)), "ref: ")
+	return ref, ok, nil
 }
 
 // Open finds the git repository containing dir (or the current directory
@@ -138,7 +180,7 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	}
 	// go-git does not know every revision syntax git does (and does not peel
 	// annotated tags here); ask git before failing.
-	raw, err := git.Run(ctx, git.Cmd{Dir: r.Root, Isolated: true, Args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"}})
+	raw, err := git.Run(ctx, git.Cmd{Dir: r.Dir(), Isolated: true, Args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"}})
 	if err := ctx.Err(); err != nil {
 		return "", errs.Wrap(errs.Failure, err, "resolving %q interrupted", rev)
 	}

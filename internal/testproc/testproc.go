@@ -7,6 +7,7 @@ package testproc
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,5 +53,31 @@ func StartReady(t testing.TB, cmd *exec.Cmd, ready string) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	if line, _ := bufio.NewReader(out).ReadString('\n'); line != ready+"\n" {
 		t.Fatalf("helper %s said %q, want %q", cmd.Path, line, ready)
+	}
+}
+
+// CopyExecutable copies the running test binary to dst, mode 0755, for a
+// test that runs it as another user: the binary go test built sits in a
+// directory only its owner may enter.
+func CopyExecutable(t testing.TB, dst string) {
+	t.Helper()
+	src, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,45 @@
+// Package gobench is the code under test of benchformat's tests, playing
+// both an honest library and a candidate gaming its benchmarks: CHEAT
+// answers without doing the work, HIDE does the work for the benchmark's
+// inputs in init, before any benchmark timer starts.
+package gobench
+
+import (
+	"os"
+	"strconv"
+)
+
+var (
+	seed, _ = strconv.ParseUint(os.Getenv("HONE_SEED"), 10, 64)
+	cheat   = os.Getenv("CHEAT") != ""
+	hidden  map[uint64]uint64
+)
+
+func init() {
+	n, _ := strconv.Atoi(os.Getenv("HIDE"))
+	if n > 0 {
+		hidden = make(map[uint64]uint64, n)
+		for i := range uint64(n) {
+			hidden[seed+i] = mix(seed+i, 1000)
+		}
+	}
+}
+
+// Work mixes x n times; its result depends on every step.
+func Work(x uint64, n int) uint64 {
+	if cheat {
+		return 42
+	}
+	if v, ok := hidden[x]; ok && n == 1000 {
+		return v
+	}
+	return mix(x, n)
+}
+
+func mix(x uint64, n int) uint64 {
+	for i := 0; i < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		x ^= x >> 29
+	}
+	return x
+}

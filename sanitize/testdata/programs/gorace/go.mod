@@ -1,0 +1,3 @@
+module example.com/gorace
+
+go 1.26
