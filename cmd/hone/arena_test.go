@@ -363,9 +363,11 @@ func (a *arena) snapshot() snapshot {
 		hash(filepath.Join(git, f), ".git/"+f+"/", nil)
 	}
 	hash(filepath.Join(git, "hone"), ".git/hone/", func(rel string) bool {
-		// The ledger's lookup index and the locks change with every
-		// append; run folders must be gone, which gc checks.
-		return strings.Contains(rel, "ledger.index") || strings.HasSuffix(rel, ".lock") || rel == "runs" || rel == "apply" ||
+		// The ledger's lookup index, its anchor, its cache of checked
+		// signatures and the locks change with every append; run folders
+		// must be gone, which gc checks.
+		return strings.HasPrefix(rel, "ledger.") || strings.HasPrefix(rel, ".ledger.") || rel == "signatures" ||
+			strings.HasSuffix(rel, ".lock") || rel == "runs" || rel == "apply" ||
 			a.skipCache && rel == "build-cache"
 	})
 	// hone runs go on the host (its version, for the fingerprint), and go
