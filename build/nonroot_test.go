@@ -1,12 +1,13 @@
 package build
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/testproc"
 )
 
 // When hone is an ordinary user the jail runs as that user, and what a
@@ -31,21 +32,7 @@ func TestBuildWorksForAnOrdinaryUser(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o777)
 	exe := filepath.Join(dir, "build.test")
-	src, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.OpenFile(exe, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(out, in)
-	in.Close()
-	out.Close()
+	testproc.CopyExecutable(t, exe)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
 		exe, "-test.v", "-test.short", "-test.count=1", "-test.run",
 		"^(TestCheckoutIsTheTreeWithoutGit|TestBuildCannotRewriteTheCheckout|TestRunsCannotRemember|TestBuildCannotLeaveASetuid|TestBaselineBuildIsCached|TestRewrittenCachedBaselineIsDiscarded|TestGCTrims)")

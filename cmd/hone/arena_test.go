@@ -126,15 +126,10 @@ func (a *arena) binary(base string) string {
 	if a.uid == 0 {
 		return src
 	}
+	// The test binary under testscript's name for it: hone.
 	dst := filepath.Join(base, "bin", "hone")
 	os.Mkdir(filepath.Dir(dst), 0o755)
-	b, err := os.ReadFile(src)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		a.t.Fatal(err)
-	}
+	testproc.CopyExecutable(a.t, dst)
 	return dst
 }
 
