@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/internal/jail"
 )
 
 // Result is what one hone command did.
@@ -143,7 +143,7 @@ func ShellQuote(args []string) string {
 		if plainArg(a) {
 			q[i] = a
 		} else {
-			q[i] = sandbox.Quote(a)
+			q[i] = jail.Quote(a)
 		}
 	}
 	return strings.Join(q, " ")

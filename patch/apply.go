@@ -16,6 +16,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/repo"
+	"github.com/hone-perf/hone/internal/scratch"
 )
 
 // scratchIndex is a throwaway index and object directory. Git reads the
@@ -26,26 +27,25 @@ type scratchIndex struct {
 	dir     string // repository directory git runs in
 	objects string // the repository's object directory
 	tmp     string
+	owned   *scratch.Dir
 	store   *filesystem.Storage // for trees hone writes itself (splice.go)
 }
 
-func newScratchIndex(r *repo.Repo) (*scratchIndex, error) {
-	base, err := r.StateDir()
+// newScratchIndex makes the throwaway index in a folder this process owns,
+// so that one a killed proposal leaves is swept by the next.
+func newScratchIndex(ctx context.Context, r *repo.Repo) (*scratchIndex, error) {
+	d, err := scratch.New(ctx, r.StatePath(repo.ApplyArea), "apply-")
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(base, "apply-")
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create a throwaway index")
-	}
-	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o755); err != nil {
-		os.RemoveAll(tmp)
+	if err := os.Mkdir(filepath.Join(d.Path, "objects"), 0o755); err != nil {
+		d.Remove()
 		return nil, errs.Wrap(errs.Failure, err, "cannot create a throwaway object directory")
 	}
-	return &scratchIndex{dir: r.Root, objects: filepath.Join(r.CommonDir, "objects"), tmp: tmp}, nil
+	return &scratchIndex{dir: r.Root, objects: filepath.Join(r.CommonDir, "objects"), tmp: d.Path, owned: d}, nil
 }
 
-func (s *scratchIndex) close() { os.RemoveAll(s.tmp) }
+func (s *scratchIndex) close() { s.owned.Remove() }
 
 // git runs one isolated git command on the scratch index: no user or system
 // configuration, the throwaway index, new objects kept apart.

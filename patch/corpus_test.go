@@ -10,6 +10,7 @@ import (
 
 	"github.com/hone-perf/hone/guard"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -155,7 +156,7 @@ func TestAttacksRefused(t *testing.T) {
 	if err != nil || len(entries) != 0 {
 		t.Fatalf("refused attacks left ledger entries: %d, %v", len(entries), err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(ws.CommonDir, "hone", "apply-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(ws.StatePath(repo.ApplyArea, "apply-*")); len(left) != 0 {
 		t.Fatalf("throwaway indexes left behind: %v", left)
 	}
 }
@@ -183,7 +184,7 @@ func TestLegitimateDiffsAccepted(t *testing.T) {
 			checkContentLikeGitApply(t, ws, pin, res.Commit, c)
 			// The target-only index spliced into the pin gives the very tree
 			// a whole-tree index gives.
-			idx, err := newScratchIndex(ws.Repo)
+			idx, err := newScratchIndex(ctx, ws.Repo)
 			if err != nil {
 				t.Fatal(err)
 			}

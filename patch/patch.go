@@ -88,7 +88,7 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	if err != nil {
 		return nil, nil, relativeHint(ws, pin, a, diff, err)
 	}
-	idx, err := newScratchIndex(ws.Repo)
+	idx, err := newScratchIndex(ctx, ws.Repo)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -178,7 +178,7 @@ func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 	if !ok {
 		t.Fatal("no target tree at the pin")
 	}
-	idx, err := newScratchIndex(ws.Repo)
+	idx, err := newScratchIndex(ctx, ws.Repo)
 	if err != nil {
 		t.Fatal(err)
 	}

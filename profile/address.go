@@ -64,7 +64,7 @@ func (c *converter) mapping(k mapKey) *profile.Mapping {
 func (c *converter) binary(dso string) *elfBinary {
 	b, ok := c.binaries[dso]
 	if !ok {
-		b = openBinary(dso)
+		b = openBinary(dso, c.paths.Open)
 		c.binaries[dso] = b
 	}
 	return b

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -244,23 +245,17 @@ func (c *converter) rel(file string) string {
 	return r
 }
 
-// Paths says how to make source paths relative to the workspace: a file under
-// Root (the checkout profiled), or under any directory of Checkouts (another
-// hone checkout, whose build the build cache reused), loses that prefix.
-// Other paths (system headers, GOROOT) stay as they are.
-type Paths struct{ Root, Checkouts string }
-
-func (p Paths) rel(file string) string {
-	if r := relTo(p.Root, file); r != file {
-		return r
-	}
-	if r := relTo(p.Checkouts, file); r != file {
-		if _, rest, ok := strings.Cut(r, "/"); ok {
-			return rest
-		}
-	}
-	return file
+// Paths says how to read what a profile names. Source paths under Root
+// (the checkout, as the jail saw it) become relative to it; other paths
+// (system headers, GOROOT) stay as they are. Binaries are opened with
+// Open, which maps the jail's paths to the run's folders without following
+// symlinks; nil opens them where they are.
+type Paths struct {
+	Root string
+	Open func(path string) (*os.File, error)
 }
+
+func (p Paths) rel(file string) string { return relTo(p.Root, file) }
 
 func relTo(root, file string) string {
 	if root == "" || !filepath.IsAbs(file) {

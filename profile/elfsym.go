@@ -3,6 +3,7 @@ package profile
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"os"
 	"sort"
 	"sync"
 )
@@ -13,6 +14,7 @@ import (
 // with ok == false and no lines.
 type elfBinary struct {
 	path  string
+	open  func(string) (*os.File, error)
 	ok    bool
 	loads []elf.ProgHeader
 
@@ -37,9 +39,11 @@ type lineRow struct {
 	end  bool // end of a sequence: no line from here on
 }
 
-func openBinary(path string) *elfBinary {
-	b := &elfBinary{path: path}
-	f, err := elf.Open(path)
+// openBinary reads the file perf named path, opened with open (see
+// Paths.Open).
+func openBinary(path string, open func(string) (*os.File, error)) *elfBinary {
+	b := &elfBinary{path: path, open: open}
+	f, err := b.elf()
 	if err != nil {
 		return b
 	}
@@ -61,7 +65,7 @@ func (b *elfBinary) dwarf() *dwarf.Data {
 		if !b.ok {
 			return
 		}
-		f, err := elf.Open(b.path)
+		f, err := b.elf()
 		if err != nil {
 			return
 		}
@@ -71,6 +75,31 @@ func (b *elfBinary) dwarf() *dwarf.Data {
 		}
 	})
 	return b.dwarfData
+}
+
+// elfFile is an ELF file with the file it was read from, closed together.
+type elfFile struct {
+	*elf.File
+	f *os.File
+}
+
+func (e elfFile) Close() error { return e.f.Close() }
+
+func (b *elfBinary) elf() (elfFile, error) {
+	open := b.open
+	if open == nil {
+		open = os.Open
+	}
+	f, err := open(b.path)
+	if err != nil {
+		return elfFile{}, err
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		f.Close()
+		return elfFile{}, err
+	}
+	return elfFile{ef, f}, nil
 }
 
 // vaddr converts a file offset into the virtual address the symbol table and
@@ -98,7 +127,7 @@ func (b *elfBinary) loadSymbols() {
 	if !b.ok {
 		return
 	}
-	f, err := elf.Open(b.path)
+	f, err := b.elf()
 	if err != nil {
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/internal/jail"
 )
 
 // perfSetup is what this machine's perf can do, found before each profile.
@@ -19,10 +19,6 @@ type perfSetup struct {
 	event    string // the sampling event, with its ":u" suffix when user mode is all we may measure
 	hardware bool
 	suffix   string // ":u" or ""
-	// procPrefix goes before perf inside a PID namespace: perf reads /proc to
-	// follow the workload, and refuses a /proc that belongs to the parent
-	// namespace, so it gets a mount namespace with its own /proc.
-	procPrefix string
 }
 
 // errPerfMissing is the one-line instruction when perf cannot be run at all.
@@ -34,8 +30,10 @@ func errPerfMissing(detail string) error {
 	return errs.Failuref("%s", msg)
 }
 
+// errParanoid says what to set when the kernel keeps the jail's
+// unprivileged user from profiling its own processes.
 func errParanoid(level int) error {
-	return errs.Failuref("the kernel forbids profiling (kernel.perf_event_paranoid = %d); allow it with `sysctl kernel.perf_event_paranoid=1` as root", level)
+	return errs.Failuref("the kernel forbids profiling to the jail's unprivileged user (kernel.perf_event_paranoid = %d); allow it with `sysctl -w kernel.perf_event_paranoid=2` as root", level)
 }
 
 // probePerf checks that perf runs and picks the sampling event: a hardware
@@ -51,14 +49,14 @@ func probePerf(ctx context.Context) (*perfSetup, error) {
 		return nil, errPerfMissing(firstLine(out))
 	}
 	s := &perfSetup{path: path, version: strings.TrimPrefix(strings.TrimSpace(string(out)), "perf version ")}
+	// perf runs in the jail, as an unprivileged user even when hone is
+	// root: at level 2 it may count only user space, above it nothing.
 	level := paranoid()
-	if os.Geteuid() != 0 {
-		if level > 2 {
-			return nil, errParanoid(level)
-		}
-		if level == 2 {
-			s.suffix = ":u"
-		}
+	if level > 2 {
+		return nil, errParanoid(level)
+	}
+	if level == 2 {
+		s.suffix = ":u"
 	}
 	out, err = exec.CommandContext(ctx, path, "stat", "-x,", "-e", "cycles"+s.suffix, "true").CombinedOutput()
 	if bytes.Contains(out, []byte("perf_event_paranoid")) {
@@ -70,16 +68,6 @@ func probePerf(ctx context.Context) (*perfSetup, error) {
 		s.event = "cycles" + s.suffix
 	}
 	return s, nil
-}
-
-// inPIDNamespace prepares perf to run inside the sandbox's PID namespace.
-func (s *perfSetup) inPIDNamespace() error {
-	u, err := exec.LookPath("unshare")
-	if err != nil {
-		return errs.Failuref("profiling inside hone's sandbox (a PID namespace) needs unshare; install it with `apt-get install util-linux`")
-	}
-	s.procPrefix = sandbox.Quote(u) + " --mount --mount-proc "
-	return nil
 }
 
 // paranoid reads kernel.perf_event_paranoid; -1 (no restriction) when unreadable.
@@ -103,26 +91,29 @@ func (s *perfSetup) recordCommand(data string, freq int, callGraph, workload str
 	if callGraph == CallGraphDWARF {
 		cg = "--call-graph=dwarf"
 	}
-	return s.procPrefix + strings.Join([]string{
-		sandbox.Quote(s.path), "record", "-q", "-N", cg, "-e", s.event, "-F", strconv.Itoa(freq),
-		"-o", sandbox.Quote(data), "--", "/bin/sh", "-c", sandbox.Quote(workload),
+	return strings.Join([]string{
+		jail.Quote(s.path), "record", "-q", "-N", cg, "-e", s.event, "-F", strconv.Itoa(freq),
+		"-o", jail.Quote(data), "--", "/bin/sh", "-c", jail.Quote(workload),
 	}, " ")
 }
 
 // statCommand is the shell text that runs the workload once under perf stat.
 func (s *perfSetup) statCommand(out, workload string) string {
-	return s.procPrefix + strings.Join([]string{
-		sandbox.Quote(s.path), "stat", "-x,", "-o", sandbox.Quote(out), "-e", statEventList(s.suffix),
-		"--", "/bin/sh", "-c", sandbox.Quote(workload),
+	return strings.Join([]string{
+		jail.Quote(s.path), "stat", "-x,", "-o", jail.Quote(out), "-e", statEventList(s.suffix),
+		"--", "/bin/sh", "-c", jail.Quote(workload),
 	}, " ")
 }
 
-// scriptCommand runs perf script over data with the fields ConvertPerfScript
-// reads. Symbols stay mangled (hone demangles) and perf's own inline and
-// srcline lookups stay off (hone reads DWARF itself, much faster).
-func (s *perfSetup) scriptCommand(ctx context.Context, data string) *exec.Cmd {
-	return exec.CommandContext(ctx, s.path, "script", "-i", data, "-F", ScriptFields,
-		"--no-demangle", "--no-inline", "--show-mmap-events")
+// scriptCommand is the shell text that runs perf script over data, writing
+// to out, with the fields ConvertPerfScript reads. Symbols stay mangled
+// (hone demangles) and perf's own inline and srcline lookups stay off (hone
+// reads DWARF itself, much faster).
+func (s *perfSetup) scriptCommand(data, out string) string {
+	return strings.Join([]string{
+		jail.Quote(s.path), "script", "-i", jail.Quote(data), "-F", ScriptFields,
+		"--no-demangle", "--no-inline", "--show-mmap-events", ">", jail.Quote(out),
+	}, " ")
 }
 
 func firstLine(b []byte) string {

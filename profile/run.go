@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/hone-perf/hone/internal/checkout"
+	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
-	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -32,10 +32,12 @@ type Options struct {
 	Progress  func(string) // told each step as it starts; may be nil
 }
 
-// Run profiles target at its pin: it builds the pin in a hone-managed checkout
-// (reusing the baseline build cache), runs the profile workload under perf
-// record (or lets it write its own pprof), counts one more run with perf stat,
-// and appends the result to the ledger.
+// Run profiles target at its pin: it builds the pin in a run folder
+// (reusing the baseline build cache), runs the profile workload in the jail
+// under perf record (or lets it write its own pprof), counts one more run
+// with perf stat, and appends the result to the ledger. perf runs inside
+// the jail, as the jail's unprivileged user; hone reads the binaries it
+// names from the run's folders.
 func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Options) (*Entry, error) {
 	step := func(s string) {
 		if opt.Progress != nil {
@@ -55,11 +57,6 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	if err != nil && t.Profile.Format != "pprof" {
 		return nil, err
 	}
-	if iso, _ := sandbox.Probe(ws.Config.Sandbox.Network); perf != nil && strings.Contains(iso, "pidns") {
-		if err := perf.inPIDNamespace(); err != nil {
-			return nil, err
-		}
-	}
 	pin, err := ws.ResolvePin(ctx, t)
 	if err != nil {
 		return nil, err
@@ -67,26 +64,25 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	env := environment(perf)
 
 	step("checking out " + git.Short(pin))
-	co, err := checkout.New(ctx, ws.Repo, pin)
+	run, err := build.Start(ctx, ws.Repo, t, ws.Config.Sandbox, "profile", false)
 	if err != nil {
 		return nil, err
 	}
-	defer co.Remove(context.WithoutCancel(ctx))
+	defer run.Close()
 	step("building")
-	built, err := checkout.Build(ctx, ws, t, co, true)
+	side, err := run.Build(ctx, build.Baseline, pin)
 	if err != nil {
 		return nil, err
 	}
-	if !built.OK() {
-		return nil, commandFailed("build", t.Build, t, built.Result)
+	if !side.OK() {
+		return nil, buildFailed(t, side)
 	}
-	tmp, err := os.MkdirTemp("", "hone-profile-")
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create a temporary directory")
+	dir := filepath.Join(run.Dir(), "perf")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", dir)
 	}
-	defer os.RemoveAll(tmp)
 
-	r := &runner{ws: ws, t: t, co: co, out: built.Out, tmp: tmp, command: command, step: step}
+	r := &runner{t: t, side: side, dir: dir, tmp: run.Dir(), command: command, step: step, writable: t.Profile.Format == "pprof"}
 	e := &Entry{Command: command, Environment: env, Pprof: AttachmentName}
 	var p *profile.Profile
 	if t.Profile.Format == "pprof" {
@@ -105,7 +101,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 			return nil, err
 		}
 	}
-	if err := e.summarize(p, co.Dir, built.Out); err != nil {
+	if err := e.summarize(p, side); err != nil {
 		return nil, err
 	}
 	var gz bytes.Buffer
@@ -138,7 +134,7 @@ func workload(t *workspace.Target) (string, error) {
 
 // summarize fills the hotspots (the top MaxHotspots), the sample count and
 // the binary of e from p.
-func (e *Entry) summarize(p *profile.Profile, root, out string) error {
+func (e *Entry) summarize(p *profile.Profile, side *build.Side) error {
 	hs, sum, err := Hotspots(p)
 	if err != nil {
 		return err
@@ -147,22 +143,35 @@ func (e *Entry) summarize(p *profile.Profile, root, out string) error {
 		hs = hs[:MaxHotspots]
 	}
 	e.Hotspots, e.Samples, e.ValueType = hs, sum.Samples, sum.ValueType
-	e.Binary, e.BinaryHash = mainBinary(p, root, out)
+	e.Binary, e.BinaryHash = mainBinary(p, side)
 	return nil
 }
 
 type runner struct {
-	ws      *workspace.Workspace
 	t       *workspace.Target
-	co      *checkout.Checkout
-	out     string // HONE_OUT
-	tmp     string
+	side    *build.Side
+	dir     string // the run's folder perf writes in, /hone/perf in the jail
+	tmp     string // a folder of the run for hone's own probes
 	command string
 	step    func(string)
+	// writable gives the workload its checkout and output in place: a
+	// workload that writes its own pprof (format = "pprof") writes there.
+	writable bool
 }
 
-func (r *runner) run(ctx context.Context, what, shell string) (*sandbox.Result, error) {
-	res, err := sandbox.Run(ctx, r.co.Spec(r.ws, r.t, r.out, shell, r.t.Bench.Timeout.Duration))
+// perfMount is where perf writes its data and hone's copy of perf script's
+// reading of it, in the jail.
+const perfMount = "/hone/perf"
+
+// run runs shell in the jail like a bench run of the pin, with the perf
+// folder writable.
+func (r *runner) run(ctx context.Context, what, shell string) (*jail.Result, error) {
+	spec := r.side.Spec(shell, r.t.Bench.Timeout.Duration)
+	if r.writable {
+		spec = r.side.WritableSpec(shell, r.t.Bench.Timeout.Duration)
+	}
+	spec.Mounts = append(spec.Mounts, jail.Mount{Host: r.dir, Jail: perfMount, Mode: jail.ReadWrite})
+	res, err := jail.Run(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -175,62 +184,57 @@ func (r *runner) run(ctx context.Context, what, shell string) (*sandbox.Result, 
 	return res, nil
 }
 
-func (r *runner) paths() Paths {
-	return Paths{Root: r.co.Dir, Checkouts: filepath.Dir(r.co.Dir)}
-}
+// open reads a file perf or the workload wrote in the perf folder.
+func (r *runner) open(name string) (*os.File, error) { return build.OpenInTree(r.dir, name) }
+
+func (r *runner) paths() Paths { return Paths{Root: build.SrcDir, Open: r.side.Open} }
 
 // record runs the workload under perf record, unwinding stacks the way
-// callGraph names, and converts perf script's reading of it.
+// callGraph names, then perf script in the jail too, where the binaries
+// are at the paths perf recorded, and converts its reading.
 func (r *runner) record(ctx context.Context, perf *perfSetup, freq int, callGraph string, e *Entry) (*profile.Profile, error) {
-	data := filepath.Join(r.tmp, "perf.data")
+	data := perfMount + "/perf.data"
 	res, err := r.run(ctx, "profile workload", perf.recordCommand(data, freq, callGraph, r.command))
 	if err != nil {
 		return nil, err
 	}
 	e.Source, e.Event, e.Hardware, e.Isolation = "perf", perf.event, perf.hardware, res.Isolation
 	e.Frequency, e.CallGraph = freq, callGraph
-	cmd := perf.scriptCommand(ctx, data)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	if _, err := r.run(ctx, "perf script", perf.scriptCommand(data, perfMount+"/script.txt")); err != nil {
+		return nil, err
+	}
+	f, err := r.open("script.txt")
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot run perf script")
+		return nil, errs.Wrap(errs.Failure, err, "perf script wrote no output")
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot run perf script")
-	}
-	p, convErr := ConvertPerfScript(stdout, r.paths())
-	if convErr != nil {
-		_, _ = io.Copy(io.Discard, stdout)
-	}
-	if err := cmd.Wait(); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "perf script failed: %s", firstLine(stderr.Bytes()))
-	}
-	return p, convErr
+	defer f.Close()
+	return ConvertPerfScript(f, r.paths())
 }
 
 // ingest runs the workload, which writes its own pprof profile to
 // [targets.X.profile] output, and reads that file.
 func (r *runner) ingest(ctx context.Context, e *Entry) (*profile.Profile, error) {
 	vars := map[string]string{}
-	for _, kv := range r.co.Env(r.t, r.out) {
+	for _, kv := range r.side.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
 	path := os.Expand(r.t.Profile.Output, func(k string) string { return vars[k] })
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(r.co.TargetDir(r.t), path)
+		path = filepath.Join(build.SrcDir, r.t.Path, path)
 	}
-	// HONE_OUT may be the shared build cache: a file left by an earlier run
-	// must not pass for this run's profile.
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-		return nil, errs.Wrap(errs.Failure, err, "cannot remove the previous %s", path)
+	// The output folder came from the build: a file left by the build must
+	// not pass for this run's profile.
+	if err := r.side.Remove(path); errs.Is(err, errs.Invalid) {
+		return nil, errs.Invalidf("[targets.%s.profile] output = %q is not in the checkout or $HONE_OUT, where the workload may write", r.t.Name, r.t.Profile.Output)
+	} else if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot remove the previous %s", r.t.Profile.Output)
 	}
 	res, err := r.run(ctx, "profile workload", r.command)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := r.side.Open(path)
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "the profile workload wrote no pprof file at [targets.%s.profile] output = %q; make the command write it (Go: -cpuprofile)", r.t.Name, r.t.Profile.Output)
 	}
@@ -252,20 +256,24 @@ func (r *runner) ingest(ctx context.Context, e *Entry) (*profile.Profile, error)
 
 // count runs the workload once under perf stat.
 func (r *runner) count(ctx context.Context, perf *perfSetup) ([]Counter, error) {
-	out := filepath.Join(r.tmp, "stat.csv")
-	if _, err := r.run(ctx, "profile workload", perf.statCommand(out, r.command)); err != nil {
+	if _, err := r.run(ctx, "profile workload", perf.statCommand(perfMount+"/stat.csv", r.command)); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(out)
+	f, err := r.open("stat.csv")
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "perf stat wrote no output")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read perf stat's output")
 	}
 	return parseStat(b), nil
 }
 
 // commandFailed is the one-line error for a build or workload that did not
 // exit 0: the command, how it ended, and the end of its stderr.
-func commandFailed(what, command string, t *workspace.Target, res *sandbox.Result) error {
+func commandFailed(what, command string, t *workspace.Target, res *jail.Result) error {
 	tail := strings.Join(strings.Fields(string(res.Stderr.Tail(400))), " ")
 	if tail != "" {
 		tail = "; stderr ends: " + tail
@@ -277,26 +285,39 @@ func commandFailed(what, command string, t *workspace.Target, res *sandbox.Resul
 	return errs.Failuref("%s `%s` in %s: %s%s; fix %s so it exits 0", what, command, t.Path, res.Describe(), tail, fix)
 }
 
+// buildFailed is commandFailed for a build, or the rule it broke.
+func buildFailed(t *workspace.Target, side *build.Side) error {
+	if side.Failure != "" {
+		return errs.Failuref("the build of %s at its pin cannot be used: %s; fix [targets.%s] build", t.Name, side.Failure, t.Name)
+	}
+	return commandFailed("build", t.Build, t, side.Result)
+}
+
 // mainBinary names the mapped file with the most leaf samples that lies in
-// the checkout (as a path relative to it) or the build output (as
-// "$HONE_OUT/..."), and hashes it. A profile whose hottest code is outside
-// both (an interpreter, a system library) names none.
-func mainBinary(p *profile.Profile, root, out string) (string, string) {
+// the build output (as "$HONE_OUT/...") or the checkout (as a path relative
+// to it), and hashes it. A profile whose hottest code is outside both (an
+// interpreter, a system library) names none.
+func mainBinary(p *profile.Profile, side *build.Side) (string, string) {
 	for _, m := range p.Mapping {
 		name := ""
-		if rel := relTo(out, m.File); rel != m.File {
+		if rel := relTo(build.OutDir, m.File); rel != m.File {
 			name = "$HONE_OUT/" + rel
-		} else if rel := relTo(root, m.File); rel != m.File {
+		} else if rel := relTo(build.SrcDir, m.File); rel != m.File {
 			name = rel
 		} else {
 			continue
 		}
-		b, err := os.ReadFile(m.File)
+		f, err := side.Open(m.File)
 		if err != nil {
 			continue
 		}
-		sum := sha256.Sum256(b)
-		return name, hex.EncodeToString(sum[:])
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		return name, hex.EncodeToString(h.Sum(nil))
 	}
 	return "", ""
 }

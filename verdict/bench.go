@@ -3,11 +3,9 @@ package verdict
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"time"
 
-	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -27,16 +25,18 @@ type Progress struct {
 
 // benchRun is one benchmark: the two commands and the protocol.
 type benchRun struct {
-	baseline, candidate sandbox.Spec
+	baseline, candidate jail.Spec
 	protocol            workspace.BenchConfig // Metric is the deciding metric
 	meter               *meter
 	progress            func(Progress)
+	// env, when set, collects what the jails reported.
+	env *Environment
 }
 
 // runFailure is a bench command that did not exit 0.
 type runFailure struct {
 	side string // "baseline" or "candidate"
-	res  *sandbox.Result
+	res  *jail.Result
 }
 
 // run measures warm-up pairs (discarded, used for perf counters), then
@@ -50,17 +50,6 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		Warmup: p.Warmup, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.Seed, Resamples: DefaultResamples,
 	}
 	br.baseline.Timeout, br.candidate.Timeout = p.Timeout.Duration, p.Timeout.Duration
-	// One HOME per side for the whole bench spares a folder per run; each
-	// side still never sees the other's.
-	for _, spec := range []*sandbox.Spec{&br.baseline, &br.candidate} {
-		if spec.Home == "" {
-			home, err := os.MkdirTemp(br.meter.scratch, "home-")
-			if err != nil {
-				return nil, nil, errs.Wrap(errs.Failure, err, "cannot create a HOME for the bench")
-			}
-			spec.Home = home
-		}
-	}
 	// Bench output is not compared; keep only enough to explain a failure.
 	br.baseline.OutputCap, br.candidate.OutputCap = 64<<10, 64<<10
 	rng := rand.New(rand.NewPCG(uint64(p.Seed), 0x6f72646572))
@@ -82,6 +71,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			br.note(b, cand, res)
 			if !res.Success() {
 				return nil, &runFailure{side: sideName(cand), res: res}, nil
 			}
@@ -101,6 +91,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				if err != nil {
 					return nil, nil, err
 				}
+				br.note(b, cand, res)
 				if !res.Success() {
 					return nil, &runFailure{side: sideName(cand), res: res}, nil
 				}
@@ -147,7 +138,23 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	return b, nil, nil
 }
 
-func (br *benchRun) pick(cand bool) sandbox.Spec {
+// note adds what a run's jail reported to the bench and the environment:
+// processes left running when the command exited (killed, and charged),
+// and CPU time of processes the kernel reaped itself.
+func (br *benchRun) note(b *Bench, cand bool, res *jail.Result) {
+	if br.env != nil {
+		br.env.noteJail(res)
+	}
+	if cand {
+		b.CandidateLeftover += res.Leftover
+		b.CandidateUnreapedSeconds += res.Unreaped.Seconds()
+	} else {
+		b.BaselineLeftover += res.Leftover
+		b.BaselineUnreapedSeconds += res.Unreaped.Seconds()
+	}
+}
+
+func (br *benchRun) pick(cand bool) jail.Spec {
 	if cand {
 		return br.candidate
 	}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/hone-perf/hone/internal/checkout"
+	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -111,34 +110,30 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	hostFacts(ctx, &c.Environment)
 	c.Host = c.Environment.Host
 
-	scratch, err := os.MkdirTemp("", "hone-calibrate-")
+	sb := ws.Config.Sandbox
+	run, err := build.Start(ctx, ws.Repo, t, sb, "calibrate", false)
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create a scratch folder")
+		return nil, err
 	}
-	defer os.RemoveAll(scratch)
-	m, err := newMeter(ctx, proto.Metric, scratch)
+	defer run.Close()
+	m, err := newMeter(ctx, proto.Metric, run, sb)
 	if err != nil {
 		return nil, err
 	}
 	c.Environment.Perf, c.Environment.InstructionsVia = m.perf, m.instrVia
-	co, err := checkout.New(ctx, ws.Repo, pin)
-	if err != nil {
-		return nil, err
-	}
-	defer co.Remove(ctx)
-	built, err := checkout.Build(ctx, ws, t, co, true)
+	c.Environment.Isolation, c.Environment.NetworkDenied = sb.Isolation, sb.Network == "deny"
+	built, err := run.Build(ctx, build.Baseline, pin)
 	if err != nil {
 		return nil, err
 	}
 	if !built.OK() {
-		return nil, errs.Failuref("the pin of %q fails to build (%s); fix the build before calibrating", t.Name, built.Result.Describe())
+		return nil, errs.Failuref("the pin of %q fails to build (%s); fix the build before calibrating", t.Name, built.Describe())
 	}
-	s := side{co: co, out: built.Out}
-	c.Environment.Isolation, c.Environment.NetworkDenied = sandbox.Probe(ws.Config.Sandbox.Network)
-	c.Environment.BaselineBinary = hashOutputs(built.Out)
+	c.Environment.noteJail(built.Result)
+	c.Environment.BaselineBinary = nilIfEmpty(built.Outputs)
 
 	spin := func(n int) string { return t.Bench.Run + "\n" + spinLoop(n) }
-	base := s.spec(ws, t, spin(0), 0)
+	base := built.Spec(spin(0), 0)
 	perIter, workload, err := measureSpin(ctx, m, base, proto.Metric)
 	if err != nil {
 		return nil, err
@@ -155,12 +150,12 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 			if k >= 0 {
 				stats = &c.Injected[k]
 				stats.Inject = opts.Inject[k]
-				cand = s.spec(ws, t, spin(int(math.Round(opts.Inject[k]*workload/perIter))), 0)
+				cand = built.Spec(spin(int(math.Round(opts.Inject[k]*workload/perIter))), 0)
 			}
 			done++
 			p := proto
 			p.Seed = proto.Seed + int64(i)*7919
-			br := &benchRun{baseline: base, candidate: cand, protocol: p, meter: m}
+			br := &benchRun{baseline: base, candidate: cand, protocol: p, meter: m, env: &c.Environment}
 			if opts.Progress != nil {
 				br.progress = func(pr Progress) { pr.Session, pr.Sessions = done, total; opts.Progress(pr) }
 			}
@@ -179,7 +174,8 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 		c.Injected[i].finish()
 	}
 	c.Seconds = time.Since(start).Seconds()
-	c.Summary = c.summary()
+	c.Summary = c.Environment.weak(c.summary())
+	c.Environment.JailUserCreated = c.Environment.JailUserCreated || run.UserCreated
 	if opts.Progress != nil {
 		opts.Progress(Progress{Phase: "record"})
 	}
@@ -201,7 +197,7 @@ func spinLoop(n int) string {
 
 // measureSpin measures the workload's median and the metric cost of one
 // spin iteration, to size the injected slowdown.
-func measureSpin(ctx context.Context, m *meter, base sandbox.Spec, metric string) (perIter, workload float64, err error) {
+func measureSpin(ctx context.Context, m *meter, base jail.Spec, metric string) (perIter, workload float64, err error) {
 	const iters = 20000
 	measure := func(command string, runs int) (float64, error) {
 		spec := base

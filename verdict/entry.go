@@ -1,8 +1,9 @@
 // Package verdict decides whether a patch made its target faster: it builds the
-// pin and the patch commit in fresh checkouts, runs the target's gates in the
-// sandbox, benchmarks baseline and candidate in interleaved pairs until a
-// sequential decision is clear, and records a verdict entry (with its raw
-// samples, so anyone can recompute it) in the ledger.
+// pin and the patch commit in fresh checkouts (package build), runs the
+// target's gates in the jail, benchmarks baseline and candidate in
+// interleaved pairs until a sequential decision is clear, and records a
+// verdict entry (with its raw samples, so anyone can recompute it) in the
+// ledger.
 package verdict
 
 import (
@@ -60,6 +61,12 @@ type RunInfo struct {
 	StdoutSHA256 string  `toml:"stdout_sha256,omitempty" json:"stdout_sha256,omitempty"`
 	StdoutBytes  int64   `toml:"stdout_bytes" json:"stdout_bytes"`
 	Cached       bool    `toml:"cached,omitempty" json:"cached,omitempty"` // builds: reused from the build cache
+	// Leftover counts processes still running when the command exited;
+	// the jail killed them and charged their CPU time.
+	Leftover int `toml:"leftover,omitempty" json:"leftover,omitempty"`
+	// UnreapedSeconds is CPU time of processes the kernel reaped itself
+	// (their parent ignored SIGCHLD), counted through the run's cgroup.
+	UnreapedSeconds float64 `toml:"unreaped_seconds,omitempty" json:"unreaped_seconds,omitempty"`
 	// OutputTail is the end of stdout and stderr, kept for failures only.
 	OutputTail string `toml:"output_tail,omitempty" json:"output_tail,omitempty"`
 }
@@ -87,9 +94,15 @@ type Bench struct {
 	// CommandSeconds is the summed wall time of the bench commands (warm-up
 	// and measured pairs, as the sandbox timed them); with Seconds it shows
 	// the harness's overhead.
-	CommandSeconds float64       `toml:"command_seconds" json:"command_seconds"`
-	Metrics        []MetricStats `toml:"metrics" json:"metrics"`
-	Samples        []Samples     `toml:"samples" json:"samples"`
+	CommandSeconds float64 `toml:"command_seconds" json:"command_seconds"`
+	// Leftover processes and unreaped CPU time of each side's runs, summed
+	// (see RunInfo): a run that leaves work running behind it is seen.
+	BaselineLeftover         int           `toml:"baseline_leftover,omitempty" json:"baseline_leftover,omitempty"`
+	CandidateLeftover        int           `toml:"candidate_leftover,omitempty" json:"candidate_leftover,omitempty"`
+	BaselineUnreapedSeconds  float64       `toml:"baseline_unreaped_seconds,omitempty" json:"baseline_unreaped_seconds,omitempty"`
+	CandidateUnreapedSeconds float64       `toml:"candidate_unreaped_seconds,omitempty" json:"candidate_unreaped_seconds,omitempty"`
+	Metrics                  []MetricStats `toml:"metrics" json:"metrics"`
+	Samples                  []Samples     `toml:"samples" json:"samples"`
 	// Counters are perf stat counters of the warm-up runs, by event; events
 	// the machine does not support are absent, never zero. In JSON they are
 	// one list, Counters, which MarshalJSON fills from the maps: event names
@@ -147,11 +160,28 @@ type Environment struct {
 	CPUModel        string            `toml:"cpu_model" json:"cpu_model"`
 	CPUs            int               `toml:"cpus" json:"cpus"`
 	LoadAvg         string            `toml:"loadavg" json:"loadavg"` // /proc/loadavg at the start of the bench
-	Isolation       string            `toml:"isolation" json:"isolation"`
-	NetworkDenied   bool              `toml:"network_denied" json:"network_denied"`
-	Perf            PerfInfo          `toml:"perf" json:"perf"`
-	InstructionsVia string            `toml:"instructions_via,omitempty" json:"instructions_via,omitempty"` // "perf" or "valgrind"
-	Tools           map[string]string `toml:"tools" json:"tools"`                                           // tool -> first line of its version
+	// Isolation is what the commands ran under: "full" (the bubblewrap
+	// jail) or, with [sandbox] isolation = "weak", the weak level obtained
+	// ("userns+pidns+netns", ..., "process-group"). Weak is set then.
+	Isolation     string `toml:"isolation" json:"isolation"`
+	Weak          bool   `toml:"weak,omitempty" json:"weak,omitempty"`
+	NetworkDenied bool   `toml:"network_denied" json:"network_denied"`
+	// JailUID is the host uid the commands ran as; JailUserCreated reports
+	// that this verdict created the jail user (hone was root).
+	JailUID         int  `toml:"jail_uid" json:"jail_uid"`
+	JailUserCreated bool `toml:"jail_user_created,omitempty" json:"jail_user_created,omitempty"`
+	// Cgroup reports that every run had a cgroup of its own, so CPU time
+	// of processes the kernel reaped itself was counted too.
+	Cgroup bool `toml:"cgroup" json:"cgroup"`
+	// BaselineCacheDiscarded names the first file of a cached baseline
+	// build that differed from its manifest: the entry was thrown away and
+	// the pin built again.
+	BaselineCacheDiscarded string            `toml:"baseline_cache_discarded,omitempty" json:"baseline_cache_discarded,omitempty"`
+	Perf                   PerfInfo          `toml:"perf" json:"perf"`
+	InstructionsVia        string            `toml:"instructions_via,omitempty" json:"instructions_via,omitempty"` // "perf" or "valgrind"
+	Tools                  map[string]string `toml:"tools" json:"tools"`                                           // tool -> first line of its version
+
+	jailSeen bool // noteJail has seen a run
 }
 
 // PerfInfo is what perf stat can count on this machine.

@@ -2,19 +2,15 @@ package verdict
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/hostinfo"
+	"github.com/hone-perf/hone/internal/jail"
 )
 
 // hostFacts fills the machine part of the fingerprint: host, kernel, CPU,
@@ -49,34 +45,17 @@ func toolVersion(ctx context.Context, tool string, args ...string) string {
 	return line
 }
 
-// maxHashedFiles bounds the binary fingerprint of one HONE_OUT.
-const maxHashedFiles = 64
-
-// hashOutputs returns sha256 of the regular files in a build output folder,
-// by path relative to it.
-func hashOutputs(dir string) map[string]string {
-	out := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || len(out) >= maxHashedFiles {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err == nil {
-			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = hex.EncodeToString(h.Sum(nil))
-		}
-		return nil
-	})
-	if len(out) == 0 {
-		return nil
+// noteJail records what one run's jail reported about the isolation it had.
+// The first run decides the isolation and cgroup facts; a later run
+// without a cgroup clears Cgroup.
+func (e *Environment) noteJail(res *jail.Result) {
+	if res == nil {
+		return
 	}
-	return out
+	if !e.jailSeen {
+		e.jailSeen = true
+		e.Isolation, e.NetworkDenied, e.JailUID, e.Cgroup = res.Isolation, res.NetworkDenied, res.HostUID, res.Cgroup
+	}
+	e.Cgroup = e.Cgroup && res.Cgroup
+	e.JailUserCreated = e.JailUserCreated || res.UserCreated
 }

@@ -4,31 +4,24 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/hone-perf/hone/internal/checkout"
-	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/workspace"
 )
-
-// side is one checkout with the HONE_OUT of its build.
-type side struct {
-	co  *checkout.Checkout
-	out string
-}
-
-func (s side) spec(ws *workspace.Workspace, t *workspace.Target, command string, timeout time.Duration) sandbox.Spec {
-	return s.co.Spec(ws, t, s.out, command, timeout)
-}
 
 // tailBytes is how much output a failed command keeps in the entry.
 const tailBytes = 2048
 
-func runInfo(res *sandbox.Result, withTail bool) *RunInfo {
+func runInfo(res *jail.Result, withTail bool) *RunInfo {
 	ri := &RunInfo{
 		ExitCode: res.ExitCode, Signaled: res.Signaled, TimedOut: res.TimedOut,
 		WallSeconds: res.Wall.Seconds(), CPUSeconds: res.CPU().Seconds(),
 		StdoutSHA256: res.Stdout.SHA256(), StdoutBytes: res.Stdout.Len(),
+		Leftover: res.Leftover, UnreapedSeconds: res.Unreaped.Seconds(),
+	}
+	if res.MeterFailed {
+		ri.OutputTail = "not measured: " + res.MeterError
 	}
 	if withTail {
 		ri.OutputTail = outputTail(res)
@@ -37,7 +30,7 @@ func runInfo(res *sandbox.Result, withTail bool) *RunInfo {
 }
 
 // outputTail is the end of stdout then stderr, trimmed, for messages.
-func outputTail(res *sandbox.Result) string {
+func outputTail(res *jail.Result) string {
 	var parts []string
 	for _, b := range [][]byte{res.Stdout.Tail(tailBytes / 2), res.Stderr.Tail(tailBytes / 2)} {
 		if s := strings.TrimSpace(strings.ToValidUTF8(string(b), "?")); s != "" {
@@ -60,28 +53,33 @@ const (
 // same exit status and byte-identical stdout. When the candidate fails an
 // ordinary gate, the gate is run on the baseline too, so a gate that was
 // already broken at the pin yields an error verdict, not a rejected patch.
-func runGates(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, base, cand side, progress func(Progress)) ([]GateResult, gateOutcome, error) {
+func runGates(ctx context.Context, t *workspace.Target, base, cand *build.Side, env *Environment, progress func(Progress)) ([]GateResult, gateOutcome, error) {
 	var out []GateResult
+	gate := func(s *build.Side, g workspace.Gate) (*jail.Result, error) {
+		res, err := jail.Run(ctx, s.Spec(g.Run, g.Timeout.Duration))
+		env.noteJail(res)
+		return res, err
+	}
 	for _, g := range t.Gates {
 		if progress != nil {
 			progress(Progress{Phase: "gate", Gate: g.Name})
 		}
 		gr := GateResult{Name: g.Name, Equivalence: g.Equivalence}
-		cres, err := sandbox.Run(ctx, cand.spec(ws, t, g.Run, g.Timeout.Duration))
+		cres, err := gate(cand, g)
 		if err != nil {
 			return out, gatesPassed, err
 		}
 		outcome := gatesPassed
 		if g.Equivalence {
-			bres, err := sandbox.Run(ctx, base.spec(ws, t, g.Run, g.Timeout.Duration))
+			bres, err := gate(base, g)
 			if err != nil {
 				return out, gatesPassed, err
 			}
-			gr.Baseline = runInfo(bres, bres.TimedOut || bres.Signaled)
+			gr.Baseline = runInfo(bres, abnormal(bres))
 			switch {
-			case bres.TimedOut || bres.Signaled:
+			case abnormal(bres):
 				outcome, gr.Message = baselineFailed, "the baseline "+bres.Describe()
-			case cres.TimedOut || cres.Signaled:
+			case abnormal(cres):
 				outcome, gr.Message = gateFailed, "the candidate "+cres.Describe()
 			case cres.ExitCode != bres.ExitCode:
 				outcome, gr.Message = gateFailed, fmt.Sprintf("exit status %d differs from the baseline's %d", cres.ExitCode, bres.ExitCode)
@@ -90,7 +88,7 @@ func runGates(ctx context.Context, ws *workspace.Workspace, t *workspace.Target,
 			}
 		} else if !cres.Success() {
 			outcome, gr.Message = gateFailed, cres.Describe()
-			bres, err := sandbox.Run(ctx, base.spec(ws, t, g.Run, g.Timeout.Duration))
+			bres, err := gate(base, g)
 			if err != nil {
 				return out, gatesPassed, err
 			}
@@ -109,8 +107,12 @@ func runGates(ctx context.Context, ws *workspace.Workspace, t *workspace.Target,
 	return out, gatesPassed, nil
 }
 
+// abnormal reports a run that did not end by itself with a status: killed,
+// timed out, or not measured.
+func abnormal(r *jail.Result) bool { return r.TimedOut || r.Signaled || r.MeterFailed }
+
 // firstDifference names the first line where two kept stdouts differ.
-func firstDifference(cand, base *sandbox.Result) string {
+func firstDifference(cand, base *jail.Result) string {
 	c := strings.Split(string(cand.Stdout.Bytes()), "\n")
 	b := strings.Split(string(base.Stdout.Bytes()), "\n")
 	for i := 0; i < min(len(c), len(b)); i++ {

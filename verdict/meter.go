@@ -2,16 +2,20 @@ package verdict
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/perfstat"
-	"github.com/hone-perf/hone/internal/sandbox"
+	"github.com/hone-perf/hone/internal/scratch"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -26,22 +30,29 @@ func unitOf(metric string) string {
 // the machine supports.
 var perfEvents = []string{"instructions:u", "cycles:u", "task-clock", "context-switches", "cpu-migrations", "page-faults"}
 
-// meter runs one bench command and turns it into metric values. In the
-// instructions tier every run goes through perf stat (hardware counting) or
-// cachegrind; in the time tiers runs are plain, so rusage and wall time
-// measure only the workload (and its shell).
+// meterMount is where perf and cachegrind write their counts in the jail,
+// a folder of the run made fresh for each measured run.
+const meterMount = "/hone/meter"
+
+// meter runs one bench command in the jail and turns it into metric
+// values. In the time tiers the jail's own meter gives the CPU time of the
+// command's whole process tree and its wall time, never the jail's start-up.
+// In the instructions tier every run goes through perf stat (hardware
+// counting) or cachegrind inside the jail.
 type meter struct {
 	metric   string
 	instrVia string // "perf" or "valgrind" in the instructions tier
 	perf     PerfInfo
-	scratch  string // folder for perf and cachegrind output files
+	dir      string // the run folder, for the per-run count folders
+	seq      atomic.Int64
 }
 
-// newMeter probes perf once and picks how instructions are counted. A
-// missing tool the chosen metric needs is a Failure naming it.
-func newMeter(ctx context.Context, metric, scratch string) (*meter, error) {
-	m := &meter{metric: metric, scratch: scratch}
-	m.perf = probePerf(ctx, scratch)
+// newMeter probes perf once, in a jail like the commands', and picks how
+// instructions are counted. A missing tool the chosen metric needs is a
+// Failure naming it.
+func newMeter(ctx context.Context, metric string, run *build.Run, sb workspace.SandboxConfig) (*meter, error) {
+	m := &meter{metric: metric, dir: run.Dir()}
+	m.perf = probePerf(ctx, sb)
 	if metric != workspace.MetricInstructions {
 		return m, nil
 	}
@@ -67,17 +78,20 @@ func (p PerfInfo) supports(ev string) bool {
 	return false
 }
 
-// probePerf asks perf stat which of perfEvents count on this machine.
-func probePerf(ctx context.Context, scratch string) PerfInfo {
+// probePerf asks perf stat, run as the jail user would run it, which of
+// perfEvents count on this machine.
+func probePerf(ctx context.Context, sb workspace.SandboxConfig) PerfInfo {
 	if !haveTool("perf") {
 		return PerfInfo{}
 	}
-	out := filepath.Join(scratch, "perf-probe.csv")
-	res, err := sandbox.Run(ctx, sandbox.Spec{Dir: scratch, Command: "perf stat -x, -o " + sandbox.Quote(out) + " -e " + strings.Join(perfEvents, ",") + " -- /bin/true"})
+	res, err := jail.Run(ctx, jail.Spec{
+		Command:   "perf stat -x, -e " + strings.Join(perfEvents, ",") + " -- /bin/true",
+		Isolation: sb.Isolation, Network: sb.Network, ReadOnly: sb.ReadOnly,
+	})
 	if err != nil || !res.Success() {
 		return PerfInfo{}
 	}
-	counts, unsupported := parsePerfCSV(out)
+	counts, unsupported := parsePerfCSV(res.Stderr.Bytes(), perfEvents)
 	info := PerfInfo{Available: true, Unsupported: unsupported}
 	for _, ev := range perfEvents {
 		if _, ok := counts[ev]; ok {
@@ -89,20 +103,25 @@ func probePerf(ctx context.Context, scratch string) PerfInfo {
 
 // parsePerfCSV reads perf stat -x, output: counted events with their values,
 // and the names of events perf reported as "<not supported>" or
-// "<not counted>".
-func parsePerfCSV(path string) (map[string]float64, []string) {
-	b, err := os.ReadFile(path)
-	os.Remove(path)
-	if err != nil {
-		return nil, nil
+// "<not counted>". An unprivileged perf counts user time only and says so
+// by adding ":u" to events asked for without it; those are reported under
+// the name asked for.
+func parsePerfCSV(b []byte, asked []string) (map[string]float64, []string) {
+	want := map[string]bool{}
+	for _, ev := range asked {
+		want[ev] = true
 	}
 	counts := map[string]float64{}
 	var missing []string
 	for _, r := range perfstat.Parse(b) {
-		if r.Counted {
-			counts[r.Event] = r.Value
+		ev := r.Event
+		if base, ok := strings.CutSuffix(ev, ":u"); ok && !want[ev] && want[base] {
+			ev = base
+		}
+		if r.Counted && r.Value >= 0 {
+			counts[ev] = r.Value
 		} else if strings.HasPrefix(r.Raw, "<") {
-			missing = append(missing, r.Event)
+			missing = append(missing, ev)
 		}
 	}
 	return counts, missing
@@ -110,36 +129,36 @@ func parsePerfCSV(path string) (map[string]float64, []string) {
 
 // measure runs spec once and returns its metric values. The result is
 // returned even when the command failed, for the caller to judge.
-func (m *meter) measure(ctx context.Context, spec sandbox.Spec) (map[string]float64, *sandbox.Result, error) {
+func (m *meter) measure(ctx context.Context, spec jail.Spec) (map[string]float64, *jail.Result, error) {
 	if m.metric != workspace.MetricInstructions {
-		res, err := sandbox.Run(ctx, spec)
+		res, err := jail.Run(ctx, spec)
 		if err != nil {
 			return nil, nil, err
 		}
 		return map[string]float64{workspace.MetricCPUTime: res.CPU().Seconds(), workspace.MetricWall: res.Wall.Seconds()}, res, nil
 	}
-	dir, err := os.MkdirTemp(m.scratch, "run-")
+	dir, err := m.countDir(&spec)
 	if err != nil {
-		return nil, nil, errs.Wrap(errs.Failure, err, "cannot create a scratch folder")
+		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
-	inner := sandbox.Quote(spec.Command)
+	defer scratch.RemoveAll(dir)
+	inner := jail.Quote(spec.Command)
 	if m.instrVia == "perf" {
-		spec.Command = "perf stat -x, -o " + sandbox.Quote(filepath.Join(dir, "perf.csv")) + " -e instructions:u -- sh -c " + inner
+		spec.Command = "perf stat -x, -o " + meterMount + "/perf.csv -e instructions:u -- sh -c " + inner
 	} else {
 		// Go programs are only deterministic under valgrind without
 		// asynchronous preemption; the setting is inert for other programs.
 		spec.Env = append(append([]string{}, spec.Env...), "GODEBUG=asyncpreemptoff=1")
 		spec.Command = "valgrind -q --tool=cachegrind --cache-sim=no --trace-children=yes --cachegrind-out-file=" +
-			sandbox.Quote(filepath.Join(dir, "cg.%p")) + " sh -c " + inner
+			meterMount + "/cg.%p sh -c " + inner
 	}
-	res, err := sandbox.Run(ctx, spec)
+	res, err := jail.Run(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
 	var ir float64
 	if m.instrVia == "perf" {
-		counts, _ := parsePerfCSV(filepath.Join(dir, "perf.csv"))
+		counts, _ := parsePerfCSV(readCount(dir, "perf.csv"), []string{"instructions:u"})
 		v, ok := counts["instructions:u"]
 		if !ok && res.Success() {
 			return nil, res, errs.Failuref("perf stat counted no instructions:u for %q", spec.Command)
@@ -151,20 +170,43 @@ func (m *meter) measure(ctx context.Context, spec sandbox.Spec) (map[string]floa
 	return map[string]float64{workspace.MetricInstructions: ir}, res, nil
 }
 
+// countDir makes a fresh folder of the run for one measured run's counts
+// and mounts it into spec at meterMount.
+func (m *meter) countDir(spec *jail.Spec) (string, error) {
+	dir := filepath.Join(m.dir, "meter-"+strconv.FormatInt(m.seq.Add(1), 10))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot create a folder for the counts")
+	}
+	spec.Mounts = append(append([]jail.Mount{}, spec.Mounts...), jail.Mount{Host: dir, Jail: meterMount, Mode: jail.ReadWrite})
+	return dir, nil
+}
+
+// readCount reads a count file the jail wrote, never through a symlink.
+func readCount(dir, name string) []byte {
+	f, err := build.OpenInTree(dir, name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	return b
+}
+
 // cachegrindTotal sums the "summary:" lines (total Ir) of every cachegrind
 // output file in dir: one per traced process.
 func cachegrindTotal(dir string) float64 {
-	files, _ := filepath.Glob(filepath.Join(dir, "cg.*"))
+	ents, _ := os.ReadDir(dir)
 	var total float64
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "cg.") {
 			continue
 		}
-		for _, line := range strings.Split(string(b), "\n") {
+		for _, line := range strings.Split(string(readCount(dir, e.Name())), "\n") {
 			if v, ok := strings.CutPrefix(line, "summary:"); ok {
-				if n, err := strconv.ParseFloat(strings.Fields(v)[0], 64); err == nil {
-					total += n
+				if f := strings.Fields(v); len(f) > 0 {
+					if n, err := strconv.ParseFloat(f[0], 64); err == nil && n >= 0 {
+						total += n
+					}
 				}
 			}
 		}
@@ -176,16 +218,20 @@ func cachegrindTotal(dir string) float64 {
 // the informational counters of the warm-up pair, and returns them with the
 // run's wall time. The counts are nil when perf is unavailable or the run
 // failed; the measured runs will report such a failure.
-func (m *meter) counters(ctx context.Context, spec sandbox.Spec) (map[string]float64, time.Duration) {
+func (m *meter) counters(ctx context.Context, spec jail.Spec) (map[string]float64, time.Duration) {
 	if !m.perf.Available || len(m.perf.Supported) == 0 {
 		return nil, 0
 	}
-	out := filepath.Join(m.scratch, "perf-warmup.csv")
-	spec.Command = "perf stat -x, -o " + sandbox.Quote(out) + " -e " + strings.Join(m.perf.Supported, ",") + " -- sh -c " + sandbox.Quote(spec.Command)
-	res, err := sandbox.Run(ctx, spec)
-	counts, _ := parsePerfCSV(out)
+	dir, err := m.countDir(&spec)
+	if err != nil {
+		return nil, 0
+	}
+	defer scratch.RemoveAll(dir)
+	spec.Command = "perf stat -x, -o " + meterMount + "/perf.csv -e " + strings.Join(m.perf.Supported, ",") + " -- sh -c " + jail.Quote(spec.Command)
+	res, err := jail.Run(ctx, spec)
 	if err != nil || !res.Success() {
 		return nil, 0
 	}
+	counts, _ := parsePerfCSV(readCount(dir, "perf.csv"), m.perf.Supported)
 	return counts, res.Wall
 }

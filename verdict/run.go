@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/hone-perf/hone/internal/checkout"
+	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/hostinfo"
-	"github.com/hone-perf/hone/internal/sandbox"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -20,7 +19,7 @@ import (
 type Options struct {
 	Metric   string // overrides the target's bench metric
 	MaxPairs int    // overrides max_pairs when > 0
-	Keep     bool   // keep both checkouts; their paths are in Entry.KeptCheckouts
+	Keep     bool   // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
 	Progress func(Progress)
 }
 
@@ -28,7 +27,7 @@ type Options struct {
 // NotFound error. Whatever the verdict, it is appended to the ledger (with
 // the note on the patch commit) and returned with its id.
 //
-// Cancelling ctx kills the running command, removes the checkouts and
+// Cancelling ctx kills the running command, removes the run folder and
 // records nothing: a verdict cut short measured nothing worth keeping, and
 // the patch may be judged again. Run then returns an error wrapping
 // ctx.Err().
@@ -109,19 +108,8 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, t *workspace.Target,
 	env := &e.Environment
 	env.PinCommit, env.PatchCommit = prop.Pin, prop.Commit
 	hostFacts(ctx, env)
-	env.Isolation, env.NetworkDenied = sandbox.Probe(ws.Config.Sandbox.Network)
-
-	scratch, err := os.MkdirTemp("", "hone-verdict-")
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create a scratch folder")
-	}
-	defer os.RemoveAll(scratch)
-	m, err := newMeter(ctx, proto.Metric, scratch)
-	if err != nil {
-		e.harnessError(ReasonTooling, err.Error())
-		return e, nil
-	}
-	env.Perf, env.InstructionsVia = m.perf, m.instrVia
+	sb := ws.Config.Sandbox
+	env.Isolation, env.NetworkDenied = sb.Isolation, sb.Network == "deny"
 
 	progress := func(p Progress) {
 		if opts.Progress != nil {
@@ -129,79 +117,69 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, t *workspace.Target,
 		}
 	}
 	progress(Progress{Phase: "checkout"})
-	base, cand, cleanup, err := checkouts(ctx, ws, prop.Pin, prop.Commit, opts.Keep)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	if opts.Keep {
-		e.KeptCheckouts = []string{base.co.Dir, cand.co.Dir}
-	}
-
-	err = judge(ctx, ws, t, e, base, cand, &benchRun{protocol: proto, meter: m, progress: opts.Progress}, progress)
-	if errors.Is(err, sandbox.ErrNoIsolation) {
-		e.harnessError(ReasonTooling, err.Error())
+	run, err := build.Start(ctx, ws.Repo, t, sb, "verdict", opts.Keep)
+	var noJail *build.NoJailError
+	if errors.As(err, &noJail) {
+		e.harnessError(ReasonTooling, noJail.Error())
 		return e, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return e, nil
-}
+	defer run.Close()
+	if opts.Keep {
+		e.KeptCheckouts = []string{run.Dir()}
+	}
+	m, err := newMeter(ctx, proto.Metric, run, sb)
+	if err != nil {
+		e.harnessError(ReasonTooling, err.Error())
+		return e, nil
+	}
+	env.Perf, env.InstructionsVia = m.perf, m.instrVia
 
-// checkouts makes the baseline and candidate checkouts; cleanup removes them
-// unless keep.
-func checkouts(ctx context.Context, ws *workspace.Workspace, pin, commit string, keep bool) (base, cand side, cleanup func(), err error) {
-	bco, err := checkout.New(ctx, ws.Repo, pin)
+	err = judge(ctx, ws, t, e, run, &benchRun{protocol: proto, meter: m, progress: opts.Progress}, progress)
+	env.JailUserCreated = run.UserCreated
 	if err != nil {
-		return side{}, side{}, nil, err
+		return nil, err
 	}
-	cco, err := checkout.New(ctx, ws.Repo, commit)
-	if err != nil {
-		bco.Remove(ctx)
-		return side{}, side{}, nil, err
-	}
-	cleanup = func() {
-		if !keep {
-			bco.Remove(ctx)
-			cco.Remove(ctx)
-		}
-	}
-	return side{co: bco}, side{co: cco}, cleanup, nil
+	e.markWeak()
+	return e, nil
 }
 
 // judge runs builds, gates and the bench in order and sets e's verdict at the
 // first step that decides it.
-func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e *Entry, base, cand side, br *benchRun, progress func(Progress)) error {
+func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e *Entry, run *build.Run, br *benchRun, progress func(Progress)) error {
 	progress(Progress{Phase: "build"})
-	bb, err := checkout.Build(ctx, ws, t, base.co, true)
+	base, err := run.Build(ctx, build.Baseline, e.Pin)
 	if err != nil {
 		return err
 	}
-	build := GateResult{Name: "build", Baseline: builtInfo(bb)}
-	if !bb.OK() {
-		build.Message = "the baseline (pin) failed to build: " + bb.Result.Describe()
-		e.Gates = append(e.Gates, build)
-		e.harnessError(ReasonBaseline, build.Message+"\n"+build.Baseline.OutputTail)
+	e.Environment.noteJail(base.Result)
+	e.Environment.BaselineCacheDiscarded = base.Discarded
+	bg := GateResult{Name: "build", Baseline: builtInfo(base)}
+	if !base.OK() {
+		bg.Message = "the baseline (pin) failed to build: " + base.Describe()
+		e.Gates = append(e.Gates, bg)
+		e.harnessError(ReasonBaseline, bg.Message+"\n"+bg.Baseline.OutputTail)
 		return nil
 	}
-	cb, err := checkout.Build(ctx, ws, t, cand.co, false)
+	cand, err := run.Build(ctx, build.Candidate, e.Commit)
 	if err != nil {
 		return err
 	}
-	build.Candidate = builtInfo(cb)
-	build.Passed = cb.OK()
-	e.Gates = append(e.Gates, build)
-	if !build.Passed {
-		build.Message = cb.Result.Describe()
-		e.Gates[len(e.Gates)-1] = build
-		e.gateRejected(build)
+	e.Environment.noteJail(cand.Result)
+	bg.Candidate = builtInfo(cand)
+	bg.Passed = cand.OK()
+	if !bg.Passed {
+		bg.Message = cand.Describe()
+		e.Gates = append(e.Gates, bg)
+		e.gateRejected(bg)
 		return nil
 	}
-	base.out, cand.out = bb.Out, cb.Out
-	e.Environment.BaselineBinary, e.Environment.CandidateBinary = hashOutputs(bb.Out), hashOutputs(cb.Out)
+	e.Gates = append(e.Gates, bg)
+	e.Environment.BaselineBinary, e.Environment.CandidateBinary = nilIfEmpty(base.Outputs), nilIfEmpty(cand.Outputs)
 
-	gates, outcome, err := runGates(ctx, ws, t, base, cand, progress)
+	gates, outcome, err := runGates(ctx, t, base, cand, &e.Environment, progress)
 	e.Gates = append(e.Gates, gates...)
 	if err != nil {
 		return err
@@ -218,8 +196,9 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 
 	progress(Progress{Phase: "bench", MaxPairs: br.protocol.MaxPairs, Metric: br.protocol.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
-	br.baseline = base.spec(ws, t, t.Bench.Run, 0)
-	br.candidate = cand.spec(ws, t, t.Bench.Run, 0)
+	br.baseline = base.Spec(t.Bench.Run, 0)
+	br.candidate = cand.Spec(t.Bench.Run, 0)
+	br.env = &e.Environment
 	bench, fail, err := br.run(ctx)
 	if err != nil {
 		return err
@@ -245,13 +224,27 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 	return nil
 }
 
-func builtInfo(b *checkout.Built) *RunInfo {
+func builtInfo(b *build.Side) *RunInfo {
 	if b.Result == nil {
-		return &RunInfo{Cached: b.Cached}
+		ri := &RunInfo{Cached: b.Cached}
+		if b.Failure != "" {
+			ri.ExitCode, ri.OutputTail = -1, b.Failure
+		}
+		return ri
 	}
-	ri := runInfo(b.Result, !b.Result.Success())
+	ri := runInfo(b.Result, !b.OK())
 	ri.Cached = b.Cached
+	if b.Failure != "" {
+		ri.OutputTail = strings.TrimSpace(b.Failure + "\n" + ri.OutputTail)
+	}
 	return ri
+}
+
+func nilIfEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // protocol is t's bench protocol with a caller's overrides: another metric

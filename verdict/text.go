@@ -31,7 +31,11 @@ func WriteText(w io.Writer, e *Entry) error {
 	if env.NetworkDenied {
 		net = "network denied"
 	}
-	fmt.Fprintf(tw, "isolation\t%s (%s)\n", env.Isolation, net)
+	iso := env.Isolation
+	if env.Weak {
+		iso = "weak: " + iso + ", not the full jail"
+	}
+	fmt.Fprintf(tw, "isolation\t%s (%s)\n", iso, net)
 	for _, d := range e.KeptCheckouts {
 		fmt.Fprintf(tw, "kept\t%s\n", d)
 	}

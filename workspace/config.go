@@ -7,6 +7,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/allowlist"
+	"github.com/hone-perf/hone/internal/errs"
 )
 
 // Config is the parsed hone.toml. Field names mirror the file's keys; see
@@ -19,6 +20,10 @@ type Config struct {
 	Guard    GuardConfig        `toml:"guard" json:"guard"`
 	Worktree WorktreeConfig     `toml:"worktree" json:"worktree"`
 	Targets  map[string]*Target `toml:"targets" json:"targets"`
+
+	// Warnings are problems that do not stop hone (a deprecated key), for
+	// commands to show.
+	Warnings []errs.Warning `toml:"-" json:"-"`
 
 	file string // where the config was read from, for messages
 	src  []byte // its text, to find the line of a key
@@ -58,14 +63,35 @@ type BenchConfig struct {
 	Timeout    Duration `toml:"timeout" json:"timeout"`       // per benchmark run
 }
 
-// SandboxConfig controls isolation of build, gate, bench and profile commands.
+// SandboxConfig controls the jail every build, gate, bench and profile
+// command runs in.
 type SandboxConfig struct {
-	Network          string `toml:"network" json:"network"`                     // "deny" (default) or "allow"
-	RequireIsolation bool   `toml:"require_isolation" json:"require_isolation"` // verdict is "error" when isolation is unavailable
+	// Isolation is "full" (the bubblewrap jail; the default) or "weak"
+	// (opt-in: whatever namespaces the kernel grants, shown in every view).
+	Isolation string `toml:"isolation" json:"isolation"`
+	Network   string `toml:"network" json:"network"` // "deny" (default) or "allow"
 	// ReadOnly lists extra host paths (toolchains outside /usr) every jail
-	// may read; `hone init` writes the ones it finds.
+	// may read; `hone init` writes the ones it finds. Absolute, clean, and
+	// never the repository's git directory or hone's state, nor a folder
+	// holding them.
 	ReadOnly []string `toml:"read_only" json:"read_only,omitempty"`
+	// CacheSize bounds the build cache `hone gc` keeps, as written
+	// ("2GiB"); CacheBytes is its value in bytes after parsing.
+	CacheSize  string `toml:"cache_size" json:"cache_size"`
+	CacheBytes int64  `toml:"-" json:"cache_bytes"`
+	// RequireIsolation is the deprecated predecessor of Isolation, still
+	// read so that old files parse; it changes nothing and warns.
+	RequireIsolation bool `toml:"require_isolation" json:"require_isolation,omitempty"`
 }
+
+// Isolation modes.
+const (
+	IsolationFull = "full"
+	IsolationWeak = "weak"
+)
+
+// DefaultCacheSize is the build cache bound when hone.toml sets none.
+const DefaultCacheSize = "2GiB"
 
 // PatchConfig bounds what a proposal may store: every free-text input and
 // the diff.

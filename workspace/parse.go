@@ -164,12 +164,8 @@ func (p *parser) validate(c *Config) error {
 	if p.md.IsDefined("bench", "run") {
 		return p.errf(toml.Key{"bench", "run"}, "the workload is per target; move it to [targets.NAME.bench]")
 	}
-	switch c.Sandbox.Network {
-	case "":
-		c.Sandbox.Network = "deny"
-	case "deny", "allow":
-	default:
-		return p.errf(toml.Key{"sandbox", "network"}, "must be \"deny\" or \"allow\", not %q", c.Sandbox.Network)
+	if err := p.sandbox(c); err != nil {
+		return err
 	}
 	if c.Patch.MaxDiffBytes == 0 {
 		c.Patch.MaxDiffBytes = DefaultMaxDiffBytes

@@ -125,6 +125,10 @@ func TestParseErrors(t *testing.T) {
 		{"star star inside a segment", "[targets.a]\nfiles = [\"**.c\"]\n", `hone.toml:2: targets.a.files: pattern 1 ("**.c"): ** inside a segment`},
 		{"absolute files glob", "[targets.a]\nfiles = [\"/json.c\"]\n", `hone.toml:2: targets.a.files: pattern 1 ("/json.c"): absolute`},
 		{"bad network", "[sandbox]\nnetwork = \"maybe\"\n", `hone.toml:2: sandbox.network: must be "deny" or "allow"`},
+		{"bad isolation", "[sandbox]\nisolation = \"none\"\n", `hone.toml:2: sandbox.isolation: must be "full" or "weak", not "none"`},
+		{"relative read_only", "[sandbox]\nread_only = [\"opt/go\"]\n", `hone.toml:2: sandbox.read_only: "opt/go" must be an absolute, clean path`},
+		{"root read_only", "[sandbox]\nread_only = [\"/\"]\n", `sandbox.read_only: "/" must be an absolute, clean path below /`},
+		{"bad cache size", "[sandbox]\ncache_size = \"lots\"\n", `hone.toml:2: sandbox.cache_size: "lots" is not a size`},
 		{"pprof without output", "[targets.a.profile]\nformat = \"pprof\"\n", `hone.toml:1: targets.a.profile.output: format = "pprof" needs output`},
 		{"notes ref", "[ledger]\nnotes_ref = \"refs/heads/x\"\n", `hone.toml:2: ledger.notes_ref: must start with refs/notes/`},
 	}
@@ -212,5 +216,32 @@ func TestInitialConfigParses(t *testing.T) {
 		if got == nil || got.Path != wantPath || (tt.pin != "" && got.Pin != tt.pin) || c.Bench != DefaultBench {
 			t.Errorf("InitialConfig(%q, %q, %q) = %+v", tt.target, tt.path, tt.pin, got)
 		}
+	}
+}
+
+func TestSandboxDefaultsAndSizes(t *testing.T) {
+	c, err := Parse("hone.toml", []byte("[sandbox]\ncache_size = \"512MiB\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Sandbox; s.Isolation != IsolationFull || s.Network != "deny" || s.CacheBytes != 512<<20 || len(c.Warnings) != 0 {
+		t.Errorf("sandbox %+v, warnings %v", s, c.Warnings)
+	}
+	for in, want := range map[string]int64{"2GiB": 2 << 30, "1.5 GB": 1.5e9, "4096": 4096, "10KiB": 10240} {
+		if n, err := ParseSize(in); err != nil || n != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, n, err, want)
+		}
+	}
+}
+
+// The old require_isolation still parses, warns once with its line, and
+// leaves the full jail on.
+func TestRequireIsolationIsDeprecated(t *testing.T) {
+	c, err := Parse("hone.toml", []byte("[sandbox]\nrequire_isolation = false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sandbox.Isolation != IsolationFull || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Message, "hone.toml:2: [sandbox] require_isolation is deprecated") {
+		t.Errorf("isolation %q, warnings %+v", c.Sandbox.Isolation, c.Warnings)
 	}
 }

@@ -42,9 +42,9 @@ func InitialConfig(target, path, pin string, l *layout.Layout) []byte {
 }
 
 const header = `# hone.toml: the hone workspace file. Every key is documented in hone's README;
-# an unknown key is an error. Commands run through sh -c in <checkout>/<path>
-# with HONE_ROOT (the checkout's top level), HONE_OUT (a build output folder
-# outside the checkout) and HONE_TARGET set.
+# an unknown key is an error. Commands run through sh -c in /hone/src/<path>
+# with HONE_ROOT (the checkout's top level, /hone/src), HONE_OUT (the build
+# output folder, /hone/out) and HONE_TARGET set.
 #
 # They run in a jail that sees /usr, /bin, /lib*, a few files of /etc, the
 # paths in [sandbox] read_only, the checkout and $HONE_OUT, with a fresh HOME
@@ -85,7 +85,7 @@ path    = %[2]q      # the allowlist root: patches may only touch files below it
 pin     = %[3]q      # branch, tag or commit the target is optimized from
 protect = []         # patterns relative to path that are never patchable, e.g. ["testdata/**", "**/*_test.go"]
 # files = ["*.c", "*.h"]  # optional: only these may change, new files included (globs relative to path; "dir/**" for a directory)
-build   = ""         # shell command run in <checkout>/<path>; put binaries in $HONE_OUT
+build   = ""         # shell command run in /hone/src/<path>; put binaries in $HONE_OUT
 
 # Gates run before any benchmark; every gate must pass. Add as many as needed.
 # [[targets.%[1]s.gates]]

@@ -57,6 +57,9 @@ func Load(r *repo.Repo) (*Workspace, error) {
 		if err := ws.checkPaths(); err != nil {
 			return nil, err
 		}
+		if err := ws.checkReadOnly(); err != nil {
+			return nil, err
+		}
 		return ws, nil
 	}
 	return nil, errs.NotFoundf("no %s at %s; run `hone init` to create one", FileName, r.Root)

@@ -198,3 +198,23 @@ func TestPathNamingAFileIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// A read_only path that would show jailed commands the repository's git
+// directory or hone's state, or the user's HOME, is a hone.toml error.
+func TestReadOnlyCannotExposeTheRepository(t *testing.T) {
+	testgit.Setenv(t)
+	dir := testgit.NewRepo(t, map[string]string{"hone.toml": "[targets.a]\n"})
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, ro := range []string{filepath.Dir(dir), filepath.Join(dir, ".git", "hone"), filepath.Join(dir, ".git"), filepath.Dir(home)} {
+		os.WriteFile(filepath.Join(dir, "hone.toml"), []byte("[sandbox]\nread_only = [\""+ro+"\"]\n[targets.a]\n"), 0o644)
+		_, err := Open(dir)
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "hone.toml:2: sandbox.read_only") {
+			t.Errorf("read_only %s: %v", ro, err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "hone.toml"), []byte("[sandbox]\nread_only = [\"/opt/toolchain\"]\n[targets.a]\n"), 0o644)
+	if _, err := Open(dir); err != nil {
+		t.Errorf("a toolchain folder: %v", err)
+	}
+}

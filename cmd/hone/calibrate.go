@@ -17,8 +17,9 @@ func newCalibrateCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate TARGET [--sessions N] [--inject 0.05] [--metric M] [--json]",
 		Short: "Prove the verdict protocol on this machine with A/A and injected-slowdown sessions",
-		Long: `Build the target at its pin and run full bench sessions of it against itself
-(A/A: any accept is a false accept) and against itself with an injected
+		Long: `Build the target at its pin in the jail, as a verdict does, and run full
+bench sessions of it against itself (A/A: any accept is a false accept) and
+against itself with an injected
 slowdown (a shell busy loop sized to the given fraction of the workload's
 median, run on the candidate side only: a "slower" decision is a detection).
 Sessions of each kind alternate so machine load hits them alike.
@@ -48,9 +49,14 @@ full bench, so this takes sessions x (1 + injections) benches.`,
 			if err != nil {
 				return err
 			}
+			warnings := jailWarnings(ws, c.Environment.JailUserCreated)
 			if asJSON {
-				return app.printJSON(c)
+				return app.printJSON(struct {
+					*verdict.CalibrationEntry
+					Warnings []errs.Warning `json:"warnings"`
+				}{c, warnings})
 			}
+			app.warn(warnings...)
 			return verdict.WriteCalibrationText(app.Out, c)
 		}),
 	}

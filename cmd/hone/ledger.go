@@ -125,7 +125,7 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 					class = strconv.Itoa(a.Class)
 				}
 				cells = append(cells, []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(git.Short(a.Pin)),
-					dash(oneLine(a.Hotspot)), class, dash(a.Verdict), speedup(a.Speedup), dash(a.Signer), dash(oneLine(a.Hypothesis))})
+					dash(oneLine(a.Hotspot)), class, verdictWord(a.Verdict, a.Summary), speedup(a.Speedup), dash(a.Signer), dash(oneLine(a.Hypothesis))})
 			}
 			return writeColumns(app.Out, cells)
 		}),
@@ -447,6 +447,15 @@ func writeColumns(out io.Writer, rows [][]string) error {
 		w.WriteByte('\n')
 	}
 	return w.Flush()
+}
+
+// verdictWord is a verdict as the ledger's table shows it: weak isolation
+// is said beside the word, which is all the table shows of the summary.
+func verdictWord(word, summary string) string {
+	if verdict.RanWeak(summary) {
+		return word + " (weak)"
+	}
+	return dash(word)
 }
 
 func dash(s string) string {

@@ -33,10 +33,11 @@ func newProfileRunCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run TARGET [--frequency HZ] [--pprof-out FILE] [--json]",
 		Short: "Profile the target's workload and record the profile in the ledger",
-		Long: `Build the target at its pin in a hone-managed checkout (reusing the baseline
-build cache), run [targets.TARGET.profile] run (default: the bench command)
+		Long: `Build the target at its pin in the jail (reusing the baseline build cache),
+run [targets.TARGET.profile] run (default: the bench command) in the jail
 under ` + "`perf record`" + ` and convert it to pprof, reading source lines from
-the binary's DWARF. Stacks are unwound with frame pointers; when most of them
+the binary's DWARF. perf runs as the jail's unprivileged user: it needs
+kernel.perf_event_paranoid at most 2, and then samples user space only. Stacks are unwound with frame pointers; when most of them
 stop at the sampled function (code built without frame pointers), the
 workload is recorded again with DWARF unwinding, and the profile says which
 mode it used and why. [targets.TARGET.profile] call_graph = "fp" or "dwarf"
@@ -68,9 +69,14 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
 			if err != nil {
 				return err
 			}
+			warnings := jailWarnings(ws, false)
 			if asJSON {
-				return app.printJSON(e)
+				return app.printJSON(struct {
+					*profile.Entry
+					Warnings []errs.Warning `json:"warnings"`
+				}{e, warnings})
 			}
+			app.warn(warnings...)
 			return profile.WriteText(app.Out, e.Top(20))
 		}),
 	}

@@ -21,14 +21,23 @@ func newVerdictCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verdict PATCH-ID [--json] [--metric M] [--max-pairs N] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]\n  hone verdict --pending [TARGET] [--json]",
 		Short: "Gate and benchmark a patch against its pin, and record the verdict",
-		Long: `Check out the pin (baseline) and the patch commit (candidate) in fresh
-hone-managed worktrees, build both (the baseline build is cached per pin and
-build command), run the target's gates on the candidate in the sandbox
-(equivalence gates on both, comparing stdout and exit status byte for byte),
-then benchmark: one warm-up pair, then baseline/candidate pairs in seeded random
-order, in batches of [bench] pairs, until the speedup's bootstrap CI is clearly
-above 1+threshold, clearly below 1, or clearly within the threshold, or
-max_pairs is reached.
+		Long: `Write the pin (baseline) and the patch commit (candidate) from git's objects
+into a run folder under .git/hone/runs/, build both in the jail (the
+baseline's build is cached per tree and build command, and checked file by
+file before each use), run the target's gates on the candidate (equivalence
+gates on both, comparing stdout and exit status byte for byte), then
+benchmark: one warm-up pair, then baseline/candidate pairs in seeded random
+order, in batches of [bench] pairs, until the speedup's bootstrap CI is
+clearly above 1+threshold, clearly below 1, or clearly within the threshold,
+or max_pairs is reached.
+
+Every command runs in the jail ([sandbox] in hone.toml): a bubblewrap
+sandbox with its own user, mount, PID, network, IPC and UTS namespaces, no
+capabilities, the system read-only, a private copy of the checkout thrown
+away after each run and the build output ($HONE_OUT) read-only after the
+build. When the jail is not available the verdict is error, saying what to
+install; [sandbox] isolation = "weak" opts out, and such verdicts say
+"weak isolation" in their summary.
 
 The verdict is one of accepted, needs-human-review (faster, but the patch adds
 atomics, locks, threads, unsafe code, inline asm or fast-math flags),
@@ -54,7 +63,8 @@ PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
 characters; an ambiguous prefix exits 5 and lists the candidates.
 
 Progress goes to stderr when it is a terminal. Interrupting a verdict kills
-its commands, removes its checkouts and records nothing.
+its commands, removes its run folder and records nothing; --keep leaves the
+run folder for inspection (hone gc never removes it).
 
 JSON fields (--json): the ledger entry: id, kind, target, patch_id, commit,
 pin, attempt_key, hotspot, class, hypothesis, verdict, summary, reason,
@@ -63,8 +73,9 @@ and baseline runs), bench (metric, pairs, batch_size, max_pairs, threshold,
 confidence, seed, order, decisions, seconds, command_seconds, metrics[]
 with medians, speedup, ci_low, ci_high, p, outliers, cv, detectable_change,
 samples[] with the raw values, perf counters), environment (commits, binary
-hashes, host, kernel, cpu, loadavg, isolation, network_denied, perf,
-instructions_via, tools), calibration_warning, kept_checkouts.`,
+hashes, host, kernel, cpu, loadavg, isolation, weak, network_denied,
+jail_uid, jail_user_created, cgroup, baseline_cache_discarded, perf,
+instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 		Example: `  hone verdict 3f2a9c01
   hone verdict 3f2a --exit-code --json > verdict.json
   hone ledger pull && hone verdict --pending && hone ledger push`,
@@ -98,7 +109,7 @@ instructions_via, tools), calibration_warning, kept_checkouts.`,
 			if err != nil {
 				return err
 			}
-			warnings := []errs.Warning{}
+			warnings := jailWarnings(ws, e.Environment.JailUserCreated)
 			if e.CalibrationWarning != "" {
 				warnings = append(warnings, errs.Warning{Code: "uncalibrated", Message: e.CalibrationWarning})
 			}
@@ -121,7 +132,7 @@ instructions_via, tools), calibration_warning, kept_checkouts.`,
 	f.BoolVar(&asJSON, "json", false, "print the verdict entry as JSON")
 	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
 	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop after `N` pairs (default [bench] max_pairs)")
-	f.BoolVar(&opts.Keep, "keep", false, "keep the baseline and candidate checkouts")
+	f.BoolVar(&opts.Keep, "keep", false, "keep the run folder with the baseline and candidate checkouts")
 	f.BoolVar(&exitCode, "exit-code", false, "exit 10 unless the verdict is accepted")
 	f.StringVar(&recompute, "recompute", "", "recompute the stored verdict `ENTRY-ID` from its samples")
 	f.BoolVar(&pending, "pending", false, "judge every proposal (of TARGET) without a trusted verdict, one at a time")

@@ -43,8 +43,10 @@ type Cmd struct {
 	Args  []string  // arguments after "git"
 	Env   []string  // extra KEY=VALUE pairs, appended to the inherited environment
 	Stdin io.Reader // nil means no input
-	// Isolated ignores the user's and the system's git configuration, so hooks,
-	// aliases and attributes set there cannot change what hone writes.
+	// Isolated ignores the user's and the system's git configuration, and
+	// neutralises the repository's own (see isolation), so that nothing
+	// configured anywhere can run a program during hone's call or change
+	// what it writes.
 	Isolated bool
 }
 
@@ -54,7 +56,11 @@ func Run(ctx context.Context, c Cmd) ([]byte, error) {
 	cmd.Dir = c.Dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	if c.Isolated {
-		cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent")
+		iso, err := isolation(ctx, c.Dir)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Env = append(append(cmd.Env, isolatedEnv...), iso...)
 	}
 	cmd.Env = append(cmd.Env, c.Env...)
 	cmd.Stdin = c.Stdin

@@ -144,6 +144,19 @@ func (r *Repo) StatePath(parts ...string) string {
 	return filepath.Join(append([]string{r.CommonDir, stateName}, parts...)...)
 }
 
+// Scratch areas are the folders of the state directory in which hone
+// processes make folders they own for their life (see internal/scratch): a
+// verdict's, profile's or calibration's run folder, a proposal's throwaway
+// index. Whatever makes a folder in one sweeps those of dead owners there,
+// and hone gc sweeps them all.
+const (
+	RunsArea  = "runs"
+	ApplyArea = "apply"
+)
+
+// ScratchAreas lists every scratch area, for sweeping.
+var ScratchAreas = []string{RunsArea, ApplyArea}
+
 // StateDir is StatePath for a directory, created on demand.
 func (r *Repo) StateDir(parts ...string) (string, error) {
 	d := r.StatePath(parts...)
@@ -167,10 +180,11 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	}
 	// go-git does not know every revision syntax git does (and does not peel
 	// annotated tags here); ask git before failing.
-	out, err := git.Output(ctx, r.Dir(), "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	raw, err := git.Run(ctx, git.Cmd{Dir: r.Dir(), Isolated: true, Args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"}})
 	if err := ctx.Err(); err != nil {
 		return "", errs.Wrap(errs.Failure, err, "resolving %q interrupted", rev)
 	}
+	out := strings.TrimSpace(string(raw))
 	if err != nil || len(out) != 40 {
 		return "", ErrNoCommit
 	}

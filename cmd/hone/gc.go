@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+func init() { register("gc", newGCCmd) }
+
+func newGCCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "gc [--json]",
+		Short: "Remove what killed hones left behind and trim the build cache",
+		Long: `Remove the run folders and throwaway indexes of hone processes that died
+(killed, crashed) before removing them, and the checkouts older hone versions
+left under .git/hone/checkouts/; check every cached build against the
+manifest recorded when it was built, removing those that differ; then trim
+the build cache (the pins' cached builds and the trusted Go build cache) to
+[sandbox] cache_size (default 2GiB), least recently used first. A folder of a live hone, and one kept with
+` + "`hone verdict --keep`" + `, is never removed; kept folders are listed. Every hone
+that makes a run folder sweeps dead hones' folders already; gc also trims.
+
+JSON fields (--json): leftovers, damaged and build_cache (items, bytes:
+what was removed), cache_bytes (the cache's size now), cache_limit, kept
+(paths).`,
+		Example: `  hone gc
+  hone gc --json`,
+		Annotations: exits(errs.Invalid, errs.Busy),
+		Args:        exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := build.GC(ctx, ws.Repo, ws.Config.Sandbox.CacheBytes)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(res)
+			}
+			fmt.Fprintf(app.Out, "removed %d leftover folders (%s), %d damaged and %d least recently used build cache entries (%s); the cache holds %s of %s\n",
+				res.Leftovers.Items, sizeText(res.Leftovers.Bytes), res.Damaged.Items, res.Cache.Items, sizeText(res.Damaged.Bytes+res.Cache.Bytes), sizeText(res.CacheBytes), sizeText(res.CacheLimit))
+			for _, k := range res.Kept {
+				fmt.Fprintf(app.Out, "kept: %s\n", k)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was removed as JSON")
+	return cmd
+}
+
+// sizeText shows a size in binary units.
+func sizeText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

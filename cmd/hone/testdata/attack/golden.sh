@@ -1,0 +1,3 @@
+#!/bin/sh
+# The golden gate: the output must be the recorded one.
+"$HONE_OUT/prog" | cmp - testdata/expected
