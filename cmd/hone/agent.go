@@ -27,9 +27,10 @@ func newAgentCmd(app *App) *cobra.Command {
 		Short: "Drive an external agent harness through an optimization run",
 		Long: `Drive an external agent product turn by turn, with hone's six MCP tools as its
 only way to read the target and to change it. See ` + "`hone agent run --help`" + `.`,
-		Example: `  hone agent run wordfreq --harness claude-code --turns 5`,
+		Example: `  hone agent run wordfreq --harness claude-code --turns 5
+  hone agent transcripts wordfreq`,
 	}
-	cmd.AddCommand(newAgentRunCmd(app))
+	cmd.AddCommand(newAgentRunCmd(app), newAgentTranscriptsCmd(app), newAgentTranscriptCmd(app))
 	return cmd
 }
 

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,7 +120,10 @@ func TestTwoTurnRun(t *testing.T) {
 			t.Errorf("%s entries: %d (%v); want 1", kind, len(es), err)
 		}
 	}
-	lines := readTranscript(t, res.Transcript)
+	lines, err := ReadTranscript(ws, strings.TrimSuffix(filepath.Base(res.Transcript), ".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if lines[0].Run == nil || lines[0].Run.Harness != "exec" || lines[1].Message != messages[0] {
 		t.Errorf("transcript starts %+v %+v", lines[0], lines[1])
 	}
@@ -131,26 +133,6 @@ func TestTwoTurnRun(t *testing.T) {
 	if !strings.HasPrefix(res.Transcript, filepath.Join(ws.CommonDir, "hone", "transcripts")+"/spin-") {
 		t.Errorf("transcript at %s", res.Transcript)
 	}
-}
-
-func readTranscript(t *testing.T, path string) []Line {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines []Line
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var l Line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("transcript line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, l)
-	}
-	return lines
 }
 
 func TestRunEndsOnFailure(t *testing.T) {

@@ -8,9 +8,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hone-perf/hone/harness"
@@ -37,6 +35,9 @@ type Options struct {
 	// OnMessage and OnEvent see the run as it happens, for display.
 	OnMessage func(turn int, msg string)
 	OnEvent   func(turn int, ev harness.Event)
+
+	// openTranscript replaces where the transcript goes, for tests.
+	openTranscript func(ws *workspace.Workspace, target string) (*transcript, error)
 }
 
 // Result says how a run ended.
@@ -67,7 +68,7 @@ type Header struct {
 // a turn's time, or reports that it cannot go on (not logged in, out of
 // quota, a refusal) ends the run at once with an error naming which; no
 // further turn is sent, and the transcript up to that point is kept.
-func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (*Result, error) {
+func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (res *Result, err error) {
 	if opts.Turns <= 0 {
 		opts.Turns = DefaultTurns
 	}
@@ -92,14 +93,23 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (*Result, e
 		return nil, err
 	}
 
-	tr, path, err := openTranscript(ws, opts.Target)
+	open := opts.openTranscript
+	if open == nil {
+		open = openTranscript
+	}
+	tr, err := open(ws, opts.Target)
 	if err != nil {
 		return nil, err
 	}
-	defer tr.Close()
-	res := &Result{Transcript: path}
-	enc := json.NewEncoder(tr)
-	enc.Encode(Line{Run: &Header{Target: opts.Target, Harness: a.Name(), Command: opts.Harness.Command, Started: time.Now().UTC()}})
+	res = &Result{Transcript: tr.path}
+	defer func() {
+		if cerr := tr.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := tr.write(Line{Run: &Header{Target: opts.Target, Harness: a.Name(), Command: opts.Harness.Command, Started: time.Now().UTC()}}); err != nil {
+		return res, err
+	}
 
 	workdir := opts.WorkDir
 	if workdir == "" {
@@ -120,17 +130,23 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (*Result, e
 				return res, err
 			}
 		}
-		enc.Encode(Line{Turn: turn, Message: msg})
+		if err := tr.write(Line{Turn: turn, Message: msg}); err != nil {
+			return res, err
+		}
 		if opts.OnMessage != nil {
 			opts.OnMessage(turn, msg)
 		}
 		done := false
 		for ev, err := range a.SendMessageStreaming(ctx, msg) {
 			if err != nil {
-				enc.Encode(Line{Turn: turn, Event: &harness.Event{Type: harness.ErrorEvent, Time: time.Now().UTC(), Message: err.Error()}})
+				if werr := tr.write(Line{Turn: turn, Event: &harness.Event{Type: harness.ErrorEvent, Time: time.Now().UTC(), Message: err.Error()}}); werr != nil {
+					return res, werr
+				}
 				return res, errs.Wrap(errs.Failure, err, "agent run: turn %d of %d", turn, opts.Turns)
 			}
-			enc.Encode(Line{Turn: turn, Event: &ev})
+			if err := tr.write(Line{Turn: turn, Event: &ev}); err != nil {
+				return res, err
+			}
 			if opts.OnEvent != nil {
 				opts.OnEvent(turn, ev)
 			}
@@ -145,19 +161,4 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options) (*Result, e
 		}
 	}
 	return res, nil
-}
-
-// openTranscript creates <git common dir>/hone/transcripts/<target>-<time>.jsonl.
-func openTranscript(ws *workspace.Workspace, target string) (*os.File, string, error) {
-	dir, err := ws.StateDir("transcripts")
-	if err != nil {
-		return nil, "", err
-	}
-	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", target, stamp))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, "", errs.Wrap(errs.Failure, err, "cannot create the transcript %s", path)
-	}
-	return f, path, nil
 }
