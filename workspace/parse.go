@@ -157,6 +157,17 @@ func (p *parser) validate(c *Config) error {
 	if !strings.HasPrefix(c.Ledger.NotesRef, "refs/notes/") {
 		return p.errf(toml.Key{"ledger", "notes_ref"}, "must start with refs/notes/")
 	}
+	if c.Ledger.GateLogSize == "" {
+		c.Ledger.GateLogSize = DefaultGateLogSize
+	}
+	n, err := ParseSize(c.Ledger.GateLogSize)
+	if err == nil && n < minGateLog {
+		err = fmt.Errorf("%q is too small to hold a failure; write at least \"64KiB\"", c.Ledger.GateLogSize)
+	}
+	if err != nil {
+		return p.errf(toml.Key{"ledger", "gate_log_size"}, "%v", err)
+	}
+	c.Ledger.GateLogBytes = n
 	base := DefaultBench
 	if err := p.mergeBench(&base, c.Bench, toml.Key{"bench"}); err != nil {
 		return err
@@ -257,22 +268,8 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	if p.md.IsDefined(append(key(), "files")...) && len(t.Files) == 0 {
 		return p.errf(key("files"), "is empty, which would allow no change at all; list the files patches may change, or remove the key to allow every file under path")
 	}
-	seen := map[string]bool{}
-	for i := range t.Gates {
-		g := &t.Gates[i]
-		if g.Name == "" {
-			return p.errf(key("gates"), "gate %d has no name", i+1)
-		}
-		if seen[g.Name] {
-			return p.errf(key("gates"), "gate name %q is used twice", g.Name)
-		}
-		seen[g.Name] = true
-		if strings.TrimSpace(g.Run) == "" {
-			return p.errf(key("gates"), "gate %q has no run command", g.Name)
-		}
-		if g.Timeout.Duration == 0 {
-			g.Timeout.Duration = DefaultGateTimeout
-		}
+	if err := p.validateGates(key("gates"), t.Gates); err != nil {
+		return err
 	}
 	own := t.Bench
 	t.Bench = defaults

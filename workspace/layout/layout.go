@@ -62,8 +62,8 @@ type Layout struct {
 	Gates []*Gate  `json:"gates"`
 	// Bench is nil when nothing was found to run: the user must write it.
 	Bench *Bench `json:"bench,omitempty"`
-	// Sanitize is what a sanitizer gate would ask for (issue 17's
-	// `sanitize` key, written commented until hone reads it).
+	// Sanitize is what a sanitizer gate would ask for (a gate's
+	// `sanitize` key, written commented: the pin must pass it first).
 	Sanitize []string `json:"sanitize,omitempty"`
 	Protect  []string `json:"protect"`
 	Files    []string `json:"files,omitempty"`
