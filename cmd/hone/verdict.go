@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,9 @@ rejected-gate, rejected-bench (regressed, no-change or inconclusive) or error
 appended to the ledger with the raw samples and the environment, and noted on
 the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
 
+hone verdict show ID [--gate NAME] prints a recorded verdict and a gate's
+full output (see hone verdict show --help).
+
 --recompute ENTRY-ID re-derives a stored verdict from its samples and says
 whether it matches (exit 1 when it does not).
 
@@ -88,6 +92,11 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 				}
 				return judgePending(ctx, app, args, opts, asJSON)
 			}
+			if len(args) == 1 {
+				if err := nearMiss(cmd, args[0], func() bool { return isHexID(args[0]) }); err != nil {
+					return err
+				}
+			}
 			switch {
 			case recompute != "" && len(args) != 0:
 				return errs.Usagef("--recompute takes an entry id instead of a patch id")
@@ -128,6 +137,7 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 			return err
 		}),
 	}
+	cmd.AddCommand(newVerdictShowCmd(app))
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the verdict entry as JSON")
 	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
@@ -209,4 +219,9 @@ func progressText(p verdict.Progress) string {
 		return fmt.Sprintf("%sbench %d/%d pairs, %s speedup %.3fx [%.3f, %.3f]", prefix, p.Pairs, p.MaxPairs, p.Metric, p.Speedup, p.CILow, p.CIHigh)
 	}
 	return prefix + p.Phase
+}
+
+// isHexID reports whether s could be a patch id or a prefix of one.
+func isHexID(s string) bool {
+	return s != "" && strings.Trim(strings.ToLower(s), "0123456789abcdef") == ""
 }
