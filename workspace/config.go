@@ -209,7 +209,7 @@ const (
 	DefaultGateTimeout  = 10 * time.Minute
 	DefaultSeeds        = 1000
 	DefaultGateLogSize  = "4MiB"
-	FileName            = "hone.toml"
+	FileName            = allowlist.ConfigFile
 )
 
 // A hypothesis is a sentence or two and a hotspot a symbol; both go into

@@ -226,6 +226,9 @@ func (p *parser) validate(c *Config) error {
 		if err := p.validateTarget(name, c.Targets[name], base); err != nil {
 			return err
 		}
+		if f := c.Ledger.AllowedSigners; f != "" && c.Targets[name].Rules().Rule(f) == "" {
+			return p.errf(toml.Key{"ledger", "allowed_signers"}, "%q is a file target %q may change, and its patches could trust their own verdicts; keep it under %s/, or protect it", f, name, allowlist.StateDir)
+		}
 	}
 	c.Bench = base
 	return nil
@@ -240,7 +243,11 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	if t.Path == "" {
 		t.Path = "targets/" + name
 	}
-	if err := checkRelPath(t.Path); err != nil {
+	if path.Clean(t.Path) == "." {
+		if !p.md.IsDefined(append(key(), "files")...) {
+			return p.errf(key("path"), "names the repository's top level: a target there needs files = [...] naming the files patches may change (%s, %s/ and .git* never may)", FileName, allowlist.StateDir)
+		}
+	} else if err := checkRelPath(t.Path); err != nil {
 		return p.errf(key("path"), "%v", err)
 	}
 	t.Path = path.Clean(t.Path)
@@ -355,7 +362,7 @@ func checkRelPath(p string) error {
 	case hasDotDot(p):
 		return fmt.Errorf("must not contain '..' (%q): a target cannot leave the repository", p)
 	case path.Clean(p) == ".":
-		return fmt.Errorf("must name a subdirectory, not the repository top level")
+		return fmt.Errorf("must name a subdirectory; the top level (\".\") needs files = [...]")
 	}
 	for _, seg := range strings.Split(path.Clean(p), "/") {
 		if gitpath.IsDotGit(seg) {
@@ -407,8 +414,12 @@ func CheckTargetName(name string) error {
 }
 
 // CheckTargetPath returns an Invalid error when p cannot be a target's path
-// (absolute, with '..', the top level itself, or inside .git).
+// (absolute, with '..', or inside .git). The top level itself (".") is a
+// path only for a target that lists its files.
 func CheckTargetPath(p string) error {
+	if path.Clean(p) == "." {
+		return nil
+	}
 	if err := checkRelPath(p); err != nil {
 		return errs.Invalidf("target path %v", err)
 	}

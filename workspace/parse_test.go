@@ -107,7 +107,8 @@ func TestParseErrors(t *testing.T) {
 		{"absolute path", "[targets.a]\npath = \"/etc\"\n", `hone.toml:2: targets.a.path: must be relative`},
 		{"dotdot path", "[targets.a]\npath = \"targets/../../x\"\n", `hone.toml:2: targets.a.path: must not contain '..'`},
 		{"leading dotdot", "[targets.a]\npath = \"../x\"\n", `targets.a.path: must not contain '..'`},
-		{"top level path", "[targets.a]\npath = \"./\"\n", `targets.a.path: must name a subdirectory`},
+		{"top level path without files", "[targets.a]\npath = \"./\"\n", `targets.a.path: names the repository's top level: a target there needs files = [...]`},
+		{"signers a target may change", "[ledger]\nallowed_signers = \"keys/signers\"\n[targets.a]\npath = \".\"\nfiles = [\"keys/*\"]\n", `hone.toml:2: ledger.allowed_signers: "keys/signers" is a file target "a" may change`},
 		{"path into .git", "[targets.a]\npath = \".GIT/hooks\"\n", `targets.a.path: must not point into .git`},
 		{"path into .git by its short name", "[targets.a]\npath = \"t/git~1/hooks\"\n", `targets.a.path: must not point into .git`},
 		{"path into .git with a trailing dot", "[targets.a]\npath = \"t/.git./x\"\n", `targets.a.path: must not point into .git`},
@@ -253,6 +254,18 @@ func TestRequireIsolationIsDeprecated(t *testing.T) {
 	}
 	if c.Sandbox.Isolation != IsolationFull || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Message, "hone.toml:2: [sandbox] require_isolation is deprecated") {
 		t.Errorf("isolation %q, warnings %+v", c.Sandbox.Isolation, c.Warnings)
+	}
+}
+
+// A target at the top level lists its files; its path is ".".
+func TestParseTopLevelTarget(t *testing.T) {
+	c, err := Parse("hone.toml", []byte("[targets.json]\npath = \"./\"\nfiles = [\"json.c\", \"json.h\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Targets["json"].Rules()
+	if r.Root != "." || r.Rule("json.c") != "" || r.Rule("hone.toml") == "" || r.Rule("tests/t.c") == "" {
+		t.Errorf("rules %+v: json.c %q, hone.toml %q, tests/t.c %q", r, r.Rule("json.c"), r.Rule("hone.toml"), r.Rule("tests/t.c"))
 	}
 }
 
