@@ -180,15 +180,19 @@ func (r *gateRunner) drive(ctx context.Context, g workspace.Gate, s *build.Side,
 	if err := r.makeDriver(); err != nil {
 		return nil, nil, err
 	}
+	spec := s.Spec(driverDir+"/"+driverName, g.Timeout.Duration)
 	plan.Scratch = []string{"$HOME", "$TMPDIR"}
-	if r.env.Isolation == workspace.IsolationFull {
+	if spec.Isolation == workspace.IsolationWeak {
+		// Weak isolation runs on the host: the driver by its own path, and
+		// only HOME and TMPDIR are the run's own to empty.
+		spec.Command = r.driver
+	} else {
 		plan.Scratch = append(plan.Scratch, "/var/tmp", "/dev/shm")
 	}
 	b, err := json.Marshal(plan)
 	if err != nil {
 		return nil, nil, errs.Wrap(errs.Failure, err, "cannot write the differential plan")
 	}
-	spec := s.Spec(driverName, g.Timeout.Duration)
 	n := 0
 	for _, m := range spec.Mounts {
 		if m.Mode != jail.Copy {
@@ -200,7 +204,6 @@ func (r *gateRunner) drive(ctx context.Context, g workspace.Gate, s *build.Side,
 		n++
 	}
 	spec.Mounts = append(spec.Mounts, jail.Mount{Host: r.driver, Jail: driverDir + "/" + driverName, Mode: jail.ReadOnly})
-	spec.Path = append([]string{driverDir}, spec.Path...)
 	spec.Stdin = bytes.NewReader(b)
 	spec.OutputCap = maxPlan
 	res, err := jail.Run(ctx, spec)

@@ -244,3 +244,31 @@ static int helper_alive(void) {
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": helper}), Options{})
 	f.want(e, ledger.VerdictRejectedGate, ReasonGateFailed)
 }
+
+// Under weak isolation the driver runs on the host: it still judges, and
+// it empties only the run's own HOME and TMPDIR, never the host's /tmp,
+// /var/tmp or /dev/shm.
+func TestDifferentialGateUnderWeakIsolationLeavesTheHostAlone(t *testing.T) {
+	var marks []string
+	for _, d := range []string{os.TempDir(), "/var/tmp", "/dev/shm"} {
+		f, err := os.CreateTemp(d, "hone-host-mark-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		marks = append(marks, f.Name())
+		t.Cleanup(func() { os.Remove(f.Name()) })
+	}
+	toml := strings.Replace("[sandbox]\nisolation = \"weak\"\n"+diffToml, "run      = \"$HONE_OUT/prog\"", "seeds    = 20\n  run      = \"$HONE_OUT/prog\"", 1)
+	f := newFixture(t, "difftarget", "d", toml)
+	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("n, bits(n), steps(n));", "n, bits(n), steps(n) + 1);")}), Options{})
+	f.want(e, ledger.VerdictRejectedGate, ReasonGateFailed)
+	if d := e.Gates[len(e.Gates)-1].Differential; d == nil || d.Seeds != 20 || d.Mismatch == nil || !d.Mismatch.Reproduced {
+		t.Errorf("differential record %+v", d)
+	}
+	for _, m := range marks {
+		if _, err := os.Stat(m); err != nil {
+			t.Errorf("the host's %s is gone: %v", m, err)
+		}
+	}
+}

@@ -32,7 +32,8 @@ import (
 // neither the input's seed nor its number.
 const driverName = "hone-differential"
 
-// driverDir is the jail folder that holds the driver, put on its PATH.
+// driverDir is the jail folder that holds the driver and the read-only
+// views of the private copies it puts back.
 const driverDir = "/hone/driver"
 
 func init() {
@@ -165,24 +166,13 @@ func restoresFromEnv() []*restore {
 	}
 }
 
-// childEnv is the driver's environment without its own variables, nor its
-// own folder on PATH.
+// childEnv is the driver's environment without its own variables.
 func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, envRestore) {
-			continue
+		if !strings.HasPrefix(kv, envRestore) {
+			env = append(env, kv)
 		}
-		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-			var keep []string
-			for _, d := range filepath.SplitList(p) {
-				if _, err := os.Stat(filepath.Join(d, driverName)); err != nil {
-					keep = append(keep, d)
-				}
-			}
-			kv = "PATH=" + strings.Join(keep, ":")
-		}
-		env = append(env, kv)
 	}
 	return env
 }
