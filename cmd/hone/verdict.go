@@ -26,7 +26,9 @@ func newVerdictCmd(app *App) *cobra.Command {
 into a run folder under .git/hone/runs/, build both in the jail (the
 baseline's build is cached per tree and build command, and checked file by
 file before each use), run the target's gates on the candidate (equivalence
-gates on both, comparing stdout and exit status byte for byte), then
+gates on both, comparing stdout and exit status byte for byte; sanitizer
+gates on both sides' sanitizer builds, where a report fails the gate;
+differential gates over generated inputs, every output compared), then
 benchmark: one warm-up pair, then baseline/candidate pairs in seeded random
 order, in batches of [bench] pairs, until the speedup's bootstrap CI is
 clearly above 1+threshold, clearly below 1, or clearly within the threshold,
@@ -44,8 +46,10 @@ The verdict is one of accepted, needs-human-review (faster, but the patch adds
 atomics, locks, threads, unsafe code, inline asm or fast-math flags),
 rejected-gate, rejected-bench (regressed, no-change or inconclusive) or error
 (the baseline or the environment failed; never the patch's fault). It is
-appended to the ledger with the raw samples and the environment, and noted on
-the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
+appended to the ledger with the raw samples, the environment and the full
+output of every build and gate (up to [ledger] gate_log_size per stream), and
+noted on the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
+A failed gate is summarised by its first failing line.
 
 hone verdict show ID [--gate NAME] prints a recorded verdict and a gate's
 full output (see hone verdict show --help).
