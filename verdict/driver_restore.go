@@ -47,13 +47,17 @@ func (r *restore) record() error {
 		if err != nil {
 			return err
 		}
-		s, err := stampOf(p)
-		if err != nil {
-			return err
-		}
-		r.snap[p] = s
-		return nil
+		return r.note(p)
 	})
+}
+
+// note records p as it is now.
+func (r *restore) note(p string) error {
+	s, err := stampOf(p)
+	if err == nil {
+		r.snap[p] = s
+	}
+	return err
 }
 
 // reset puts the copy back as record found it: paths a run added, or
@@ -78,11 +82,7 @@ func (r *restore) reset() error {
 				if err := os.Chmod(p, fs.FileMode(want.mode&0o7777)|fs.ModeDir); err != nil {
 					return err
 				}
-				s, err := stampOf(p)
-				if err != nil {
-					return err
-				}
-				r.snap[p] = s
+				return r.note(p)
 			}
 			return nil
 		case got == want:
@@ -113,11 +113,9 @@ func (r *restore) reset() error {
 		if err := copyOne(filepath.Join(r.Pristine, rel), p); err != nil {
 			return err
 		}
-		s, err := stampOf(p)
-		if err != nil {
+		if err := r.note(p); err != nil {
 			return err
 		}
-		r.snap[p] = s
 	}
 	return nil
 }

@@ -270,13 +270,9 @@ func (r *gateRunner) plain(ctx context.Context, g workspace.Gate, gr *GateResult
 		return gatesPassed, nil
 	}
 	gr.Message = msg
-	base, outcome, err := r.side(ctx, g, gr, build.Baseline)
-	if base == nil || err != nil {
+	bres, outcome, err := r.onBaseline(ctx, g, gr)
+	if bres == nil || err != nil {
 		return outcome, err
-	}
-	bres, err := r.exec(ctx, g, base)
-	if err != nil {
-		return gatesPassed, err
 	}
 	bmsg, bf := r.failure(g, bres)
 	gr.Baseline = r.info(bres, bmsg != "", bf)
@@ -289,6 +285,18 @@ func (r *gateRunner) plain(ctx context.Context, g workspace.Gate, gr *GateResult
 		gr.Message = "fails on the baseline too (" + bmsg + ")"
 	}
 	return baselineFailed, nil
+}
+
+// onBaseline runs g on the baseline, on its sanitizer build for a
+// sanitizer gate; the result is nil, with the outcome, when that build
+// failed.
+func (r *gateRunner) onBaseline(ctx context.Context, g workspace.Gate, gr *GateResult) (*jail.Result, gateOutcome, error) {
+	base, outcome, err := r.side(ctx, g, gr, build.Baseline)
+	if base == nil || err != nil {
+		return nil, outcome, err
+	}
+	res, err := r.exec(ctx, g, base)
+	return res, gatesPassed, err
 }
 
 // sameReport: the baseline's report is the candidate's (kind and
@@ -305,13 +313,9 @@ func (r *gateRunner) equivalence(ctx context.Context, g workspace.Gate, gr *Gate
 	if err != nil {
 		return gatesPassed, err
 	}
-	base, outcome, err := r.side(ctx, g, gr, build.Baseline)
-	if base == nil || err != nil {
+	bres, outcome, err := r.onBaseline(ctx, g, gr)
+	if bres == nil || err != nil {
 		return outcome, err
-	}
-	bres, err := r.exec(ctx, g, base)
-	if err != nil {
-		return gatesPassed, err
 	}
 	_, cf := r.failure(g, cres)
 	_, bf := r.failure(g, bres)
