@@ -60,13 +60,20 @@ func pinLabel(commit string, p Pin) (string, bool) {
 	} else {
 		label += " · not in this clone"
 	}
+	refs := make([]string, len(p.BaseRefs))
+	for i, ref := range p.BaseRefs {
+		refs[i] = ref
+		if !strings.HasPrefix(ref, "refs/") {
+			refs[i] = git.Short(ref)
+		}
+	}
 	switch {
-	case len(p.BaseRefs) == 0:
+	case len(refs) == 0:
 		return label, false
 	case p.OnBase:
-		return label + " · on " + strings.Join(p.BaseRefs, ", "), false
+		return label + " · on " + strings.Join(refs, ", "), false
 	}
-	return label + " · NOT reachable from the protected base (" + strings.Join(p.BaseRefs, ", ") + "): these verdicts judge a commit no one else has", true
+	return label + " · NOT reachable from the protected base (" + strings.Join(refs, ", ") + "): these verdicts judge a commit no one else has", true
 }
 
 type count struct {
