@@ -152,7 +152,7 @@ type Gate struct {
 	// Generate makes the gate differential: a command that prints one
 	// input made from HONE_SEED. Run reads each input on stdin, for Seeds
 	// seeds, and its stdout and exit status must equal the baseline's for
-	// every one.
+	// every one. Timeout bounds each side's whole run of inputs.
 	Generate string `toml:"generate" json:"generate,omitempty"`
 	Seeds    int    `toml:"seeds" json:"seeds,omitempty"` // default DefaultSeeds when Generate is set
 }
