@@ -15,9 +15,21 @@ import (
 
 // Rules is one target's allowlist.
 type Rules struct {
-	Root    string   // the target's path, relative to the repository top level, clean
+	// Root is the target's path, relative to the repository top level,
+	// clean: "." for a target at the top level, which hone.toml allows only
+	// with Files.
+	Root    string
 	Protect []string // patterns relative to Root that may never change; "**" spans directories
 	Files   []string // when set, only paths matching one of these globs (relative to Root) may change
+}
+
+// Rel returns p (repository-relative) relative to the target's root, and
+// whether it lies below it.
+func (r Rules) Rel(p string) (string, bool) {
+	if r.Root == "." {
+		return p, p != "" && p != "."
+	}
+	return strings.CutPrefix(p, r.Root+"/")
 }
 
 // Rule returns the rule that forbids changing p (a repository-relative path,
@@ -26,7 +38,10 @@ func (r Rules) Rule(p string) string {
 	if rule := CheckName(p); rule != "" {
 		return rule
 	}
-	rel, ok := strings.CutPrefix(p, r.Root+"/")
+	if rule := Reserved(p); rule != "" {
+		return rule
+	}
+	rel, ok := r.Rel(p)
 	if !ok {
 		return fmt.Sprintf("outside the target's path %s/", r.Root)
 	}
@@ -75,7 +90,7 @@ func (r Rules) Unlisted(paths []string) []string {
 	for _, pat := range r.Files {
 		found := false
 		for _, p := range paths {
-			if rel, ok := strings.CutPrefix(p, r.Root+"/"); ok && MatchFile(pat, rel) {
+			if rel, ok := r.Rel(p); ok && MatchFile(pat, rel) {
 				found = true
 				break
 			}
@@ -86,6 +101,28 @@ func (r Rules) Unlisted(paths []string) []string {
 	}
 	return out
 }
+
+// Reserved returns the rule that keeps a repository-relative path out of
+// every allowlist, whatever its globs say, or "": hone.toml, which holds
+// the rules, and .hone/, which holds what hone and the guards read beside
+// it (the allowed signers). Case is ignored: on a case-insensitive checkout
+// HONE.TOML is hone.toml.
+func Reserved(p string) string {
+	first, _, _ := strings.Cut(p, "/")
+	switch {
+	case strings.EqualFold(p, ConfigFile):
+		return ConfigFile + " holds the rules and is never patchable"
+	case strings.EqualFold(first, StateDir):
+		return StateDir + "/ holds what hone and its guards read and is never patchable"
+	}
+	return ""
+}
+
+// ConfigFile and StateDir are the top-level names Reserved keeps out.
+const (
+	ConfigFile = "hone.toml"
+	StateDir   = ".hone"
+)
 
 // quoteList shows a few globs for a one-line message.
 func quoteList(pats []string) string {

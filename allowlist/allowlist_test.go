@@ -141,3 +141,41 @@ func TestCheckPattern(t *testing.T) {
 		}
 	}
 }
+
+// The issue's library at the top level: only json.c and json.h may
+// change; the tests, the build files, the workflows and hone's own files
+// never, whatever the globs say.
+func TestTopLevelTargetChangesOnlyItsFiles(t *testing.T) {
+	a := Rules{Root: ".", Files: []string{"json.c", "json.h"}}
+	greedy := Rules{Root: ".", Files: []string{"*", "**", ".hone/**", "*.toml"}}
+	for _, c := range []struct {
+		path         string
+		allow, greed bool
+	}{
+		{"json.c", true, true},
+		{"json.h", true, true},
+		{"tests/parse.c", false, true},
+		{"CMakeLists.txt", false, true},
+		{"json_extra.c", false, true},
+		{"hone.toml", false, false},
+		{"HONE.TOML", false, false},
+		{".hone/allowed_signers", false, false},
+		{".HONE/x", false, false},
+		{".gitignore", false, false},
+		{".github/workflows/ci.yml", false, false},
+		{".git/config", false, false},
+		{"sub/hone.toml", false, true},
+		{".", false, false},
+		{"", false, false},
+	} {
+		if got := a.Rule(c.path) == ""; got != c.allow {
+			t.Errorf("files json.c, json.h: %q: allowed=%v, want %v (rule %q)", c.path, got, c.allow, a.Rule(c.path))
+		}
+		if got := greedy.Rule(c.path) == ""; got != c.greed {
+			t.Errorf("files \"*\", \"**\": %q: allowed=%v, want %v (rule %q)", c.path, got, c.greed, greedy.Rule(c.path))
+		}
+	}
+	if got := a.Unlisted([]string{"json.c", "tests/json.h"}); len(got) != 1 || got[0] != "json.h" {
+		t.Errorf("Unlisted = %q, want json.h alone", got)
+	}
+}

@@ -50,9 +50,15 @@ func FuzzRules(f *testing.F) {
 	f.Add("gen", "json.[ch]", "targets/t/GEN/json.c")
 	f.Add("[a-", "**", "targets/t/x")
 	f.Add("a/**/b", "a/**/b/*.c", "targets/t/a/b/c.c")
+	f.Add("tests/**", "*", "hone.toml")
+	f.Add("x", "**", ".Hone/allowed_signers")
 	f.Fuzz(func(t *testing.T, protect, files, p string) {
 		if CheckPattern(protect) != nil || CheckPattern(files) != nil {
 			return
+		}
+		top := Rules{Root: ".", Protect: []string{protect}, Files: []string{files}}
+		if top.Rule(p) == "" && (CheckName(p) != "" || Reserved(p) != "" || !MatchFile(files, p)) {
+			t.Fatalf("a top-level target allowed %q (files %q)", p, files)
 		}
 		r := Rules{Root: "targets/t", Protect: []string{protect}, Files: []string{files}}
 		if r.Rule(p) != "" {

@@ -3,7 +3,6 @@ package build
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
@@ -58,7 +57,7 @@ func checkSources(sc *scan, want map[string]tracked, rules allowlist.Rules) stri
 		if _, ok := want[e.Path]; ok {
 			continue
 		}
-		rel, ok := strings.CutPrefix(e.Path, rules.Root+"/")
+		rel, ok := rules.Rel(e.Path)
 		if !ok {
 			continue
 		}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/scratch"
+	"github.com/hone-perf/hone/sanitize"
 )
 
 // Role says whose tree a side holds. Only the baseline (the pin) is
@@ -46,7 +49,11 @@ type Side struct {
 	// Outputs are the SHA-256 of the build output's files by path, as
 	// hashed when hone took the tree back (at most MaxOutputs).
 	Outputs map[string]string
-	run     *Run
+	// Sanitizers are the sanitizers the side was built with (BuildSanitized);
+	// nil for the plain build every other command uses.
+	Sanitizers []string
+	sanitized  *sanitized
+	run        *Run
 }
 
 // MaxOutputs bounds Side.Outputs.
@@ -82,16 +89,41 @@ func (s *Side) Describe() string {
 // error, nor is a build that broke the rules: the caller reads OK and
 // Describe. err is set when the build could not be attempted.
 func (r *Run) Build(ctx context.Context, role Role, commit string) (*Side, error) {
-	base := filepath.Join(r.dir.Path, string(role))
+	return r.build(ctx, role, commit, nil)
+}
+
+// BuildSanitized is Build with the sanitizers of a gate (see package
+// sanitize): the same build command, with the sanitizer flags in the
+// environment and a compiler shim first on PATH, and no data limit. The
+// side's gate runs get the same environment, PATH and limits. A
+// baseline's sanitizer build is cached apart from its plain build.
+func (r *Run) BuildSanitized(ctx context.Context, role Role, commit string, sanitizers []string) (*Side, error) {
+	if err := sanitize.Check(sanitizers); err != nil {
+		return nil, err
+	}
+	return r.build(ctx, role, commit, slices.Compact(slices.Sorted(slices.Values(sanitizers))))
+}
+
+func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []string) (*Side, error) {
+	name := string(role)
+	if sanitizers != nil {
+		name += "-" + strings.Join(sanitizers, "-")
+	}
+	base := filepath.Join(r.dir.Path, name)
 	if err := os.Mkdir(base, 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", base)
 	}
-	s := &Side{Role: role, Commit: commit, Src: filepath.Join(base, "src"), Out: filepath.Join(base, "out"), run: r}
+	s := &Side{Role: role, Commit: commit, Src: filepath.Join(base, "src"), Out: filepath.Join(base, "out"), Sanitizers: sanitizers, run: r}
 	c, err := r.repo.Git.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
 	}
-	key := Key{Tree: c.TreeHash.String(), Command: r.target.Build, TargetPath: r.target.Path, Isolation: r.sandbox.Isolation}
+	if sanitizers != nil {
+		if s.sanitized, err = r.sanitizer(c, filepath.Join(base, "shim"), sanitizers); err != nil {
+			return nil, err
+		}
+	}
+	key := Key{Tree: c.TreeHash.String(), Command: r.target.Build, TargetPath: r.target.Path, Isolation: r.sandbox.Isolation, Sanitizers: sanitize.Key(sanitizers)}
 	if role == Baseline {
 		m, discarded, err := r.cache().load(ctx, key, s.Src, s.Out)
 		if err != nil {
@@ -204,9 +236,9 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 	if fi, err := os.Stat(mods); mods == "" || err != nil || !fi.IsDir() {
 		mods = r.empty
 	}
-	return jail.Spec{
+	spec := jail.Spec{
 		Command: command,
-		Dir:     SrcDir + "/" + r.target.Path,
+		Dir:     path.Join(SrcDir, r.target.Path),
 		Env:     s.Env(),
 		Mounts: []jail.Mount{
 			{Host: s.Src, Jail: SrcDir, Mode: tree},
@@ -223,13 +255,19 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 		Isolation: r.sandbox.Isolation,
 		Limits:    jail.Limits{Scratch: r.scratch},
 	}
+	if z := s.sanitized; z != nil {
+		spec.Mounts = append(spec.Mounts, jail.Mount{Host: z.shim, Jail: shimDir, Mode: jail.ReadOnly})
+		spec.Path = append([]string{shimDir}, spec.Path...)
+		spec.Limits.Data = jail.NoLimit
+	}
+	return spec
 }
 
 // Env is the HONE_* and Go environment every command of the run gets,
 // whatever its kind and side: a command cannot tell a gate from a bench
 // run, or the baseline from the candidate, by its environment.
 func (s *Side) Env() []string {
-	return []string{
+	env := []string{
 		"HONE_ROOT=" + SrcDir,
 		"HONE_OUT=" + OutDir,
 		"HONE_TARGET=" + s.run.target.Name,
@@ -242,6 +280,10 @@ func (s *Side) Env() []string {
 		envGoCache + "=" + goCacheDir,
 		envGoCachePuts + "=" + goPutsDir,
 	}
+	if s.sanitized != nil {
+		env = s.sanitized.merge(env)
+	}
+	return env
 }
 
 // inTree splits a jail path below /hone/src or /hone/out into the side's

@@ -115,7 +115,7 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 // target with a path limit): every name is outside the target, would be
 // allowed under it, and one of them exists there at the pin.
 func relativeHint(ws *workspace.Workspace, pin string, a allowlist.Rules, diff []byte, err error) error {
-	if !errs.Is(err, errs.Policy) {
+	if !errs.Is(err, errs.Policy) || a.Root == "." {
 		return err
 	}
 	files, _, perr := gitdiff.Parse(bytes.NewReader(diff))

@@ -75,8 +75,12 @@ func (s *scratchIndex) applyPartial(ctx context.Context, repo *gogit.Repository,
 	return tree.String(), changes, nil
 }
 
-// subtree returns the hash of the pin's tree at root, if root is a tree.
+// subtree returns the hash of the pin's tree at root, if root is a tree below
+// the top level: a target at the top level applies to the whole tree.
 func subtree(repo *gogit.Repository, pin, root string) (plumbing.Hash, bool) {
+	if root == "." {
+		return plumbing.ZeroHash, false
+	}
 	c, err := repo.CommitObject(plumbing.NewHash(pin))
 	if err != nil {
 		return plumbing.ZeroHash, false

@@ -72,6 +72,17 @@ func TestChromiumRendersReport(t *testing.T) {
 			t.Errorf("rendered DOM lacks %q", want)
 		}
 	}
+	// The browser builds the pin groups and keeps each cut label whole in
+	// its <title>, the text a pointer shows on hover.
+	for _, want := range []string{
+		`<tr class="pin-row"><th colspan="9">pin aaaabbbbcccc · `,
+		`<tr class="pin-row off-base"><th colspan="9">pin 999988887777 · 2026-11-29 12:00 UTC · NOT reachable from the protected base`,
+		`<title>2. Compare the lengths of both words before calling strcmp on them, which skips most calls (pin aaaabbbbcccc)</title>`,
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM lacks %q", want)
+		}
+	}
 	if n := strings.Count(dom, "<tr>"); n < 5 {
 		t.Errorf("rendered DOM has %d table rows, want at least the 5 attempts", n)
 	}

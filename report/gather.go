@@ -4,7 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/profile"
 	"github.com/hone-perf/hone/verdict"
@@ -32,7 +35,7 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 		return nil, err
 	}
 	for _, a := range attempts {
-		ra := Attempt{Target: a.Target, PatchID: a.PatchID, Created: a.Proposed, Class: a.Class,
+		ra := Attempt{Target: a.Target, PatchID: a.PatchID, Pin: a.Pin, Created: a.Proposed, Class: a.Class,
 			Hotspot: a.Hotspot, Hypothesis: a.Hypothesis}
 		if v := a.Latest(); v != nil {
 			ra.Verdict, ra.Summary, ra.Signer, ra.Trusted = v.Verdict, v.Summary, v.Signer, v.Trusted
@@ -54,6 +57,9 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 		}
 		r.Attempts = append(r.Attempts, ra)
 	}
+	if r.Pins, err = pins(ctx, ws, r.Attempts); err != nil {
+		return nil, err
+	}
 	for _, name := range targets {
 		p, err := profile.Latest(ctx, ws, name)
 		if errs.Is(err, errs.NotFound) {
@@ -69,4 +75,38 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 		r.Profiles = append(r.Profiles, rp)
 	}
 	return r, nil
+}
+
+// pins describes every pin of attempts: its date, and whether the
+// protected base reaches it. A repository without a protected base (no
+// hone.toml on its default branch) leaves BaseRefs empty.
+func pins(ctx context.Context, ws *workspace.Workspace, attempts []Attempt) (map[string]Pin, error) {
+	var refs []string
+	if b, err := workspace.ProtectedBase(ctx, ws.Repo); err == nil {
+		refs = b.Refs
+	} else if !errs.Is(err, errs.NotFound) {
+		return nil, err
+	}
+	out := map[string]Pin{}
+	for _, a := range attempts {
+		if _, done := out[a.Pin]; done || a.Pin == "" {
+			continue
+		}
+		p := Pin{Commit: a.Pin, BaseRefs: refs}
+		if c, err := ws.Git.CommitObject(plumbing.NewHash(a.Pin)); err == nil {
+			p.Date = c.Committer.When
+		}
+		for _, ref := range refs {
+			_, err := git.Run(ctx, git.Cmd{Dir: ws.Root, Isolated: true, Args: []string{"merge-base", "--is-ancestor", a.Pin, ref}})
+			if err == nil {
+				p.OnBase = true
+				break
+			}
+			if code := git.ExitCode(err); code != 1 && code != 128 {
+				return nil, errs.Wrap(errs.Failure, err, "cannot tell whether %s reaches pin %s", ref, git.Short(a.Pin))
+			}
+		}
+		out[a.Pin] = p
+	}
+	return out, nil
 }

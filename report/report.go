@@ -25,13 +25,30 @@ type Report struct {
 	Generated time.Time // when the page was made
 	Threshold float64   // accept threshold: a speedup CI must clear 1+Threshold
 	Attempts  []Attempt // oldest first
-	Profiles  []Profile // the latest profile of each target shown
+	// Pins describes each commit attempts were made from, by commit: the
+	// attempts table groups by pin, since a pin that moved makes one
+	// diff's verdicts differ for reasons the diff does not show.
+	Pins     map[string]Pin
+	Profiles []Profile // the latest profile of each target shown
+}
+
+// Pin is one commit attempts were made from.
+type Pin struct {
+	Commit string
+	// Date is the commit's committer date; zero when this clone lacks it.
+	Date time.Time
+	// OnBase reports that the protected base (BaseRefs) reaches the pin: an
+	// agent's own commit is not on it, and its verdicts judge a world no
+	// one else has.
+	OnBase   bool
+	BaseRefs []string // the protected base refs checked; empty when unknown
 }
 
 // Attempt is one proposal and, once judged, its verdict.
 type Attempt struct {
 	Target     string
 	PatchID    string
+	Pin        string // the pin commit the patch applies to
 	Created    time.Time
 	Class      int
 	Hotspot    string

@@ -8,10 +8,17 @@ import (
 )
 
 // sample is a small but complete report: every verdict word, a gate
-// rejection without a speedup, and a hostile hypothesis.
+// rejection without a speedup, a hostile hypothesis and one too long for
+// the plot. The first three attempts are on the protected base's pin, the
+// last two on an agent's own commit.
 func sample() *Report {
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	return &Report{
+	const main, own = "aaaabbbbccccddddeeeeffff0000111122223333", "9999888877776666555544443333222211110000"
+	r := &Report{
+		Pins: map[string]Pin{
+			main: {Commit: main, Date: at.Add(-time.Hour), OnBase: true, BaseRefs: []string{"refs/heads/main"}},
+			own:  {Commit: own, Date: at, BaseRefs: []string{"refs/heads/main"}},
+		},
 		Workspace: "/tmp/demo",
 		Target:    "wordfreq",
 		Generated: at,
@@ -19,7 +26,7 @@ func sample() *Report {
 		Attempts: []Attempt{
 			{Target: "wordfreq", PatchID: "3f1c9a0d2b7e41aa", Created: at, Class: 5, Hotspot: "find_word",
 				Hypothesis: "Replace the linear scan with a hash table", Verdict: "accepted",
-				Summary: "accepted: cpu-time 14.2x faster", Metric: "cpu-time",
+				Summary: "accepted: cpu-time 14.2x faster", Metric: "cpu-time", Signer: "runner@ci", Trusted: true,
 				HasSpeedup: true, Speedup: 14.2, Low: 12.9, High: 15.8, Confidence: 0.95},
 			{Target: "wordfreq", PatchID: "77aa01bb", Created: at, Class: 5, Hotspot: "find_word",
 				Hypothesis: "Compare lengths before strcmp", Verdict: "rejected-bench",
@@ -44,6 +51,14 @@ func sample() *Report {
 			},
 		}},
 	}
+	for i := range r.Attempts {
+		r.Attempts[i].Pin = main
+		if i >= 3 {
+			r.Attempts[i].Pin = own
+		}
+	}
+	r.Attempts[1].Hypothesis = "Compare the lengths of both words before calling strcmp on them, which skips most calls"
+	return r
 }
 
 func render(t *testing.T, r *Report) string {
@@ -63,7 +78,7 @@ func TestRenderShowsEveryPart(t *testing.T) {
 		"14.2×", "[12.9×, 15.8×]",
 		`<svg id="forest"`, "accept ≥ 1.02×",
 		`class="hotspots"`, "find_word", "targets/wordfreq/wordfreq.c:52",
-		"rejected-gate", "not judged yet: 1",
+		"rejected-gate", "not judged yet: 1", "<td>runner@ci</td>",
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
@@ -128,5 +143,29 @@ func TestTicks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Attempts are grouped by pin, each group saying when its pin was made and
+// whether the protected base holds it; a label the plot cuts is whole on
+// hover.
+func TestRenderGroupsByPinAndKeepsFullLabels(t *testing.T) {
+	html := render(t, sample())
+	for _, want := range []string{
+		`<tr class="pin-row"><th colspan="9">pin aaaabbbbcccc · 2026-11-29 11:00 UTC · on refs/heads/main</th></tr>`,
+		`<tr class="pin-row off-base"><th colspan="9">pin 999988887777 · 2026-11-29 12:00 UTC · NOT reachable from the protected base (refs/heads/main)`,
+		`<title>2. Compare the lengths of both words before calling strcmp on them, which skips most calls (pin aaaabbbbcccc)</title>2. Compare the lengths of both words be…</text>`,
+		`<title>__strcmp_avx2</title>__strcmp_avx2</text>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, `<tbody class="pin">`); n != 2 {
+		t.Errorf("%d pin groups, want 2", n)
+	}
+	// The numbers run over the whole table, as in the plot.
+	if !strings.Contains(html, `<td class="num">4</td>`) || !strings.Contains(html, `<td class="num">5</td>`) {
+		t.Error("the second group is not numbered 4 and 5")
 	}
 }

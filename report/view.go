@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/hone-perf/hone/internal/git"
 )
 
 // view is what the template reads: the report plus the geometry of its
@@ -11,8 +13,67 @@ import (
 type view struct {
 	*Report
 	Counts []count
+	Groups []pinGroup // the attempts by pin
 	Forest *forest    // nil when no attempt reached a benchmark
 	Bars   []barChart // one per profile
+}
+
+// pinGroup is the attempts made from one pin, numbered as in the forest
+// plot (oldest first over the whole report).
+type pinGroup struct {
+	Label   string
+	OffBase bool
+	Rows    []numbered
+}
+
+type numbered struct {
+	N int
+	Attempt
+}
+
+// groupByPin groups attempts by pin, in the order each pin first appears.
+func groupByPin(r *Report) []pinGroup {
+	var groups []pinGroup
+	at := map[string]int{}
+	for i, a := range r.Attempts {
+		g, ok := at[a.Pin]
+		if !ok {
+			g = len(groups)
+			at[a.Pin] = g
+			label, off := pinLabel(a.Pin, r.Pins[a.Pin])
+			groups = append(groups, pinGroup{Label: label, OffBase: off})
+		}
+		groups[g].Rows = append(groups[g].Rows, numbered{N: i + 1, Attempt: a})
+	}
+	return groups
+}
+
+// pinLabel says which commit a group was made from, when it was made, and
+// whether the protected base holds it.
+func pinLabel(commit string, p Pin) (string, bool) {
+	if commit == "" {
+		return "pin unknown (a verdict whose proposal this clone lacks)", false
+	}
+	label := "pin " + git.Short(commit)
+	if !p.Date.IsZero() {
+		label += " · " + p.Date.UTC().Format("2006-01-02 15:04 UTC")
+	} else {
+		label += " · not in this clone"
+	}
+	refs := make([]string, len(p.BaseRefs))
+	for i, ref := range p.BaseRefs {
+		refs[i] = ref
+		if !strings.HasPrefix(ref, "refs/") {
+			refs[i] = git.Short(ref)
+		}
+	}
+	switch {
+	case len(refs) == 0:
+		return label, false
+	case p.OnBase:
+		return label + " · on " + strings.Join(refs, ", "), false
+	}
+	return label + " · NOT reachable from the protected base (" + strings.Join(refs, ", ") + "): these verdicts judge a commit no one else has", true
 }
 
 type count struct {
@@ -49,6 +110,7 @@ func newView(r *Report) *view {
 		}
 		v.Counts[seen[a.Verdict]].N++
 	}
+	v.Groups = groupByPin(r)
 	v.Forest = newForest(r)
 	for _, p := range r.Profiles {
 		v.Bars = append(v.Bars, newBarChart(p))
@@ -76,8 +138,10 @@ type tick struct {
 
 type forestRow struct {
 	Y, X, XLow, XHigh float64
-	Label, Title      string
-	Color             string
+	// Label is cut to fit beside the plot; FullLabel, shown on hover, is
+	// not.
+	Label, FullLabel, Title string
+	Color                   string
 }
 
 const (
@@ -119,26 +183,27 @@ func newForest(r *Report) *forest {
 	}
 	for i, a := range rows {
 		f.Rows = append(f.Rows, forestRow{
-			Y:     f.Top + float64(i*rowHeight) + rowHeight/2 + 5,
-			X:     x(a.Speedup),
-			XLow:  x(a.Low),
-			XHigh: x(a.High),
-			Label: attemptLabel(numbers[i], a),
-			Title: a.Verdict + ": " + trimFloat(a.Speedup, 3) + "× [" + trimFloat(a.Low, 3) + ", " + trimFloat(a.High, 3) + "]",
-			Color: colorOf(a.Verdict),
+			Y:         f.Top + float64(i*rowHeight) + rowHeight/2 + 5,
+			X:         x(a.Speedup),
+			XLow:      x(a.Low),
+			XHigh:     x(a.High),
+			Label:     truncate(attemptLabel(numbers[i], a), 40),
+			FullLabel: attemptLabel(numbers[i], a) + " (pin " + git.Short(a.Pin) + ")",
+			Title:     a.Verdict + ": " + trimFloat(a.Speedup, 3) + "× [" + trimFloat(a.Low, 3) + ", " + trimFloat(a.High, 3) + "]",
+			Color:     colorOf(a.Verdict),
 		})
 	}
 	return f
 }
 
-// attemptLabel names a forest row by its number in the table and the start
-// of its hypothesis, which is what tells two attempts on one hotspot apart.
+// attemptLabel names a forest row by its number in the table and its
+// hypothesis, which is what tells two attempts on one hotspot apart.
 func attemptLabel(n int, a Attempt) string {
 	text := a.Hypothesis
 	if text == "" {
 		text = a.Hotspot
 	}
-	return truncate(strconv.Itoa(n)+". "+text, 40)
+	return strconv.Itoa(n) + ". " + text
 }
 
 // truncate shortens s to at most n runes, marking the cut with an ellipsis.
@@ -183,9 +248,9 @@ type barChart struct {
 }
 
 type barRow struct {
-	Y                   float64
-	FlatWidth, CumWidth float64
-	Label, Where, Value string
+	Y                         float64
+	FlatWidth, CumWidth       float64
+	Label, Full, Where, Value string
 }
 
 const maxBars = 15
@@ -213,6 +278,7 @@ func newBarChart(p Profile) barChart {
 			FlatWidth: round1(span * clampPct(h.FlatPct) / 100),
 			CumWidth:  round1(span * clampPct(h.CumPct) / 100),
 			Label:     sym,
+			Full:      h.Symbol,
 			Where:     where,
 			Value:     trimFloat(h.FlatPct, 1) + "% / " + trimFloat(h.CumPct, 1) + "%",
 		})

@@ -16,20 +16,20 @@ type Finding struct {
 	// Sanitizer is the runtime that reported: AddressSanitizer,
 	// LeakSanitizer, UndefinedBehaviorSanitizer, ThreadSanitizer, or "Go
 	// race detector".
-	Sanitizer string `json:"sanitizer"`
+	Sanitizer string `toml:"sanitizer" json:"sanitizer"`
 	// Kind is the error in the runtime's own words, as in its SUMMARY
 	// line: "heap-use-after-free", "double-free", "signed-integer-overflow",
 	// "data-race", "memory-leak".
-	Kind string `json:"kind"`
+	Kind string `toml:"kind" json:"kind"`
 	// Function, File and Line are the first frame in the program's own
 	// code: the first that is neither in a sanitizer runtime, nor in the
 	// C, Rust or Go runtime, nor without a source line. Empty when no
 	// frame qualifies (a build without debug information).
-	Function string `json:"function,omitempty"`
-	File     string `json:"file,omitempty"`
-	Line     int    `json:"line,omitempty"`
+	Function string `toml:"function,omitempty" json:"function,omitempty"`
+	File     string `toml:"file,omitempty" json:"file,omitempty"`
+	Line     int    `toml:"line,omitempty" json:"line,omitempty"`
 	// Header is the report's first line, clipped.
-	Header string `json:"header"`
+	Header string `toml:"header" json:"header"`
 }
 
 // Frame is the first frame of the program's own code as "function

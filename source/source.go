@@ -150,22 +150,11 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 	v.RepoPath = path.Join(t.Path, v.Path)
 	r := &reader{ws: ws, view: v}
 
-	// The target's own path must be a real directory at the pin: a symlink
-	// there would show files from outside the target.
-	root, err := r.walk(tree, strings.Split(t.Path, "/"), func(at string) error {
-		return errs.NotFoundf("target %q: its path %q does not exist at pin %s (%s); check targets.%s.path and pin in hone.toml", t.Name, t.Path, t.Pin, git.Short(pin), t.Name)
-	})
+	rootTree, err := r.targetTree(tree, t, pin)
 	if err != nil {
 		return nil, err
 	}
-	if root.Mode != filemode.Dir {
-		return nil, errs.Policyf("target %q: %q is not a directory at pin %s (%s) but a %s; hone does not follow it", t.Name, t.Path, t.Pin, git.Short(pin), typeOf(root.Mode))
-	}
-	rootTree, err := ws.Git.TreeObject(root.Hash)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", root.Hash)
-	}
-	if rel, ok := repoRelative(rootTree, strings.Split(t.Path, "/"), parts); ok {
+	if rel, ok := repoRelative(rootTree, targetSegments(t.Path), parts); ok {
 		parts = rel
 		v.Path = strings.Join(parts, "/")
 		if v.Path == "" {
@@ -202,6 +191,38 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 		return v, nil
 	}
 	return r.file(e.Hash, offset, limit)
+}
+
+// targetTree is the tree of the target's path at the pin, which must be a
+// real directory there: a symlink would show files from outside the
+// target. A target at the top level is the whole tree.
+func (r *reader) targetTree(tree *object.Tree, t *workspace.Target, pin string) (*object.Tree, error) {
+	segs := targetSegments(t.Path)
+	if len(segs) == 0 {
+		return tree, nil
+	}
+	root, err := r.walk(tree, segs, func(at string) error {
+		return errs.NotFoundf("target %q: its path %q does not exist at pin %s (%s); check targets.%s.path and pin in hone.toml", t.Name, t.Path, t.Pin, git.Short(pin), t.Name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if root.Mode != filemode.Dir {
+		return nil, errs.Policyf("target %q: %q is not a directory at pin %s (%s) but a %s; hone does not follow it", t.Name, t.Path, t.Pin, git.Short(pin), typeOf(root.Mode))
+	}
+	sub, err := r.ws.Git.TreeObject(root.Hash)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", root.Hash)
+	}
+	return sub, nil
+}
+
+// targetSegments splits a target's path; none for the top level.
+func targetSegments(p string) []string {
+	if p == "." {
+		return nil
+	}
+	return strings.Split(p, "/")
 }
 
 // repoRelative reads parts as a path from the repository's top level, the

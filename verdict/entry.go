@@ -8,6 +8,7 @@ package verdict
 
 import (
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/sanitize"
 )
 
 // Reasons recorded beside the verdict word.
@@ -38,6 +39,11 @@ type Entry struct {
 	// KeptCheckouts are the checkouts left in place by Options.Keep. They are
 	// local paths, so they are not stored in the ledger.
 	KeptCheckouts []string `toml:"-" json:"kept_checkouts,omitempty"`
+	// Logs names the attachment holding the full output of the builds and
+	// gates (LogsAttachment); empty when nothing printed.
+	Logs string `toml:"logs,omitempty" json:"logs,omitempty"`
+
+	logs *gateLogs // gathered while judging, stored by Run
 }
 
 // GateResult is one gate (or the build) on one or both sides.
@@ -47,8 +53,13 @@ type GateResult struct {
 	Equivalence bool     `toml:"equivalence,omitempty" json:"equivalence,omitempty"`
 	Candidate   *RunInfo `toml:"candidate,omitempty" json:"candidate,omitempty"`
 	Baseline    *RunInfo `toml:"baseline,omitempty" json:"baseline,omitempty"`
-	// Message says why the gate failed (exit status, timeout, output differs).
+	// Message says why the gate failed: the first failing line and the exit
+	// status, the sanitizer report, the first output that differs.
 	Message string `toml:"message,omitempty" json:"message,omitempty"`
+	// Sanitize lists the sanitizers the gate's builds had.
+	Sanitize []string `toml:"sanitize,omitempty" json:"sanitize,omitempty"`
+	// Differential is a differential gate's account of its inputs.
+	Differential *Differential `toml:"differential,omitempty" json:"differential,omitempty"`
 }
 
 // RunInfo summarises one sandboxed command.
@@ -69,6 +80,11 @@ type RunInfo struct {
 	UnreapedSeconds float64 `toml:"unreaped_seconds,omitempty" json:"unreaped_seconds,omitempty"`
 	// OutputTail is the end of stdout and stderr, kept for failures only.
 	OutputTail string `toml:"output_tail,omitempty" json:"output_tail,omitempty"`
+	// FailureLine is the line that says what failed (see failureLine),
+	// from all the output the run kept; for failures only.
+	FailureLine string `toml:"failure_line,omitempty" json:"failure_line,omitempty"`
+	// Sanitizer is the first sanitizer report of a run on a sanitizer build.
+	Sanitizer *sanitize.Finding `toml:"sanitizer,omitempty" json:"sanitizer,omitempty"`
 }
 
 // Bench is the benchmark protocol as run, its statistics and its raw samples.

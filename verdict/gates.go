@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/sanitize"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -48,57 +50,40 @@ const (
 	baselineFailed             // the baseline itself fails the gate: not the patch's fault
 )
 
-// runGates runs t's gates in order on the candidate, stopping at the first
-// failure. An equivalence gate also runs on the baseline and requires the
-// same exit status and byte-identical stdout. When the candidate fails an
-// ordinary gate, the gate is run on the baseline too, so a gate that was
-// already broken at the pin yields an error verdict, not a rejected patch.
-func runGates(ctx context.Context, t *workspace.Target, base, cand *build.Side, env *Environment, progress func(Progress)) ([]GateResult, gateOutcome, error) {
+// gateRunner runs one verdict's gates. Every gate runs on the candidate;
+// the baseline runs a gate when its outputs are compared (equivalence and
+// differential gates) and when the candidate fails, so that a gate already
+// broken at the pin yields an error verdict, not a rejected patch. A gate
+// with sanitizers runs on both sides' sanitizer builds, made when first
+// needed and shared by the gates that ask for the same sanitizers.
+type gateRunner struct {
+	t          *workspace.Target
+	run        *build.Run
+	base, cand *build.Side
+	env        *Environment
+	logs       *gateLogs
+	seed       int64 // the verdict's input seed, from which differential gates draw theirs
+	progress   func(Progress)
+	sanitized  map[string]*sanitizedSides
+	driver     string // host path of the differential driver, once made
+}
+
+// sanitizedSides are one set of sanitizers' builds; nil until built.
+type sanitizedSides struct{ base, cand *build.Side }
+
+// runGates runs t's gates in order, stopping at the first that fails.
+func (r *gateRunner) runGates(ctx context.Context) ([]GateResult, gateOutcome, error) {
 	var out []GateResult
-	gate := func(s *build.Side, g workspace.Gate) (*jail.Result, error) {
-		res, err := jail.Run(ctx, s.Spec(g.Run, g.Timeout.Duration))
-		env.noteJail(res)
-		return res, err
-	}
-	for _, g := range t.Gates {
-		if progress != nil {
-			progress(Progress{Phase: "gate", Gate: g.Name})
+	for _, g := range r.t.Gates {
+		if r.progress != nil {
+			r.progress(Progress{Phase: "gate", Gate: g.Name})
 		}
-		gr := GateResult{Name: g.Name, Equivalence: g.Equivalence}
-		cres, err := gate(cand, g)
+		gr := GateResult{Name: g.Name, Equivalence: g.Equivalence, Sanitize: g.Sanitize}
+		outcome, err := r.gate(ctx, g, &gr)
 		if err != nil {
 			return out, gatesPassed, err
 		}
-		outcome := gatesPassed
-		if g.Equivalence {
-			bres, err := gate(base, g)
-			if err != nil {
-				return out, gatesPassed, err
-			}
-			gr.Baseline = runInfo(bres, abnormal(bres))
-			switch {
-			case abnormal(bres):
-				outcome, gr.Message = baselineFailed, "the baseline "+bres.Describe()
-			case abnormal(cres):
-				outcome, gr.Message = gateFailed, "the candidate "+cres.Describe()
-			case cres.ExitCode != bres.ExitCode:
-				outcome, gr.Message = gateFailed, fmt.Sprintf("exit status %d differs from the baseline's %d", cres.ExitCode, bres.ExitCode)
-			case cres.Stdout.SHA256() != bres.Stdout.SHA256():
-				outcome, gr.Message = gateFailed, fmt.Sprintf("stdout differs from the baseline's (%d bytes vs %d)%s", cres.Stdout.Len(), bres.Stdout.Len(), firstDifference(cres, bres))
-			}
-		} else if !cres.Success() {
-			outcome, gr.Message = gateFailed, cres.Describe()
-			bres, err := gate(base, g)
-			if err != nil {
-				return out, gatesPassed, err
-			}
-			if !bres.Success() {
-				gr.Baseline = runInfo(bres, true)
-				outcome, gr.Message = baselineFailed, "fails on the baseline too ("+bres.Describe()+")"
-			}
-		}
 		gr.Passed = outcome == gatesPassed
-		gr.Candidate = runInfo(cres, !gr.Passed)
 		out = append(out, gr)
 		if outcome != gatesPassed {
 			return out, outcome, nil
@@ -107,14 +92,263 @@ func runGates(ctx context.Context, t *workspace.Target, base, cand *build.Side, 
 	return out, gatesPassed, nil
 }
 
+func (r *gateRunner) gate(ctx context.Context, g workspace.Gate, gr *GateResult) (gateOutcome, error) {
+	cand, outcome, err := r.side(ctx, g, gr, build.Candidate)
+	if cand == nil || err != nil {
+		return outcome, err
+	}
+	switch {
+	case g.Differential():
+		return r.differential(ctx, g, gr, cand)
+	case g.Equivalence:
+		return r.equivalence(ctx, g, gr, cand)
+	}
+	return r.plain(ctx, g, gr, cand)
+}
+
+// side returns the build a gate runs on for role: the plain one, or the
+// sanitizer build, made now if it is the first gate to need it. When a
+// sanitizer build fails, side returns nil and the outcome: the baseline's
+// failing is the pin's fault, the candidate's is the patch's unless the
+// baseline fails too.
+func (r *gateRunner) side(ctx context.Context, g workspace.Gate, gr *GateResult, role build.Role) (*build.Side, gateOutcome, error) {
+	if len(g.Sanitize) == 0 {
+		if role == build.Baseline {
+			return r.base, gatesPassed, nil
+		}
+		return r.cand, gatesPassed, nil
+	}
+	key := sanitize.Key(g.Sanitize)
+	if r.sanitized == nil {
+		r.sanitized = map[string]*sanitizedSides{}
+	}
+	ss := r.sanitized[key]
+	if ss == nil {
+		ss = &sanitizedSides{}
+		r.sanitized[key] = ss
+	}
+	slot, commit := &ss.cand, r.cand.Commit
+	if role == build.Baseline {
+		slot, commit = &ss.base, r.base.Commit
+	}
+	if *slot == nil {
+		if r.progress != nil {
+			r.progress(Progress{Phase: "build", Gate: g.Name})
+		}
+		s, err := r.run.BuildSanitized(ctx, role, commit, g.Sanitize)
+		if err != nil {
+			return nil, gatesPassed, err
+		}
+		if s.Result != nil {
+			r.env.noteJail(s.Result)
+			r.logs.add(g.Name, string(role)+".build", s.Result)
+		}
+		*slot = s
+	}
+	s := *slot
+	if s.OK() {
+		return s, gatesPassed, nil
+	}
+	info := builtInfo(s)
+	what := fmt.Sprintf("the build with sanitizers %s failed: %s", strings.Join(g.Sanitize, ", "), buildFailure(s, r.logs.cap))
+	if role == build.Baseline {
+		gr.Baseline, gr.Message = info, "the baseline: "+what
+		return nil, baselineFailed, nil
+	}
+	gr.Candidate, gr.Message = info, what
+	base, outcome, err := r.side(ctx, g, gr, build.Baseline)
+	if base == nil || err != nil {
+		return nil, outcome, err
+	}
+	return nil, gateFailed, nil
+}
+
+// exec runs a gate's command on one side, keeping its output for the logs.
+func (r *gateRunner) exec(ctx context.Context, g workspace.Gate, s *build.Side) (*jail.Result, error) {
+	spec := s.Spec(g.Run, g.Timeout.Duration)
+	spec.OutputCap = r.logs.cap
+	res, err := jail.Run(ctx, spec)
+	r.env.noteJail(res)
+	if err == nil {
+		r.logs.add(g.Name, string(s.Role), res)
+	}
+	return res, err
+}
+
+// failure says why a run of gate g failed, or "" when it passed: on a
+// sanitizer build, a sanitizer report fails the run whatever its exit
+// status, and so does stderr cut to the cap, where a report could hide.
+func (r *gateRunner) failure(g workspace.Gate, res *jail.Result) (string, *sanitize.Finding) {
+	if len(g.Sanitize) > 0 {
+		stderr, cut := kept(&res.Stderr, r.logs.cap)
+		if f := sanitize.Report(stderr); f != nil {
+			msg := f.String()
+			if res.Success() {
+				msg += " (the run exited 0 all the same)"
+			}
+			return msg, f
+		}
+		if cut && res.Success() {
+			return fmt.Sprintf("stderr was cut at [ledger] gate_log_size (%d bytes of %d), so a sanitizer report could hide in what was cut; raise gate_log_size", r.logs.cap, res.Stderr.Len()), nil
+		}
+	}
+	if res.Success() {
+		return "", nil
+	}
+	return describe(res, r.logs.cap), nil
+}
+
+// describe is how a failed run ended, with the line that says what failed.
+func describe(res *jail.Result, limit int) string {
+	stdout, _ := kept(&res.Stdout, limit)
+	stderr, _ := kept(&res.Stderr, limit)
+	if l := failureLine(stdout, stderr); l != "" && !res.MeterFailed {
+		return l + " (" + res.Describe() + ")"
+	}
+	return res.Describe()
+}
+
+// buildFailure says why a build is unusable, with the line that says what
+// failed when its command did.
+func buildFailure(s *build.Side, limit int) string {
+	if s.Failure == "" && s.Result != nil {
+		return describe(s.Result, limit)
+	}
+	return s.Describe()
+}
+
+// info is a run's record: with its failure line and sanitizer report when
+// it failed.
+func (r *gateRunner) info(res *jail.Result, failed bool, f *sanitize.Finding) *RunInfo {
+	ri := runInfo(res, failed)
+	if failed {
+		stdout, _ := kept(&res.Stdout, r.logs.cap)
+		stderr, _ := kept(&res.Stderr, r.logs.cap)
+		ri.FailureLine, ri.Sanitizer = failureLine(stdout, stderr), f
+		if f != nil {
+			ri.OutputTail = reportExcerpt(stderr, f)
+		}
+	}
+	return ri
+}
+
+// reportExcerpt is the start of a sanitizer report, its header and first
+// stack, for the verdict's detail: its end is a shadow-memory map nobody
+// reads first.
+func reportExcerpt(stderr []byte, f *sanitize.Finding) string {
+	lines := strings.Split(strings.ToValidUTF8(string(stderr), "?"), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == f.Header {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return f.Header
+	}
+	end, frames := start+1, false
+	for ; end < len(lines) && end-start < 40; end++ {
+		l := strings.TrimSpace(lines[end])
+		if l == "" && frames {
+			break
+		}
+		frames = frames || strings.HasPrefix(l, "#")
+	}
+	return errs.ClipTo(strings.Join(lines[start:end], "\n"), tailBytes)
+}
+
+// plain runs an ordinary gate: it must succeed on the candidate.
+func (r *gateRunner) plain(ctx context.Context, g workspace.Gate, gr *GateResult, cand *build.Side) (gateOutcome, error) {
+	cres, err := r.exec(ctx, g, cand)
+	if err != nil {
+		return gatesPassed, err
+	}
+	msg, f := r.failure(g, cres)
+	gr.Candidate = r.info(cres, msg != "", f)
+	if msg == "" {
+		return gatesPassed, nil
+	}
+	gr.Message = msg
+	bres, outcome, err := r.onBaseline(ctx, g, gr)
+	if bres == nil || err != nil {
+		return outcome, err
+	}
+	bmsg, bf := r.failure(g, bres)
+	gr.Baseline = r.info(bres, bmsg != "", bf)
+	switch {
+	case bmsg == "":
+		return gateFailed, nil
+	case sameReport(f, bf):
+		gr.Message = "the baseline reports it too (" + bf.String() + ")"
+	default:
+		gr.Message = "fails on the baseline too (" + bmsg + ")"
+	}
+	return baselineFailed, nil
+}
+
+// onBaseline runs g on the baseline, on its sanitizer build for a
+// sanitizer gate; the result is nil, with the outcome, when that build
+// failed.
+func (r *gateRunner) onBaseline(ctx context.Context, g workspace.Gate, gr *GateResult) (*jail.Result, gateOutcome, error) {
+	base, outcome, err := r.side(ctx, g, gr, build.Baseline)
+	if base == nil || err != nil {
+		return nil, outcome, err
+	}
+	res, err := r.exec(ctx, g, base)
+	return res, gatesPassed, err
+}
+
+// sameReport: the baseline's report is the candidate's (kind and
+// function), so the bug was there before the patch.
+func sameReport(c, b *sanitize.Finding) bool {
+	return c != nil && b != nil && c.Kind == b.Kind && c.Function == b.Function
+}
+
+// equivalence runs the gate on both sides: the candidate's stdout and exit
+// status must equal the baseline's, and on sanitizer builds neither may
+// report.
+func (r *gateRunner) equivalence(ctx context.Context, g workspace.Gate, gr *GateResult, cand *build.Side) (gateOutcome, error) {
+	cres, err := r.exec(ctx, g, cand)
+	if err != nil {
+		return gatesPassed, err
+	}
+	bres, outcome, err := r.onBaseline(ctx, g, gr)
+	if bres == nil || err != nil {
+		return outcome, err
+	}
+	_, cf := r.failure(g, cres)
+	_, bf := r.failure(g, bres)
+	gr.Baseline = r.info(bres, abnormal(bres) || bf != nil, bf)
+	outcome = gatesPassed
+	switch {
+	case abnormal(bres):
+		outcome, gr.Message = baselineFailed, "the baseline "+bres.Describe()
+	case bf != nil && sameReport(cf, bf):
+		outcome, gr.Message = baselineFailed, "the baseline reports it too ("+bf.String()+")"
+	case bf != nil:
+		outcome, gr.Message = baselineFailed, "the baseline "+bf.String()
+	case abnormal(cres):
+		outcome, gr.Message = gateFailed, "the candidate "+cres.Describe()
+	case cf != nil:
+		outcome, gr.Message = gateFailed, cf.String()
+	case cres.ExitCode != bres.ExitCode:
+		outcome, gr.Message = gateFailed, fmt.Sprintf("exit status %d differs from the baseline's %d", cres.ExitCode, bres.ExitCode)
+	case cres.Stdout.SHA256() != bres.Stdout.SHA256():
+		outcome, gr.Message = gateFailed, fmt.Sprintf("stdout differs from the baseline's (%d bytes vs %d)%s", cres.Stdout.Len(), bres.Stdout.Len(), firstDifference(cres.Stdout.Bytes(), bres.Stdout.Bytes()))
+	}
+	gr.Candidate = r.info(cres, outcome == gateFailed, cf)
+	return outcome, nil
+}
+
 // abnormal reports a run that did not end by itself with a status: killed,
 // timed out, or not measured.
 func abnormal(r *jail.Result) bool { return r.TimedOut || r.Signaled || r.MeterFailed }
 
 // firstDifference names the first line where two kept stdouts differ.
-func firstDifference(cand, base *jail.Result) string {
-	c := strings.Split(string(cand.Stdout.Bytes()), "\n")
-	b := strings.Split(string(base.Stdout.Bytes()), "\n")
+func firstDifference(cand, base []byte) string {
+	c := strings.Split(string(cand), "\n")
+	b := strings.Split(string(base), "\n")
 	for i := 0; i < min(len(c), len(b)); i++ {
 		if c[i] != b[i] {
 			return fmt.Sprintf("; first difference at line %d: %q vs %q", i+1, clip(c[i]), clip(b[i]))

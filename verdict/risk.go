@@ -9,6 +9,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/sanitize"
 )
 
 // riskPatterns are what makes a faster patch need a human: speed bought with
@@ -55,6 +56,9 @@ func scanDiff(diff string) []string {
 				if p.re.MatchString(added) {
 					seen[p.name+" in "+file] = true
 				}
+			}
+			if sanitize.Evasive(added) {
+				seen["sanitizer-evasion in "+file] = true
 			}
 		}
 	}

@@ -48,7 +48,14 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 	if opts.Progress != nil {
 		opts.Progress(Progress{Phase: "record"})
 	}
-	st, err := ledger.Open(ws).Append(ctx, e)
+	logs, err := e.logs.attachments()
+	if err != nil {
+		return nil, err
+	}
+	if len(logs) > 0 {
+		e.Logs = LogsAttachment
+	}
+	st, err := ledger.Open(ws).Append(ctx, e, logs...)
 	if err != nil {
 		return nil, err
 	}
@@ -150,15 +157,17 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, t *workspace.Target,
 // first step that decides it.
 func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e *Entry, run *build.Run, br *benchRun, progress func(Progress)) error {
 	progress(Progress{Phase: "build"})
+	e.logs = newGateLogs(ws.Config.Ledger.GateLogBytes)
 	base, err := run.Build(ctx, build.Baseline, e.Pin)
 	if err != nil {
 		return err
 	}
+	e.logs.add("build", "baseline", base.Result)
 	e.Environment.noteJail(base.Result)
 	e.Environment.BaselineCacheDiscarded = base.Discarded
 	bg := GateResult{Name: "build", Baseline: builtInfo(base)}
 	if !base.OK() {
-		bg.Message = "the baseline (pin) failed to build: " + base.Describe()
+		bg.Message = "the baseline (pin) failed to build: " + buildFailure(base, e.logs.cap)
 		e.Gates = append(e.Gates, bg)
 		e.harnessError(ReasonBaseline, bg.Message+"\n"+bg.Baseline.OutputTail)
 		return nil
@@ -167,11 +176,12 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 	if err != nil {
 		return err
 	}
+	e.logs.add("build", "candidate", cand.Result)
 	e.Environment.noteJail(cand.Result)
 	bg.Candidate = builtInfo(cand)
 	bg.Passed = cand.OK()
 	if !bg.Passed {
-		bg.Message = cand.Describe()
+		bg.Message = buildFailure(cand, e.logs.cap)
 		e.Gates = append(e.Gates, bg)
 		e.gateRejected(bg)
 		return nil
@@ -179,7 +189,8 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 	e.Gates = append(e.Gates, bg)
 	e.Environment.BaselineBinary, e.Environment.CandidateBinary = nilIfEmpty(base.Outputs), nilIfEmpty(cand.Outputs)
 
-	gates, outcome, err := runGates(ctx, t, base, cand, &e.Environment, progress)
+	gr := &gateRunner{t: t, run: run, base: base, cand: cand, env: &e.Environment, logs: e.logs, seed: NewInputSeed(), progress: progress}
+	gates, outcome, err := gr.runGates(ctx)
 	e.Gates = append(e.Gates, gates...)
 	if err != nil {
 		return err
@@ -204,7 +215,8 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 		return err
 	}
 	if fail != nil {
-		g := GateResult{Name: "bench", Message: "the bench command " + fail.res.Describe()}
+		e.logs.add("bench", fail.side, fail.res)
+		g := GateResult{Name: "bench", Message: "the bench command " + describe(fail.res, e.logs.cap)}
 		if fail.side == "baseline" {
 			g.Baseline = runInfo(fail.res, true)
 			e.Gates = append(e.Gates, g)

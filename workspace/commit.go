@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -86,7 +87,10 @@ func (c *Config) CheckTree(r *repo.Repo, t *Target, commit string) error {
 		return errs.Wrap(errs.Failure, err, "cannot read the tree of %s", git.Short(commit))
 	}
 	at := "commit " + git.Short(commit)
-	segs := strings.Split(t.Path, "/")
+	var segs []string
+	if t.Path != "." {
+		segs = strings.Split(t.Path, "/")
+	}
 	for n := 1; n <= len(segs); n++ {
 		dir := strings.Join(segs[:n], "/")
 		entry, err := root.FindEntry(dir)
@@ -107,9 +111,11 @@ func (c *Config) CheckTree(r *repo.Repo, t *Target, commit string) error {
 	if len(t.Files) == 0 {
 		return nil
 	}
-	sub, err := root.Tree(t.Path)
-	if err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot read %s at %s", t.Path, at)
+	sub := root
+	if t.Path != "." {
+		if sub, err = root.Tree(t.Path); err != nil {
+			return errs.Wrap(errs.Failure, err, "cannot read %s at %s", t.Path, at)
+		}
 	}
 	var paths []string
 	walker := object.NewTreeWalker(sub, true, nil)
@@ -123,7 +129,7 @@ func (c *Config) CheckTree(r *repo.Repo, t *Target, commit string) error {
 			return errs.Wrap(errs.Failure, err, "cannot read %s at %s", t.Path, at)
 		}
 		if e.Mode != filemode.Dir {
-			paths = append(paths, t.Path+"/"+name)
+			paths = append(paths, path.Join(t.Path, name))
 		}
 	}
 	if missing := t.Rules().Unlisted(paths); len(missing) > 0 {

@@ -47,6 +47,10 @@ type LedgerConfig struct {
 	// the repository's top level and read at the protected base, naming the
 	// keys whose signed verdicts are trusted. Empty: every verdict is.
 	AllowedSigners string `toml:"allowed_signers" json:"allowed_signers,omitempty"`
+	// GateLogSize bounds, as written ("4MiB"), how much of each stream of
+	// each gate run a verdict stores; GateLogBytes is its value in bytes.
+	GateLogSize  string `toml:"gate_log_size" json:"gate_log_size"`
+	GateLogBytes int64  `toml:"-" json:"gate_log_bytes"`
 }
 
 // BenchConfig is the benchmark protocol. The workspace [bench] table gives the
@@ -142,7 +146,20 @@ type Gate struct {
 	Run         string   `toml:"run" json:"run"`
 	Timeout     Duration `toml:"timeout" json:"timeout"`         // default 10m
 	Equivalence bool     `toml:"equivalence" json:"equivalence"` // stdout and exit status must equal the baseline's
+	// Sanitize runs the gate against builds made with these sanitizers
+	// (see package sanitize); a sanitizer report fails it.
+	Sanitize []string `toml:"sanitize" json:"sanitize,omitempty"`
+	// Generate makes the gate differential: a command that prints one
+	// input made from HONE_SEED. Run reads each input on stdin, for Seeds
+	// seeds, and its stdout and exit status must equal the baseline's for
+	// every one. Timeout bounds each side's whole run of inputs.
+	Generate string `toml:"generate" json:"generate,omitempty"`
+	Seeds    int    `toml:"seeds" json:"seeds,omitempty"` // default DefaultSeeds when Generate is set
 }
+
+// Differential reports whether the gate compares outputs over generated
+// inputs.
+func (g *Gate) Differential() bool { return g.Generate != "" }
 
 type ProfileConfig struct {
 	Run       string `toml:"run" json:"run"`             // default: the bench command
@@ -190,7 +207,9 @@ const (
 	DefaultNotesRef     = "refs/notes/hone"
 	DefaultMaxDiffBytes = 4 << 20
 	DefaultGateTimeout  = 10 * time.Minute
-	FileName            = "hone.toml"
+	DefaultSeeds        = 1000
+	DefaultGateLogSize  = "4MiB"
+	FileName            = allowlist.ConfigFile
 )
 
 // A hypothesis is a sentence or two and a hotspot a symbol; both go into

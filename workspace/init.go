@@ -138,6 +138,9 @@ func writeConfig(ctx context.Context, r *repo.Repo, file, target, path string) (
 	if err != nil {
 		return "", nil, err
 	}
+	if path == "." && l == nil {
+		return "", nil, errs.Usagef("--path .: a target at the top level must list the files it may change, and hone init found no build system to list them from; pass --path DIR naming the sources' directory, or write the target's files = [...] in hone.toml by hand")
+	}
 	switch {
 	case target != "":
 	case l != nil:

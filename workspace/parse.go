@@ -157,6 +157,17 @@ func (p *parser) validate(c *Config) error {
 	if !strings.HasPrefix(c.Ledger.NotesRef, "refs/notes/") {
 		return p.errf(toml.Key{"ledger", "notes_ref"}, "must start with refs/notes/")
 	}
+	if c.Ledger.GateLogSize == "" {
+		c.Ledger.GateLogSize = DefaultGateLogSize
+	}
+	n, err := ParseSize(c.Ledger.GateLogSize)
+	if err == nil && n < minGateLog {
+		err = fmt.Errorf("%q is too small to hold a failure; write at least \"64KiB\"", c.Ledger.GateLogSize)
+	}
+	if err != nil {
+		return p.errf(toml.Key{"ledger", "gate_log_size"}, "%v", err)
+	}
+	c.Ledger.GateLogBytes = n
 	base := DefaultBench
 	if err := p.mergeBench(&base, c.Bench, toml.Key{"bench"}); err != nil {
 		return err
@@ -215,6 +226,9 @@ func (p *parser) validate(c *Config) error {
 		if err := p.validateTarget(name, c.Targets[name], base); err != nil {
 			return err
 		}
+		if f := c.Ledger.AllowedSigners; f != "" && c.Targets[name].Rules().Rule(f) == "" {
+			return p.errf(toml.Key{"ledger", "allowed_signers"}, "%q is a file target %q may change, and its patches could trust their own verdicts; keep it under %s/, or protect it", f, name, allowlist.StateDir)
+		}
 	}
 	c.Bench = base
 	return nil
@@ -229,7 +243,11 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	if t.Path == "" {
 		t.Path = "targets/" + name
 	}
-	if err := checkRelPath(t.Path); err != nil {
+	if path.Clean(t.Path) == "." {
+		if !p.md.IsDefined(append(key(), "files")...) {
+			return p.errf(key("path"), "names the repository's top level: a target there needs files = [...] naming the files patches may change (%s, %s/ and .git* never may)", FileName, allowlist.StateDir)
+		}
+	} else if err := checkRelPath(t.Path); err != nil {
 		return p.errf(key("path"), "%v", err)
 	}
 	t.Path = path.Clean(t.Path)
@@ -257,22 +275,8 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	if p.md.IsDefined(append(key(), "files")...) && len(t.Files) == 0 {
 		return p.errf(key("files"), "is empty, which would allow no change at all; list the files patches may change, or remove the key to allow every file under path")
 	}
-	seen := map[string]bool{}
-	for i := range t.Gates {
-		g := &t.Gates[i]
-		if g.Name == "" {
-			return p.errf(key("gates"), "gate %d has no name", i+1)
-		}
-		if seen[g.Name] {
-			return p.errf(key("gates"), "gate name %q is used twice", g.Name)
-		}
-		seen[g.Name] = true
-		if strings.TrimSpace(g.Run) == "" {
-			return p.errf(key("gates"), "gate %q has no run command", g.Name)
-		}
-		if g.Timeout.Duration == 0 {
-			g.Timeout.Duration = DefaultGateTimeout
-		}
+	if err := p.validateGates(key("gates"), t.Gates); err != nil {
+		return err
 	}
 	own := t.Bench
 	t.Bench = defaults
@@ -358,7 +362,7 @@ func checkRelPath(p string) error {
 	case hasDotDot(p):
 		return fmt.Errorf("must not contain '..' (%q): a target cannot leave the repository", p)
 	case path.Clean(p) == ".":
-		return fmt.Errorf("must name a subdirectory, not the repository top level")
+		return fmt.Errorf("must name a subdirectory; the top level (\".\") needs files = [...]")
 	}
 	for _, seg := range strings.Split(path.Clean(p), "/") {
 		if gitpath.IsDotGit(seg) {
@@ -410,8 +414,12 @@ func CheckTargetName(name string) error {
 }
 
 // CheckTargetPath returns an Invalid error when p cannot be a target's path
-// (absolute, with '..', the top level itself, or inside .git).
+// (absolute, with '..', or inside .git). The top level itself (".") is a
+// path only for a target that lists its files.
 func CheckTargetPath(p string) error {
+	if path.Clean(p) == "." {
+		return nil
+	}
 	if err := checkRelPath(p); err != nil {
 		return errs.Invalidf("target path %v", err)
 	}

@@ -107,7 +107,8 @@ func TestParseErrors(t *testing.T) {
 		{"absolute path", "[targets.a]\npath = \"/etc\"\n", `hone.toml:2: targets.a.path: must be relative`},
 		{"dotdot path", "[targets.a]\npath = \"targets/../../x\"\n", `hone.toml:2: targets.a.path: must not contain '..'`},
 		{"leading dotdot", "[targets.a]\npath = \"../x\"\n", `targets.a.path: must not contain '..'`},
-		{"top level path", "[targets.a]\npath = \"./\"\n", `targets.a.path: must name a subdirectory`},
+		{"top level path without files", "[targets.a]\npath = \"./\"\n", `targets.a.path: names the repository's top level: a target there needs files = [...]`},
+		{"signers a target may change", "[ledger]\nallowed_signers = \"keys/signers\"\n[targets.a]\npath = \".\"\nfiles = [\"keys/*\"]\n", `hone.toml:2: ledger.allowed_signers: "keys/signers" is a file target "a" may change`},
 		{"path into .git", "[targets.a]\npath = \".GIT/hooks\"\n", `targets.a.path: must not point into .git`},
 		{"path into .git by its short name", "[targets.a]\npath = \"t/git~1/hooks\"\n", `targets.a.path: must not point into .git`},
 		{"path into .git with a trailing dot", "[targets.a]\npath = \"t/.git./x\"\n", `targets.a.path: must not point into .git`},
@@ -117,6 +118,16 @@ func TestParseErrors(t *testing.T) {
 		{"bench run at top", "[bench]\nrun = \"x\"\n", `hone.toml:2: bench.run: the workload is per target`},
 		{"gate without name", "[targets.a]\n[[targets.a.gates]]\nrun = \"x\"\n", `hone.toml:2: targets.a.gates: gate 1 has no name`},
 		{"duplicate gate", "[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\n[[targets.a.gates]]\nname = \"u\"\nrun = \"y\"\n", `gate name "u" is used twice`},
+		{"gate name with a space", "[[targets.a.gates]]\nname = \"my gate\"\nrun = \"x\"\n", `hone.toml:1: targets.a.gates: gate name "my gate" may only use letters`},
+		{"gate named build", "[[targets.a.gates]]\nname = \"build\"\nrun = \"x\"\n", `gate name "build" is the verdict's own row for the build`},
+		{"unknown sanitizer", "[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\nsanitize = [\"memory\"]\n", `targets.a.gates: gate "u": sanitize: sanitizer "memory" is not one of address, undefined, leak, thread`},
+		{"empty sanitize list", "[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\nsanitize = []\n", `gate "u": sanitize: the sanitize list is empty`},
+		{"thread with address", "[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\nsanitize = [\"thread\", \"address\"]\n", `cannot be combined`},
+		{"seeds without generate", "[[targets.a.gates]]\nname = \"d\"\nrun = \"x\"\nseeds = 10\n", `gate "d" sets seeds but no generate command`},
+		{"negative seeds", "[[targets.a.gates]]\nname = \"d\"\nrun = \"x\"\ngenerate = \"g\"\nseeds = -1\n", `gate "d": seeds must be between 1 and 1000000, not -1`},
+		{"blank generate", "[[targets.a.gates]]\nname = \"d\"\nrun = \"x\"\ngenerate = \" \"\n", `gate "d": generate is blank`},
+		{"bad gate log size", "[ledger]\ngate_log_size = \"1KiB\"\n", `hone.toml:2: ledger.gate_log_size: "1KiB" is too small`},
+		{"gate log size not a size", "[ledger]\ngate_log_size = \"big\"\n", `hone.toml:2: ledger.gate_log_size: "big" is not a size`},
 		{"protect escapes", "[targets.a]\nprotect = [\"../x\"]\n", `hone.toml:2: targets.a.protect: pattern 1`},
 		{"negation in protect", "[targets.a]\n\nprotect = [\"x\", \"!json.c\"]\n", "hone.toml:3: targets.a.protect: pattern 2 (\"!json.c\"): negation is not supported; list the files to allow in `files`"},
 		{"negation in files", "[targets.a]\nfiles = [\"!json.c\"]\n", "hone.toml:2: targets.a.files: pattern 1 (\"!json.c\"): negation is not supported"},
@@ -243,5 +254,46 @@ func TestRequireIsolationIsDeprecated(t *testing.T) {
 	}
 	if c.Sandbox.Isolation != IsolationFull || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Message, "hone.toml:2: [sandbox] require_isolation is deprecated") {
 		t.Errorf("isolation %q, warnings %+v", c.Sandbox.Isolation, c.Warnings)
+	}
+}
+
+// A target at the top level lists its files; its path is ".".
+func TestParseTopLevelTarget(t *testing.T) {
+	c, err := Parse("hone.toml", []byte("[targets.json]\npath = \"./\"\nfiles = [\"json.c\", \"json.h\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Targets["json"].Rules()
+	if r.Root != "." || r.Rule("json.c") != "" || r.Rule("hone.toml") == "" || r.Rule("tests/t.c") == "" {
+		t.Errorf("rules %+v: json.c %q, hone.toml %q, tests/t.c %q", r, r.Rule("json.c"), r.Rule("hone.toml"), r.Rule("tests/t.c"))
+	}
+}
+
+// A sanitizer gate and a differential gate parse with their defaults: the
+// seed count and the gate log cap.
+func TestParseSanitizerAndDifferentialGates(t *testing.T) {
+	c, err := Parse("hone.toml", []byte(`[targets.j]
+  [[targets.j.gates]]
+  name     = "unit-asan"
+  run      = "make test"
+  sanitize = ["address", "undefined"]
+
+  [[targets.j.gates]]
+  name     = "differential"
+  generate = "python3 gen.py"
+  run      = "$HONE_OUT/prog"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.Targets["j"].Gates
+	if len(g[0].Sanitize) != 2 || g[0].Differential() || g[0].Seeds != 0 {
+		t.Errorf("sanitizer gate = %+v", g[0])
+	}
+	if !g[1].Differential() || g[1].Seeds != DefaultSeeds || g[1].Sanitize != nil {
+		t.Errorf("differential gate = %+v", g[1])
+	}
+	if c.Ledger.GateLogBytes != 4<<20 || c.Ledger.GateLogSize != "4MiB" {
+		t.Errorf("gate log cap = %q (%d bytes)", c.Ledger.GateLogSize, c.Ledger.GateLogBytes)
 	}
 }

@@ -15,7 +15,7 @@ var systemNames = map[string]string{
 	layout.Go: "Go modules", layout.Meson: "Meson",
 }
 
-var sanitizerNames = map[string]string{"address": "AddressSanitizer", "undefined": "UBSan", "race": "the race detector"}
+var sanitizerNames = map[string]string{"address": "AddressSanitizer", "undefined": "UBSan", "thread": "the race detector"}
 
 // writeLayout writes the [sandbox] table and the target that l describes.
 func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout) {
@@ -75,7 +75,8 @@ func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout) {
 		commented(b, []string{
 			"A sanitizer gate: the same tests, against a build with " + strings.Join(names, " and ") + ".",
 			"It catches memory errors, undefined behaviour or data races that tests miss.",
-			"The `sanitize` key comes with issue 17; uncomment once hone reads it.",
+			"Uncomment once the pin passes it: a report the pin itself gives makes",
+			"every verdict an error.",
 		}, fmt.Sprintf("[[targets.%s.gates]]\nname     = %s\nrun      = %s\nsanitize = %s", name, tomlString(unit.Name+"-sanitized"), tomlString(unit.Run), tomlList(l.Sanitize)))
 	}
 	if golden != nil {
@@ -83,8 +84,7 @@ func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout) {
 		commented(b, []string{
 			"A differential gate: `generate` prints one input made from $HONE_SEED,",
 			"`run` reads it on stdin, for each of `seeds` seeds; every output must",
-			"equal the baseline's. The keys come with issue 17; uncomment once hone",
-			"reads them.",
+			"equal the baseline's. FILL IN the generator, then uncomment.",
 		}, fmt.Sprintf("[[targets.%s.gates]]\nname     = \"differential\"\ngenerate = \"FILL IN: a command that prints one input made from $HONE_SEED\"\nseeds    = 1000\nrun      = %s", name, tomlString(strings.TrimSuffix(golden.Run, " {seed}"))))
 	}
 

@@ -34,9 +34,12 @@ down at most) that has one. It then defines a target for it (named --target
 NAME, else after the project) with a build, gates and a bench that work in
 hone's jail, protect patterns that keep tests, test data and benchmark
 harnesses out of the allowlist, and [sandbox] read_only for a toolchain
-outside /usr. A target must be a subdirectory: for a project at the top
-level the target's path is its source directory (src, lib or source; for Go
-the one directory holding every package). What init could not decide (a
+outside /usr. For a project at the top level the target's path is its
+source directory (src, lib or source; for Go the one directory holding every
+package); when the sources sit at the top level themselves, the target is
+the top level (path = ".") and files lists those sources by name (not the
+files that define main, nor tests, benchmarks or examples): hone.toml,
+.hone/ and .git* are never patchable. What init could not decide (a
 program's arguments, a bench when there is nothing to run, dependencies the
 offline jail cannot fetch) it lists under "to do" and marks FILL IN in
 hone.toml.

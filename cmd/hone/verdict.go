@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,9 @@ func newVerdictCmd(app *App) *cobra.Command {
 into a run folder under .git/hone/runs/, build both in the jail (the
 baseline's build is cached per tree and build command, and checked file by
 file before each use), run the target's gates on the candidate (equivalence
-gates on both, comparing stdout and exit status byte for byte), then
+gates on both, comparing stdout and exit status byte for byte; sanitizer
+gates on both sides' sanitizer builds, where a report fails the gate;
+differential gates over generated inputs, every output compared), then
 benchmark: one warm-up pair, then baseline/candidate pairs in seeded random
 order, in batches of [bench] pairs, until the speedup's bootstrap CI is
 clearly above 1+threshold, clearly below 1, or clearly within the threshold,
@@ -43,8 +46,13 @@ The verdict is one of accepted, needs-human-review (faster, but the patch adds
 atomics, locks, threads, unsafe code, inline asm or fast-math flags),
 rejected-gate, rejected-bench (regressed, no-change or inconclusive) or error
 (the baseline or the environment failed; never the patch's fault). It is
-appended to the ledger with the raw samples and the environment, and noted on
-the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
+appended to the ledger with the raw samples, the environment and the full
+output of every build and gate (up to [ledger] gate_log_size per stream), and
+noted on the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
+A failed gate is summarised by its first failing line.
+
+hone verdict show ID [--gate NAME] prints a recorded verdict and a gate's
+full output (see hone verdict show --help).
 
 --recompute ENTRY-ID re-derives a stored verdict from its samples and says
 whether it matches (exit 1 when it does not).
@@ -88,6 +96,11 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 				}
 				return judgePending(ctx, app, args, opts, asJSON)
 			}
+			if len(args) == 1 {
+				if err := nearMiss(cmd, args[0], func() bool { return isHexID(args[0]) }); err != nil {
+					return err
+				}
+			}
 			switch {
 			case recompute != "" && len(args) != 0:
 				return errs.Usagef("--recompute takes an entry id instead of a patch id")
@@ -128,6 +141,7 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 			return err
 		}),
 	}
+	cmd.AddCommand(newVerdictShowCmd(app))
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the verdict entry as JSON")
 	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
@@ -209,4 +223,9 @@ func progressText(p verdict.Progress) string {
 		return fmt.Sprintf("%sbench %d/%d pairs, %s speedup %.3fx [%.3f, %.3f]", prefix, p.Pairs, p.MaxPairs, p.Metric, p.Speedup, p.CILow, p.CIHigh)
 	}
 	return prefix + p.Phase
+}
+
+// isHexID reports whether s could be a patch id or a prefix of one.
+func isHexID(s string) bool {
+	return s != "" && strings.Trim(strings.ToLower(s), "0123456789abcdef") == ""
 }

@@ -75,7 +75,7 @@ func detectGo(p *project, l *Layout) {
 	p.protect(l, "go.mod", "go.sum", "go.work", "go.work.sum", "vendor/**")
 	l.Protect = appendNew(appendNew(l.Protect, "**/*_test.go"), "**/testdata/**")
 	l.Files = p.sourceGlobs(p.path, ".", ".go")
-	l.Sanitize = []string{"race"}
+	l.Sanitize = []string{"thread"}
 }
 
 // needGo finds go; its GOROOT is what the jail must read.

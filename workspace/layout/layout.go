@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -62,8 +63,8 @@ type Layout struct {
 	Gates []*Gate  `json:"gates"`
 	// Bench is nil when nothing was found to run: the user must write it.
 	Bench *Bench `json:"bench,omitempty"`
-	// Sanitize is what a sanitizer gate would ask for (issue 17's
-	// `sanitize` key, written commented until hone reads it).
+	// Sanitize is what a sanitizer gate would ask for (a gate's
+	// `sanitize` key, written commented: the pin must pass it first).
 	Sanitize []string `json:"sanitize,omitempty"`
 	Protect  []string `json:"protect"`
 	Files    []string `json:"files,omitempty"`
@@ -126,7 +127,7 @@ func Find(root, target string) (*Layout, error) {
 		}
 		if proj == "." {
 			if target = sourceDir(root, sys); target == "" {
-				return nil, errs.Usagef("found %s at the repository top level, but a target must be a subdirectory and none obviously holds the sources; pass --path DIR naming the directory to optimize", join(proj, file))
+				target = "."
 			}
 		} else {
 			target = proj
@@ -135,6 +136,14 @@ func Find(root, target string) (*Layout, error) {
 	p := &project{root: root, dir: proj, path: target, file: join(proj, file)}
 	l := &Layout{System: sys, BuildFile: p.file, Path: target}
 	detectors[sys](p, l)
+	if target == "." {
+		if l.Files = topSources(root, sys); len(l.Files) == 0 {
+			return nil, errs.Usagef("found %s at the repository top level, but no source file there to optimize; pass --path DIR naming the directory that holds the sources", join(proj, file))
+		}
+		l.Notes = append(l.Notes, "The sources sit at the repository's top level, so the target is the top level",
+			"and only the files listed in files may change: hone.toml, .hone/ and .git*",
+			"never may, nor a program's main file (a test or a harness).")
+	}
 	if l.Name == "" {
 		l.Name = path.Base(proj)
 		if proj == "." {
@@ -287,6 +296,44 @@ func sourceDir(root, system string) string {
 		}
 	}
 	return ""
+}
+
+// topSources lists the source files of a project at the top level by
+// name, for a target whose path is the top level: the files a patch may
+// change. Tests, benchmarks, fuzzers and examples, by their names, and C
+// or C++ files that define main (a program, a test or a harness) are left
+// out.
+func topSources(root, system string) []string {
+	exts := cExts
+	switch system {
+	case Go:
+		exts = []string{".go"}
+	case Cargo:
+		exts = []string{".rs"}
+	}
+	ents, _ := os.ReadDir(root)
+	var out []string
+	for _, e := range ents {
+		name, low := e.Name(), strings.ToLower(e.Name())
+		if !e.Type().IsRegular() || !slices.Contains(exts, path.Ext(name)) || notSource.MatchString(low) {
+			continue
+		}
+		if slices.Contains(cExts, path.Ext(name)) && definesMain(filepath.Join(root, name)) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+var (
+	notSource = regexp.MustCompile(`test|bench|fuzz|example|demo|sample`)
+	cMainRE   = regexp.MustCompile(`(?m)^\s*(?:int|void)?\s*main\s*\(`)
+)
+
+func definesMain(file string) bool {
+	b, err := os.ReadFile(file)
+	return err == nil && cMainRE.Match(b)
 }
 
 func join(dir, name string) string {

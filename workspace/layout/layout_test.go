@@ -128,6 +128,26 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			prot: []string{"**/*_test.go", "**/testdata/**"},
 		},
 		{
+			name: "a C library at the top level: the target is the top level, its files the library's",
+			files: map[string]string{
+				"CMakeLists.txt": "project(json C)\nadd_library(json json.c)\nadd_executable(count count.c)\nenable_testing()\nadd_subdirectory(tests)\n",
+				"json.c":         "int parse(const char *s) { return 1; }\n",
+				"json.h":         "int parse(const char *s);\n",
+				"count.c":        cMain,
+				"test.c":         "int check(void) { return 0; }\n",
+				"fuzz_json.c":    "",
+				"tests/t.c":      cMain,
+			},
+			system: CMake, at: ".", target: "", build: "cmake -S . -B $HONE_OUT/build",
+			gates: []string{"golden=$HONE_OUT/build/count {seed}"}, bench: "$HONE_OUT/build/count {seed}",
+			prot: []string{"**/CMakeLists.txt", "tests/**"}, files_: []string{"json.c", "json.h"},
+		},
+		{
+			name:   "go sources at the top level: the target is the top level",
+			files:  map[string]string{"go.mod": "module m\n", "m.go": "package m\n", "m_test.go": "package m\n", "bench.go": "package m\n"},
+			system: Go, at: ".", build: "go build", gates: []string{"unit=go test ./..."}, files_: []string{"m.go"},
+		},
+		{
 			name: "--path below a top-level project finds its build file",
 			files: map[string]string{
 				"Makefile":    "prog: src/p.c\n\tcc -o prog src/p.c\ncheck:\n\t./prog\n",
@@ -192,9 +212,8 @@ func TestChoicesInitCannotMakeAreUsageErrors(t *testing.T) {
 		want  string
 	}{
 		{"two projects", map[string]string{"a/go.mod": "module a\n", "b/Cargo.toml": "[package]\nname = \"b\"\n"}, "found several projects (a, b); pass --path DIR"},
-		{"go sources at the top level", map[string]string{"go.mod": "module m\n", "m.go": "package m\n"}, "found go.mod at the repository top level, but a target must be a subdirectory"},
 		{"go packages in several directories", map[string]string{"go.mod": "module m\n", "cmd/m/main.go": "package main\n", "internal/x/x.go": "package x\n"}, "pass --path DIR"},
-		{"C sources at the top level", map[string]string{"CMakeLists.txt": "project(x)\n", "x.c": cMain}, "pass --path DIR"},
+		{"only programs at the top level", map[string]string{"CMakeLists.txt": "project(x)\n", "x.c": cMain, "x_test.c": ""}, "found CMakeLists.txt at the repository top level, but no source file there to optimize; pass --path DIR"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,100 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/sanitize"
+)
+
+// shimDir is where a sanitizer side's compiler shim is bound, first on PATH.
+const shimDir = "/hone/shim"
+
+// sanitized is what a sanitizer side adds to every command it runs: the
+// variables of sanitize.Env and a compiler shim.
+type sanitized struct {
+	env  []string
+	shim string // host folder of shimDir
+}
+
+// sanitizer prepares the sanitizer build of commit: the languages of the
+// target's files (of the whole tree when the target's own say nothing, as
+// for a Go package whose go.mod is above it), their flags and runtime
+// options, and a shim for each C and C++ compiler on the jail's PATH.
+func (r *Run) sanitizer(c *object.Commit, shim string, sanitizers []string) (*sanitized, error) {
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read the tree of %s", c.Hash)
+	}
+	var all, own []string
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if f.Mode == filemode.Regular || f.Mode == filemode.Executable {
+			all = append(all, f.Name)
+			if r.target.Path == "." || strings.HasPrefix(f.Name, r.target.Path+"/") {
+				own = append(own, f.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the tree of %s", c.Hash)
+	}
+	langs := sanitize.Languages(own)
+	if len(langs) == 0 {
+		langs = sanitize.Languages(all)
+	}
+	env, err := sanitize.Env(langs, sanitizers)
+	if err != nil {
+		return nil, err
+	}
+	// Go takes its sanitizer from GOFLAGS; a shim would add the C
+	// runtime's too under cgo, and link two of them.
+	if slices.Contains(langs, sanitize.Go) {
+		if err := os.Mkdir(shim, 0o755); err != nil {
+			return nil, errs.Wrap(errs.Failure, err, "cannot create %s", shim)
+		}
+	} else if _, err := sanitize.Shim(shim, sanitizers, r.shimSearch()); err != nil {
+		return nil, err
+	}
+	return &sanitized{env: env, shim: shim}, nil
+}
+
+// shimSearch is the PATH a build runs with, as host folders: hone's own
+// toolchain folders the jail can see, then the jail's system PATH.
+func (r *Run) shimSearch() []string {
+	search := toolPath(r.sandbox.ReadOnly)
+	for _, kv := range jail.Environment("/", nil, nil) {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			search = append(search, filepath.SplitList(p)...)
+		}
+	}
+	return search
+}
+
+// merge adds the sanitizer variables to a side's environment; GOFLAGS,
+// which both set, gets both.
+func (z *sanitized) merge(env []string) []string {
+	out := append([]string{}, env...)
+	for _, kv := range z.env {
+		k, v, _ := strings.Cut(kv, "=")
+		replaced := false
+		for i, old := range out {
+			if ok := strings.HasPrefix(old, k+"="); ok && k == "GOFLAGS" {
+				out[i], replaced = old+" "+v, true
+			} else if ok {
+				out[i], replaced = kv, true
+			}
+		}
+		if !replaced {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+# One input made from the seed.
+echo "$HONE_SEED"
