@@ -48,15 +48,30 @@ const (
 	baselineFailed             // the baseline itself fails the gate: not the patch's fault
 )
 
+// gateSpec is the jail spec of gate g on side s: the same as a bench run's
+// but for the command and the timeout (see benchSpec), so that a command
+// cannot tell a gate from a bench run by anything else.
+func gateSpec(s *build.Side, g workspace.Gate, seed int64) jail.Spec {
+	return build.WithSeed(s.Spec(g.Run, g.Timeout.Duration), seed)
+}
+
+// benchSpec is the jail spec of t's bench command on side s; the bench
+// sets the timeout.
+func benchSpec(s *build.Side, t *workspace.Target, seed int64) jail.Spec {
+	return build.WithSeed(s.Spec(t.Bench.Run, 0), seed)
+}
+
 // runGates runs t's gates in order on the candidate, stopping at the first
 // failure. An equivalence gate also runs on the baseline and requires the
 // same exit status and byte-identical stdout. When the candidate fails an
-// ordinary gate, the gate is run on the baseline too, so a gate that was
-// already broken at the pin yields an error verdict, not a rejected patch.
-func runGates(ctx context.Context, t *workspace.Target, base, cand *build.Side, env *Environment, progress func(Progress)) ([]GateResult, gateOutcome, error) {
+// ordinary gate, or leaves processes running after it exited, the gate is
+// run on the baseline too: a gate that was already broken at the pin
+// yields an error verdict, not a rejected patch, and leftovers count
+// against the candidate only when the baseline leaves none.
+func runGates(ctx context.Context, m measurer, t *workspace.Target, base, cand *build.Side, seed int64, env *Environment, progress func(Progress)) ([]GateResult, gateOutcome, error) {
 	var out []GateResult
 	gate := func(s *build.Side, g workspace.Gate) (*jail.Result, error) {
-		res, err := jail.Run(ctx, s.Spec(g.Run, g.Timeout.Duration))
+		res, err := m.exec(ctx, gateSpec(s, g, seed))
 		env.noteJail(res)
 		return res, err
 	}
@@ -86,6 +101,9 @@ func runGates(ctx context.Context, t *workspace.Target, base, cand *build.Side, 
 			case cres.Stdout.SHA256() != bres.Stdout.SHA256():
 				outcome, gr.Message = gateFailed, fmt.Sprintf("stdout differs from the baseline's (%d bytes vs %d)%s", cres.Stdout.Len(), bres.Stdout.Len(), firstDifference(cres, bres))
 			}
+			if outcome == gatesPassed && cres.Leftover > 0 && bres.Leftover == 0 {
+				outcome, gr.Message = gateFailed, leftoverMessage(cres)
+			}
 		} else if !cres.Success() {
 			outcome, gr.Message = gateFailed, cres.Describe()
 			bres, err := gate(base, g)
@@ -96,6 +114,15 @@ func runGates(ctx context.Context, t *workspace.Target, base, cand *build.Side, 
 				gr.Baseline = runInfo(bres, true)
 				outcome, gr.Message = baselineFailed, "fails on the baseline too ("+bres.Describe()+")"
 			}
+		} else if cres.Leftover > 0 {
+			bres, err := gate(base, g)
+			if err != nil {
+				return out, gatesPassed, err
+			}
+			if bres.Leftover == 0 {
+				gr.Baseline = runInfo(bres, false)
+				outcome, gr.Message = gateFailed, leftoverMessage(cres)
+			}
 		}
 		gr.Passed = outcome == gatesPassed
 		gr.Candidate = runInfo(cres, !gr.Passed)
@@ -105,6 +132,10 @@ func runGates(ctx context.Context, t *workspace.Target, base, cand *build.Side, 
 		}
 	}
 	return out, gatesPassed, nil
+}
+
+func leftoverMessage(r *jail.Result) string {
+	return fmt.Sprintf("left %d processes running after it exited (killed, and their CPU time charged); the baseline leaves none", r.Leftover)
 }
 
 // abnormal reports a run that did not end by itself with a status: killed,

@@ -58,10 +58,10 @@ func replayDecisions(b *Bench) []string {
 		return nil
 	}
 	var out []string
-	for n := 0; n < b.Pairs; {
+	for n := b.PooledPairs; n < b.Pairs; {
 		n = min(n+b.BatchSize, b.MaxPairs, b.Pairs)
 		prefix := Samples{Metric: samples.Metric, Unit: samples.Unit, Baseline: samples.Baseline[:n], Candidate: samples.Candidate[:n]}
-		d := decide(computeStats(prefix, b.Confidence, b.Seed, b.Resamples), b.Threshold, b.Confidence)
+		d := decide(computeStats(prefix, b.Confidence, b.Seed, b.Resamples, b.Method), b.Threshold, b.Confidence)
 		if d == decMeasureMore && n >= b.MaxPairs {
 			d = decUndecided
 		}

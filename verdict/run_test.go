@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,25 +69,39 @@ func TestRunUnknownPatch(t *testing.T) {
 	}
 }
 
-// Cancelling a verdict kills its commands, removes its checkouts and
-// records nothing.
-func TestRunCancelledRecordsNothing(t *testing.T) {
+// Cancelling a verdict that is going badly does not erase the attempt: the
+// interrupted verdict is recorded as cancelled, with the pairs measured so
+// far, it is the attempt's outcome, and the patch is not judged again
+// without a person's reason. Its checkouts are gone.
+func TestCancelWhenLosingIsRecorded(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", cToml)
-	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "b2b2b2b2b2b2b2b2", "halve")
+	id := "b2b2b2b2b2b2b2b2"
+	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 5")}), id, "one more walk")
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := Run(ctx, f.ws, "b2b2b2b2b2b2b2b2", Options{Progress: func(p Progress) {
-		if p.Phase == "gate" {
+	_, err := Run(ctx, f.ws, id, Options{Progress: func(p Progress) {
+		if p.Phase == "bench" && p.Pairs > 0 {
 			cancel()
 		}
 	}})
 	if err == nil {
 		t.Fatal("a cancelled verdict returned no error")
 	}
-	entries, lerr := ledger.Open(f.ws).ByPatch(context.Background(), "b2b2b2b2b2b2b2b2")
-	if lerr != nil || len(entries) != 1 {
-		t.Errorf("ledger holds %d entries for p2 (want only the proposal): %v", len(entries), lerr)
+	l := ledger.Open(f.ws)
+	entries, lerr := l.ByPatch(context.Background(), id)
+	if lerr != nil || len(entries) != 3 {
+		t.Fatalf("ledger holds %d entries for the patch (want proposal, started, cancelled): %v", len(entries), lerr)
 	}
-	if list := testgit.Git(t, f.ws.Root, "worktree", "list"); strings.Count(list, "\n") != 0 {
-		t.Errorf("checkouts left behind:\n%s", list)
+	var v Entry
+	if err := entries[2].Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Verdict != ledger.VerdictCancelled || v.Reason != ReasonInterrupted || v.Bench == nil || v.Bench.Pairs == 0 || v.InputSeed == 0 || v.Started != entries[1].ID {
+		t.Fatalf("cancelled verdict %s (%s) seed %d started %q bench %+v", v.Verdict, v.Reason, v.InputSeed, v.Started, v.Bench)
+	}
+	if _, err := Run(context.Background(), f.ws, id, Options{}); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), v.ID) {
+		t.Fatalf("judging the cancelled patch again: %v; want a refusal naming %s", err, v.ID)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(f.ws.StatePath("runs"), "verdict-*")); len(runs) != 0 {
+		t.Errorf("run folders left behind: %v", runs)
 	}
 }

@@ -16,7 +16,7 @@ const DefaultResamples = 4000
 // whole pairs: the two runs of a pair ran back to back, so load drift that
 // hits both stays paired in every resample, as it was in the measurement.
 // The same samples, seed and resample count always give the same numbers.
-func computeStats(s Samples, confidence float64, seed int64, resamples int) MetricStats {
+func computeStats(s Samples, confidence float64, seed int64, resamples int, method string) MetricStats {
 	n := min(len(s.Baseline), len(s.Candidate))
 	b, c := s.Baseline[:n], s.Candidate[:n]
 	st := MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, P: 1}

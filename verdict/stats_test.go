@@ -10,11 +10,11 @@ import (
 func TestComputeStatsKeepsPairsAndIsReproducible(t *testing.T) {
 	s := Samples{Metric: workspace.MetricCPUTime, Baseline: []float64{14, 10, 13, 11, 12}, Candidate: []float64{7, 5, 6.5, 5.5, 6}}
 	orig := slices.Clone(s.Baseline)
-	a := computeStats(s, 0.95, 7, 2000)
+	a := computeStats(s, 0.95, 7, 2000, "")
 	if !slices.Equal(s.Baseline, orig) {
 		t.Fatalf("computeStats reordered the samples: %v", s.Baseline)
 	}
-	if b := computeStats(s, 0.95, 7, 2000); a != b {
+	if b := computeStats(s, 0.95, 7, 2000, ""); a != b {
 		t.Errorf("same seed, different stats:\n%+v\n%+v", a, b)
 	}
 	// Every pair is exactly 2x: the paired bootstrap sees no spread at all.
