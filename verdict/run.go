@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -320,11 +321,27 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		}
 		return err
 	}
-	if e.RiskSignals, err = riskSignals(ctx, j.ws.Root, e.Pin, e.Commit); err != nil {
+	if e.RiskSignals, err = j.risks(ctx, base, cand); err != nil {
 		return err
 	}
 	judgeBench(e)
 	return nil
+}
+
+// risks gathers the risk signals of the patch from its diff, its
+// preprocessed sources and its built binaries, each once, sorted.
+func (j *judging) risks(ctx context.Context, base, cand *build.Side) ([]string, error) {
+	diff, err := riskSignals(ctx, j.ws.Root, j.e.Pin, j.e.Commit)
+	if err != nil {
+		return nil, err
+	}
+	pre, err := preprocessedRisks(ctx, j.m, j.ws.Root, j.e.Pin, j.e.Commit, base, cand, j.t.Path)
+	if err != nil {
+		return nil, err
+	}
+	all := append(append(diff, pre...), builtRisks(base, cand)...)
+	slices.Sort(all)
+	return slices.Compact(all), nil
 }
 
 // check runs the short cpu-time batch that an instructions-tier "faster"
