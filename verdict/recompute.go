@@ -41,6 +41,14 @@ func recompute(e *Entry) *Entry {
 	b := *e.Bench
 	b.Metrics = statsOf(&b)
 	b.Decisions = replayDecisions(&b)
+	if b.Check != nil {
+		ck := *b.Check
+		ck.Metrics = nil
+		for _, s := range ck.Samples {
+			ck.Metrics = append(ck.Metrics, computeStats(s, b.Confidence, b.Seed, b.Resamples, b.Method))
+		}
+		b.Check = &ck
+	}
 	re.Bench = &b
 	judgeBench(&re)
 	return &re

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -77,6 +78,45 @@ func TestJudgeBenchReasons(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.st.Metric, tc.st.Pairs = workspace.MetricCPUTime, 10
 			e := &Entry{RiskSignals: tc.risk, Bench: &Bench{Metric: workspace.MetricCPUTime, Threshold: 0.02, Decisions: []string{tc.final}, Metrics: []MetricStats{tc.st}}}
+			judgeBench(e)
+			if e.Verdict != tc.verdict || e.Reason != tc.reason {
+				t.Errorf("got %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+			}
+		})
+	}
+}
+
+// The metrics must agree: an instructions-tier "faster" needs the cpu-time
+// check to confirm it, and a cpu-time "faster" whose wall time is clearly
+// slower needs a person.
+func TestMetricsMustAgree(t *testing.T) {
+	check := func(lo, hi float64) *Check {
+		return &Check{Metrics: []MetricStats{{Metric: workspace.MetricCPUTime, Pairs: 5, CILow: lo, CIHigh: hi, Speedup: (lo + hi) / 2}}}
+	}
+	faster := MetricStats{Pairs: 10, CILow: 1.2, CIHigh: 1.3, Speedup: 1.25}
+	for _, tc := range []struct {
+		name    string
+		metric  string
+		check   *Check
+		wall    *MetricStats
+		verdict string
+		reason  string
+	}{
+		{"instructions confirmed", workspace.MetricInstructions, check(1.1, 1.3), nil, ledger.VerdictAccepted, ReasonImproved},
+		{"instructions, cpu-time unsure", workspace.MetricInstructions, check(0.97, 1.2), nil, ledger.VerdictNeedsHumanReview, ReasonUnconfirmed},
+		{"instructions, cpu-time slower", workspace.MetricInstructions, check(0.7, 0.8), nil, ledger.VerdictRejectedBench, ReasonRegressed},
+		{"instructions, no check", workspace.MetricInstructions, nil, nil, ledger.VerdictNeedsHumanReview, ReasonUnconfirmed},
+		{"cpu-time, wall unsure", workspace.MetricCPUTime, nil, &MetricStats{Metric: workspace.MetricWall, CILow: 0.9, CIHigh: 1.4}, ledger.VerdictAccepted, ReasonImproved},
+		{"cpu-time, wall slower", workspace.MetricCPUTime, nil, &MetricStats{Metric: workspace.MetricWall, CILow: 0.5, CIHigh: 0.8}, ledger.VerdictNeedsHumanReview, ReasonWallSlower},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := faster
+			st.Metric = tc.metric
+			b := &Bench{Metric: tc.metric, Threshold: 0.02, Decisions: []string{decFaster}, Metrics: []MetricStats{st}, Check: tc.check}
+			if tc.wall != nil {
+				b.Metrics = append(b.Metrics, *tc.wall)
+			}
+			e := &Entry{Bench: b}
 			judgeBench(e)
 			if e.Verdict != tc.verdict || e.Reason != tc.reason {
 				t.Errorf("got %s (%s): %s", e.Verdict, e.Reason, e.Detail)
