@@ -59,6 +59,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	b := &Bench{
 		Command: br.candidate.Command, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
 		Warmup: p.Warmup, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
+		Method: MethodPaired,
 	}
 	br.baseline.Timeout, br.candidate.Timeout = p.Timeout.Duration, p.Timeout.Duration
 	// Enough of stdout to show where it differs; its hash covers the rest.

@@ -202,11 +202,16 @@ type MetricStats struct {
 	Pairs           int     `toml:"pairs" json:"pairs"`
 	BaselineMedian  float64 `toml:"baseline_median" json:"baseline_median"`
 	CandidateMedian float64 `toml:"candidate_median" json:"candidate_median"`
-	// Speedup is baseline median / candidate median: above 1 is faster.
+	// Speedup is above 1 when the candidate is faster: exp of the
+	// Hodges-Lehmann estimate of the pairs' log ratios baseline/candidate
+	// (MethodPaired), or, in older entries, baseline median / candidate
+	// median.
 	Speedup float64 `toml:"speedup" json:"speedup"`
 	CILow   float64 `toml:"ci_low" json:"ci_low"`
 	CIHigh  float64 `toml:"ci_high" json:"ci_high"`
-	// P is the two-sided Mann-Whitney U p-value (golang.org/x/perf/benchmath).
+	// P is the two-sided p-value of the bench's method: Wilcoxon's
+	// signed-rank test of the pairs' log ratios, or, in entries written
+	// before it, Mann-Whitney U (golang.org/x/perf/benchmath).
 	P float64 `toml:"p" json:"p"`
 	// Outliers counts samples outside the Tukey fences (1.5 IQR) per side;
 	// they are kept, the median being robust to them.
