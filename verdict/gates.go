@@ -68,14 +68,17 @@ func benchSpec(s *build.Side, t *workspace.Target, seed int64) jail.Spec {
 // run on the baseline too: a gate that was already broken at the pin
 // yields an error verdict, not a rejected patch, and leftovers count
 // against the candidate only when the baseline leaves none.
-func runGates(ctx context.Context, m measurer, t *workspace.Target, base, cand *build.Side, seed int64, env *Environment, progress func(Progress)) ([]GateResult, gateOutcome, error) {
+// spec gives the jail spec of a gate on the candidate (cand) or the
+// baseline.
+func runGates(ctx context.Context, m measurer, gates []workspace.Gate, spec func(cand bool, g workspace.Gate) jail.Spec, env *Environment, progress func(Progress)) ([]GateResult, gateOutcome, error) {
 	var out []GateResult
-	gate := func(s *build.Side, g workspace.Gate) (*jail.Result, error) {
-		res, err := m.exec(ctx, gateSpec(s, g, seed))
+	const base, cand = false, true
+	gate := func(side bool, g workspace.Gate) (*jail.Result, error) {
+		res, err := m.exec(ctx, spec(side, g))
 		env.noteJail(res)
 		return res, err
 	}
-	for _, g := range t.Gates {
+	for _, g := range gates {
 		if progress != nil {
 			progress(Progress{Phase: "gate", Gate: g.Name})
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/hostinfo"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -284,7 +285,13 @@ func (j *judging) judge(ctx context.Context) error {
 // gatesAndBench runs the gates, then the bench, on two built sides.
 func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) error {
 	e := j.e
-	gates, outcome, err := runGates(ctx, j.m, j.t, base, cand, j.seed, &e.Environment, j.progress)
+	spec := func(isCand bool, g workspace.Gate) jail.Spec {
+		if isCand {
+			return gateSpec(cand, g, j.seed)
+		}
+		return gateSpec(base, g, j.seed)
+	}
+	gates, outcome, err := runGates(ctx, j.m, j.t.Gates, spec, &e.Environment, j.progress)
 	e.Gates = append(e.Gates, gates...)
 	if err != nil {
 		return err
