@@ -48,7 +48,8 @@ type prior struct {
 
 // priorOf reads the attempt of patchID and decides whether it may be
 // judged: never judged, or its outcome an error, or a rejudge with a
-// reason. Anything else is a Policy error naming the verdict.
+// reason. The caller holds the patch's judging lock. Anything else is a
+// Policy error naming the verdict.
 func priorOf(ctx context.Context, l *ledger.Ledger, patchID, rejudge string) (*prior, error) {
 	attempts, err := l.Attempts(ctx, ledger.Filter{PatchID: patchID})
 	if err != nil {
@@ -56,7 +57,15 @@ func priorOf(ctx context.Context, l *ledger.Ledger, patchID, rejudge string) (*p
 	}
 	pr := &prior{}
 	for i := range attempts {
-		if o := attempts[i].Outcome(); o != nil {
+		o := attempts[i].Outcome()
+		if r := attempts[i].Running(); r != nil {
+			// The caller holds the judging lock, so a start that looks
+			// running is a dead verdict's: killed, it counts as cancelled.
+			dead := *r
+			dead.Verdict = ledger.VerdictCancelled
+			o = &dead
+		}
+		if o != nil {
 			pr.outcome = o
 		}
 	}
