@@ -24,6 +24,9 @@ const (
 	ReasonUnconfirmed  = "unconfirmed"  // needs-human-review: faster in instructions, not confirmed in cpu-time
 	ReasonWallSlower   = "wall-slower"  // needs-human-review: faster in cpu-time, slower in wall time
 	ReasonInterrupted  = "interrupted"  // cancelled: the verdict was interrupted before it could finish
+	// ReasonUnprotectedPin: needs-human-review, faster at a pin that is not
+	// on the protected base, whose gates and bench an agent may have written.
+	ReasonUnprotectedPin = "unprotected-pin"
 )
 
 // Entry is a verdict ledger entry (Kind = verdict). Fields are only ever added.

@@ -73,7 +73,7 @@ func TestAgentCommitAsPinIsFlagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !e.PinUnprotected || !PinUnprotected(e.Summary) || !strings.Contains(e.Detail, "not reachable from the protected base") || len(e.Gates) != 1 {
+	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != ReasonUnprotectedPin || !e.PinUnprotected || !PinUnprotected(e.Summary) || !strings.Contains(e.Detail, "not reachable from the protected base") || len(e.Gates) != 1 {
 		t.Fatalf("%s: %s\n%s\ngates %+v", e.Verdict, e.Summary, e.Detail, e.Gates)
 	}
 	rows, err := ledger.Open(f.ws).Rows(context.Background(), ledger.Filter{Kind: ledger.KindProposal})

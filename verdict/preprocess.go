@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
+	"io/fs"
 	"path"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,38 +32,35 @@ import (
 const preprocessTimeout = 2 * time.Minute
 
 // preprocessedRisks lists the risk signals the preprocessed changed
-// sources add, as "<signal> in <file> (preprocessed)". A file cc cannot
-// preprocess (a header path hone cannot guess) is scanned as written
-// instead, and one that then uses _Pragma or token pasting is a signal of
-// its own: what it expands to could not be seen.
+// sources add, as "<signal> in <file> (preprocessed)". A changed file cc
+// cannot preprocess without an error is a signal of its own
+// ("unpreprocessed"): what the part it could not expand would make is
+// unknown, and a patch could make it fail on purpose.
 func preprocessedRisks(ctx context.Context, m measurer, root, pin, commit string, base, cand *build.Side, targetPath string) ([]string, error) {
 	files, err := changedSources(ctx, root, pin, commit)
-	if err != nil {
+	if err != nil || len(files) == 0 {
 		return nil, err
 	}
 	seen := map[string]bool{}
+	incs := [2][]string{includeDirs(base, targetPath), includeDirs(cand, targetPath)}
 	for _, f := range files {
-		c, cerr := preprocess(ctx, m, cand, f.path, targetPath)
-		if cerr != nil {
-			return nil, cerr
+		c, why, err := preprocess(ctx, m, cand, f.path, incs[1])
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			seen[fmt.Sprintf("unpreprocessed in %s (cc -E failed: %s)", f.path, why)] = true
+			continue
 		}
 		var b []byte
 		if f.existed {
-			if b, err = preprocess(ctx, m, base, f.path, targetPath); err != nil {
+			if b, _, err = preprocess(ctx, m, base, f.path, incs[0]); err != nil {
 				return nil, err
-			}
-		}
-		how := "preprocessed"
-		if c == nil {
-			how = "as written: cc -E failed"
-			c, b = rawSource(cand, f.path), rawSource(base, f.path)
-			if hidden := countOf(c, hiddenRE()) - countOf(b, hiddenRE()); hidden > 0 {
-				seen[fmt.Sprintf("hidden-code in %s (cc -E failed, and it adds _Pragma or ## that only the preprocessor would show)", f.path)] = true
 			}
 		}
 		for _, p := range riskPatterns() {
 			if countOf(c, p.re) > countOf(b, p.re) {
-				seen[fmt.Sprintf("%s in %s (%s)", p.name, f.path, how)] = true
+				seen[fmt.Sprintf("%s in %s (preprocessed)", p.name, f.path)] = true
 			}
 		}
 	}
@@ -102,25 +101,73 @@ func changedSources(ctx context.Context, root, pin, commit string) ([]changedSou
 }
 
 // preprocess runs cc -E on file of side s in the jail, from the file's
-// folder with the usual include folders, and returns the lines that come
-// from the checkout's files; nil when cc failed.
-func preprocess(ctx context.Context, m measurer, s *build.Side, file, targetPath string) ([]byte, error) {
-	dir := build.SrcDir + "/" + path.Dir(file)
-	var incs []string
-	for _, d := range []string{".", build.SrcDir + "/" + targetPath, build.SrcDir + "/" + targetPath + "/include", build.SrcDir + "/include", build.OutDir} {
-		incs = append(incs, "-I"+jail.Quote(d))
+// folder, with the include folders hone can find (incs, jail paths), and
+// returns the lines that come from the checkout's or the build's files.
+// why says, when cc failed or its output was too long to read whole, what
+// went wrong.
+func preprocess(ctx context.Context, m measurer, s *build.Side, file string, incs []string) (own []byte, why string, err error) {
+	args := []string{"cc", "-E", "-w", "-I."}
+	for _, d := range incs {
+		args = append(args, "-I"+d)
 	}
-	spec := s.Spec("cc -E -w "+strings.Join(incs, " ")+" "+jail.Quote(path.Base(file)), preprocessTimeout)
-	spec.Dir = dir
+	var cmd strings.Builder
+	for _, a := range append(args, path.Base(file)) {
+		cmd.WriteString(jail.Quote(a) + " ")
+	}
+	spec := s.Spec(strings.TrimSpace(cmd.String()), preprocessTimeout)
+	spec.Dir = build.SrcDir + "/" + path.Dir(file)
 	spec.OutputCap = 32 << 20
 	res, err := m.exec(ctx, spec)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if !res.Success() || res.Stdout.Truncated() {
-		return nil, nil
+	switch {
+	case !res.Success():
+		return nil, firstLine(res.Stderr.Tail(2048), res.Describe()), nil
+	case res.Stdout.Truncated():
+		return nil, "its output is over 32 MiB", nil
 	}
-	return ownLines(res.Stdout.Bytes()), nil
+	return ownLines(res.Stdout.Bytes()), "", nil
+}
+
+// maxIncludeDirs bounds the include folders hone passes to cc -E.
+const maxIncludeDirs = 64
+
+// includeDirs are the folders of the side's target and build output that
+// hold headers, as jail paths: where a build's -I flags would point, as
+// far as hone can tell without them.
+func includeDirs(s *build.Side, targetPath string) []string {
+	var out []string
+	for _, root := range [][2]string{{filepath.Join(s.Src, filepath.FromSlash(targetPath)), build.SrcDir + "/" + targetPath}, {s.Out, build.OutDir}} {
+		filepath.WalkDir(root[0], func(p string, d fs.DirEntry, err error) error {
+			if err != nil || len(out) >= maxIncludeDirs {
+				return filepath.SkipDir
+			}
+			if d.IsDir() && p != root[0] && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if !d.Type().IsRegular() || !cSources[strings.ToLower(filepath.Ext(p))] || filepath.Ext(p) == ".c" {
+				return nil
+			}
+			rel, _ := filepath.Rel(root[0], filepath.Dir(p))
+			dir := path.Join(root[1], filepath.ToSlash(rel))
+			if len(out) == 0 || out[len(out)-1] != dir {
+				out = append(out, dir)
+			}
+			return nil
+		})
+	}
+	return slices.Compact(out)
+}
+
+// firstLine is the first non-empty line of b, or fallback.
+func firstLine(b []byte, fallback string) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return errs.Clip(l)
+		}
+	}
+	return fallback
 }
 
 // ownLines keeps the lines of cc -E output that its line markers attribute
@@ -160,15 +207,4 @@ func lineMarker(line string) (string, bool) {
 		return "", false
 	}
 	return name, true
-}
-
-// rawSource is a file of the side's checkout as written, or nil.
-func rawSource(s *build.Side, file string) []byte {
-	f, err := build.OpenInTree(s.Src, file)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 16<<20))
-	return b
 }

@@ -27,10 +27,6 @@ var riskPatterns = sync.OnceValue(func() []riskPattern {
 	}
 })
 
-// hiddenRE matches what makes a source mean more than it says: _Pragma
-// and token pasting.
-var hiddenRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b_Pragma\s*\(|##`) })
-
 // countOf counts the matches of re in text.
 func countOf(text []byte, re *regexp.Regexp) int {
 	if len(text) == 0 {

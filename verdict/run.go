@@ -449,11 +449,15 @@ func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overri
 // markPin records that the pin is not on the protected base: the goalposts
 // were written by whoever made that commit. The summary says so, for
 // every view of the ledger.
+// An acceptance there is only the agent's word: it needs a person.
 func (e *Entry) markPin(gp *workspace.Goalposts) {
 	if gp.Protected {
 		return
 	}
 	e.PinUnprotected = true
+	if e.Verdict == ledger.VerdictAccepted {
+		e.Verdict, e.Reason = ledger.VerdictNeedsHumanReview, ReasonUnprotectedPin
+	}
 	e.Summary = oneLine(unprotectedPrefix + git.Short(e.Pin) + "): " + e.Summary)
 	e.Detail = fmt.Sprintf("The pin %s is not reachable from the protected base (%s): its hone.toml, gates and bench were not reviewed there.\n%s",
 		git.Short(e.Pin), strings.Join(gp.Base, ", "), e.Detail)
