@@ -20,6 +20,28 @@ func TestCorpusIsStable(t *testing.T) {
 	}
 }
 
+// The example's generator, which the gates and the bench run with the
+// verdict's seed, writes the same corpus for the seed Corpus uses, and
+// another for another seed.
+func TestSeededCorpusGenerator(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc)")
+	}
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen")
+	src, err := filepath.Abs(filepath.Join("example", TargetPath, "testdata", "gen.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "cc", "-O2", "-o", gen, src)
+	if got := run(t, dir, gen, "24301"); got != string(Corpus()) {
+		t.Error("gen 24301 is not the corpus")
+	}
+	if other := run(t, dir, gen, "777"); other == string(Corpus()) || !strings.HasSuffix(other, ".\n") {
+		t.Error("gen 777 is the same corpus")
+	}
+}
+
 func TestCreateRefusesNonEmptyDir(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "x"), nil, 0o644); err != nil {

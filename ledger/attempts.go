@@ -3,7 +3,10 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"slices"
 	"time"
+
+	"github.com/hone-perf/hone/internal/lock"
 )
 
 // Attempt is one patch proposed to a target with every verdict it received:
@@ -24,12 +27,14 @@ type Attempt struct {
 	Proposed   time.Time `json:"proposed"`
 	ProposalID string    `json:"proposal_id" jsonschema:"id of the proposal's ledger entry; empty when only verdicts reached this clone"`
 	Verdicts   []Judged  `json:"verdicts" jsonschema:"verdicts reached on this patch, oldest first; empty when it was never judged"`
+
+	started []Judged // started entries, until unfinished folds them in
 }
 
 // Judged is one verdict on an attempt, with who wrote it.
 type Judged struct {
 	ID      string    `json:"id" jsonschema:"id of the verdict's ledger entry"`
-	Verdict string    `json:"verdict" jsonschema:"accepted, needs-human-review, rejected-gate, rejected-bench or error"`
+	Verdict string    `json:"verdict" jsonschema:"accepted, needs-human-review, rejected-gate, rejected-bench, error, cancelled (started and never finished: it counts as the outcome) or in-progress (still running)"`
 	Summary string    `json:"summary"`
 	Speedup float64   `json:"speedup,omitempty" jsonschema:"baseline/candidate median of the deciding metric; absent without a bench"`
 	Created time.Time `json:"created"`
@@ -49,14 +54,24 @@ func (a *Attempt) Latest() *Judged {
 	return &a.Verdicts[len(a.Verdicts)-1]
 }
 
-// Outcome is the newest trusted verdict: what the attempt counts as for the
+// Outcome is the newest trusted verdict, a verdict that never finished
+// counting as cancelled: what the attempt counts as for the
 // one-verdict-per-attempt rule. nil while no trusted verdict exists, so an
-// agent's own verdict cannot block the runner's.
+// agent's own verdict cannot block the runner's. A verdict still running
+// is not an outcome.
 func (a *Attempt) Outcome() *Judged {
 	for i := len(a.Verdicts) - 1; i >= 0; i-- {
-		if a.Verdicts[i].Trusted {
-			return &a.Verdicts[i]
+		if v := &a.Verdicts[i]; v.Trusted && v.Verdict != VerdictInProgress {
+			return v
 		}
+	}
+	return nil
+}
+
+// Running is the trusted verdict of a still running, or nil.
+func (a *Attempt) Running() *Judged {
+	if n := len(a.Verdicts); n > 0 && a.Verdicts[n-1].Trusted && a.Verdicts[n-1].Verdict == VerdictInProgress {
+		return &a.Verdicts[n-1]
 	}
 	return nil
 }
@@ -108,7 +123,7 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 	}, func(r *row) bool {
 		if f.match(r) {
 			rows = append(rows, *r)
-		} else if r.Kind == string(KindProposal) || r.Kind == string(KindVerdict) {
+		} else if r.Kind == string(KindProposal) || r.Kind == string(KindVerdict) || r.Kind == string(KindStarted) {
 			related = append(related, *r)
 		}
 		return true
@@ -154,17 +169,71 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 				a.ProposalID, a.Proposed = r.ID, time.Unix(0, r.Created).UTC()
 				a.AttemptKey, a.Hotspot, a.Class, a.Hypothesis, a.Pin, a.Commit = r.AttemptKey, r.Hotspot, r.Class, r.Hypothesis, r.Pin, r.Commit
 			}
-		case string(KindVerdict):
+		case string(KindVerdict), string(KindStarted):
 			s, err := l.signerOf(ctx, r.AddedBy)
 			if err != nil {
 				return nil, err
 			}
 			a := g.attempt(r)
-			a.Verdicts = append(a.Verdicts, Judged{ID: r.ID, Verdict: r.Verdict, Summary: r.Summary, Speedup: r.Speedup,
-				Created: time.Unix(0, r.Created).UTC(), Signer: s.Name(), Trusted: s.Trusted, Signature: s.Signature, AddedBy: s.Commit})
+			j := Judged{ID: r.ID, Verdict: r.Verdict, Summary: r.Summary, Speedup: r.Speedup,
+				Created: time.Unix(0, r.Created).UTC(), Signer: s.Name(), Trusted: s.Trusted, Signature: s.Signature, AddedBy: s.Commit}
+			if r.Kind == string(KindStarted) {
+				a.started = append(a.started, j)
+				continue
+			}
+			a.Verdicts = append(a.Verdicts, j)
 		}
 	}
+	for i := range g.attempts {
+		l.unfinished(&g.attempts[i])
+	}
 	return g, nil
+}
+
+// unfinished adds to a's verdicts, as cancelled or in progress, the
+// newest started entry that no verdict of the same trust followed: a
+// verdict that was killed or crashed before it could record anything, or
+// one still running (the patch's judging lock is held). Only the newest
+// counts: an older one was superseded by what came after it.
+func (l *Ledger) unfinished(a *Attempt) {
+	started := a.started
+	a.started = nil
+	for _, trusted := range []bool{true, false} {
+		var last *Judged
+		for i := range started {
+			if started[i].Trusted == trusted {
+				last = &started[i]
+			}
+		}
+		if last == nil {
+			continue
+		}
+		followed := false
+		for _, v := range a.Verdicts {
+			if v.Trusted == trusted && v.ID > last.ID {
+				followed = true
+			}
+		}
+		if followed {
+			continue
+		}
+		j := *last
+		j.Verdict, j.Summary = VerdictCancelled, "started "+j.Created.Format(time.RFC3339)+" and never finished (killed or crashed): the attempt counts as cancelled"
+		if lock.Held(l.JudgingLock(a.PatchID)) {
+			j.Verdict, j.Summary = VerdictInProgress, "started "+j.Created.Format(time.RFC3339)+", still running"
+		}
+		at := len(a.Verdicts)
+		for at > 0 && a.Verdicts[at-1].ID > j.ID {
+			at--
+		}
+		a.Verdicts = slices.Insert(a.Verdicts, at, j)
+	}
+}
+
+// JudgingLock is the lock a verdict of patchID holds for its whole life,
+// so that a started entry can tell a running verdict from a dead one.
+func (l *Ledger) JudgingLock(patchID string) string {
+	return l.ws.StatePath("verdicts", patchID+".lock")
 }
 
 // attempt returns the attempt of r's patch, made from r's own attempt
@@ -183,12 +252,14 @@ func (g *gathered) attempt(r *row) *Attempt {
 var (
 	proposalSeg = []byte(KindProposal)
 	verdictSeg  = []byte(KindVerdict)
+	startedSeg  = []byte(KindStarted)
 )
 
-// isAttemptLine reports whether an entry line is a proposal or a verdict.
+// isAttemptLine reports whether an entry line is a proposal, a verdict or
+// a verdict's start.
 func isAttemptLine(line []byte) bool {
 	k := pathSegment(linePath(line), 1)
-	return bytes.Equal(k, proposalSeg) || bytes.Equal(k, verdictSeg)
+	return bytes.Equal(k, proposalSeg) || bytes.Equal(k, verdictSeg) || bytes.Equal(k, startedSeg)
 }
 
 // Row is one entry as `hone ledger list` prints it: its identity and
@@ -241,7 +312,7 @@ func (l *Ledger) Rows(ctx context.Context, f Filter) ([]Row, error) {
 			switch row.Kind {
 			case KindProposal:
 				v = a.Latest()
-			case KindVerdict:
+			case KindVerdict, KindStarted:
 				for j := range a.Verdicts {
 					if a.Verdicts[j].ID == r.ID {
 						v = &a.Verdicts[j]

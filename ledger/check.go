@@ -151,7 +151,9 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 			switch e.Kind {
 			case KindProposal:
 				proposed[e.PatchID] = Proposed{Target: e.Target, Commit: e.Commit, Pin: e.Pin}
-			case KindVerdict:
+			case KindVerdict, KindStarted:
+				// A started entry counts as much as a verdict: without
+				// its verdict it is the attempt's outcome (cancelled).
 				if !s.Trust.Configured() {
 					continue
 				}
@@ -160,7 +162,7 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 					sig = &info
 				}
 				if sg := s.Trust.judge(h, *sig); !sg.Trusted {
-					out = append(out, Refusal{Ref: s.Branch, Path: f.path, Rule: fmt.Sprintf("verdict %s was added by commit %s, %s; only verdicts signed by a key %s lists are accepted", e.ID, short, signedBy(sg), s.Trust.File)})
+					out = append(out, Refusal{Ref: s.Branch, Path: f.path, Rule: fmt.Sprintf("%s %s was added by commit %s, %s; only verdicts signed by a key %s lists are accepted", e.Kind, e.ID, short, signedBy(sg), s.Trust.File)})
 				}
 			}
 		}

@@ -18,10 +18,14 @@ const (
 	KindVerdict     Kind = "verdict"
 	KindProfile     Kind = "profile"
 	KindCalibration Kind = "calibration"
+	// KindStarted is written by a verdict before its first run. A started
+	// entry that no later verdict follows is a verdict that never finished
+	// (killed, crashed): the attempt counts as cancelled (see Attempts).
+	KindStarted Kind = "started"
 )
 
 // Kinds lists every kind in a stable order.
-var Kinds = []Kind{KindProposal, KindVerdict, KindProfile, KindCalibration}
+var Kinds = []Kind{KindProposal, KindVerdict, KindProfile, KindCalibration, KindStarted}
 
 // Valid reports whether k is one of Kinds: the one check of a kind, for
 // stored entries and for filters a user gives.
@@ -47,6 +51,13 @@ const (
 	VerdictRejectedGate     = "rejected-gate"
 	VerdictRejectedBench    = "rejected-bench"
 	VerdictError            = "error"
+	// VerdictCancelled is a verdict that was started and never finished:
+	// written when an interrupted verdict can still write, and shown for a
+	// started entry that nothing followed. It is the attempt's outcome.
+	VerdictCancelled = "cancelled"
+	// VerdictInProgress is shown, never written, for a started entry whose
+	// verdict is still running.
+	VerdictInProgress = "in-progress"
 )
 
 // PatchRefPrefix is where patch commits live: PatchRefPrefix + patch id.

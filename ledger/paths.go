@@ -55,7 +55,7 @@ func EntryPath(target string, kind Kind, id string) string {
 
 func validVerdict(v string) bool {
 	switch v {
-	case VerdictAccepted, VerdictNeedsHumanReview, VerdictRejectedGate, VerdictRejectedBench, VerdictError:
+	case VerdictAccepted, VerdictNeedsHumanReview, VerdictRejectedGate, VerdictRejectedBench, VerdictError, VerdictCancelled:
 		return true
 	}
 	return false
@@ -75,11 +75,13 @@ func (c *Common) check() error {
 	case c.Created.IsZero():
 		return errs.Invalidf("ledger entry %s: created time is missing", c.ID)
 	case c.Verdict != "" && !validVerdict(c.Verdict):
-		return errs.Invalidf("ledger entry %s: verdict %q is not one of accepted, needs-human-review, rejected-gate, rejected-bench, error", c.ID, c.Verdict)
+		return errs.Invalidf("ledger entry %s: verdict %q is not one of accepted, needs-human-review, rejected-gate, rejected-bench, error, cancelled", c.ID, c.Verdict)
 	case c.Kind == KindVerdict && c.Verdict == "":
 		return errs.Invalidf("ledger entry %s: a verdict entry needs a verdict word", c.ID)
 	case c.Kind == KindVerdict && (c.PatchID == "" || !isHex40(c.Commit)):
 		return errs.Invalidf("ledger entry %s: a verdict entry needs patch_id and the 40-hex patch commit", c.ID)
+	case c.Kind == KindStarted && (c.PatchID == "" || !isHex40(c.Commit) || c.Verdict != ""):
+		return errs.Invalidf("ledger entry %s: a started entry needs patch_id and the 40-hex patch commit, and no verdict word", c.ID)
 	case c.Kind == KindProposal && c.PatchID == "":
 		return errs.Invalidf("ledger entry %s: a proposal entry needs patch_id", c.ID)
 	case strings.ContainsAny(c.PatchID, " \t\n/"):

@@ -29,6 +29,19 @@ type Proposal struct {
 	Files   []string `toml:"files" json:"files"`
 	Added   int      `toml:"added" json:"added"`
 	Removed int      `toml:"removed" json:"removed"`
+	// ConfigBlob is the hone.toml blob at the pin, whose allowlist the
+	// patch was checked against.
+	ConfigBlob string `toml:"config_blob,omitempty" json:"config_blob,omitempty"`
+	// NormalizedSHA256 is the hash of the patch's normalised form (see
+	// normalize.go): equal for the same code in other words.
+	NormalizedSHA256 string `toml:"normalized_sha256,omitempty" json:"normalized_sha256,omitempty"`
+	// Retries is the verdict of the same idea (same attempt key or
+	// normalised diff) at an earlier pin, which this proposal tries again
+	// now that the pin has moved.
+	Retries string `toml:"retries,omitempty" json:"retries,omitempty"`
+	// PinUnprotected is set when the pin is not reachable from the
+	// protected base refs: its hone.toml is an agent's, not the project's.
+	PinUnprotected bool `toml:"pin_unprotected,omitempty" json:"pin_unprotected,omitempty"`
 }
 
 // Request is one proposal: an idea (hotspot, playbook class, hypothesis) and
@@ -59,6 +72,9 @@ type Checked struct {
 	Tree    string       `json:"tree"`
 	Changes []git.Change `json:"changes"`
 	Summary
+	// goal is what the diff was checked against: the target as hone.toml
+	// at the pin defines it.
+	goal *workspace.Goalposts
 }
 
 // MaxClass is the number of playbook classes; classes are 1..MaxClass.
@@ -74,6 +90,8 @@ func Check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	return c, err
 }
 
+// The working tree's hone.toml names the target and its pin; the allowlist
+// comes from hone.toml at that pin, which no uncommitted edit changes.
 func check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, *scratchIndex, error) {
 	t, err := ws.Target(target)
 	if err != nil {
@@ -83,7 +101,11 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	if err != nil {
 		return nil, nil, err
 	}
-	a := t.Rules()
+	gp, err := ws.GoalpostsAt(ctx, target, pin)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := gp.Target.Rules()
 	sum, err := frontCheck(diff, a, ws.Config.Patch.MaxDiffBytes)
 	if err != nil {
 		return nil, nil, relativeHint(ws, pin, a, diff, err)
@@ -107,7 +129,7 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	if err := authority(changes, a); err != nil {
 		return nil, idx, err
 	}
-	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum}, idx, nil
+	return &Checked{Target: target, Pin: pin, Tree: tree, Changes: changes, Summary: *sum, goal: gp}, idx, nil
 }
 
 // relativeHint adds to a refusal how to remake a diff whose paths are
@@ -179,21 +201,4 @@ func (r *Request) validate(lim workspace.PatchConfig) error {
 func ID(target, pin, tree string) string {
 	sum := sha256.Sum256([]byte("hone-patch\x00" + target + "\x00" + pin + "\x00" + tree))
 	return hex.EncodeToString(sum[:])[:16]
-}
-
-// refuseDone enforces the anti-double-attempt rule: an attempt key with a
-// trusted verdict may not be tried again. With allowed signers configured,
-// a verdict no allowed signer signed does not count, so an agent's own
-// verdict cannot block the runner's.
-func refuseDone(ctx context.Context, l *ledger.Ledger, key string) error {
-	attempts, err := l.Attempts(ctx, ledger.Filter{AttemptKey: key})
-	if err != nil {
-		return err
-	}
-	for _, a := range attempts {
-		if v := a.Outcome(); v != nil {
-			return errs.Policyf("refused: this attempt (same target, hotspot, class and hypothesis) already has a verdict: entry %s on patch %s is %s; try a different idea", v.ID, a.PatchID, v.Verdict)
-		}
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,12 +31,26 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	if err := req.validate(ws.Config.Patch); err != nil {
 		return nil, err
 	}
-	if _, err := ws.Target(req.Target); err != nil {
+	t, err := ws.Target(req.Target)
+	if err != nil {
+		return nil, err
+	}
+	pin, err := ws.ResolvePin(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	gp, err := ws.GoalpostsAt(ctx, req.Target, pin)
+	if err != nil {
 		return nil, err
 	}
 	l := ledger.Open(ws)
 	key := ledger.AttemptKey(req.Target, req.Hotspot, req.Class, req.Hypothesis)
-	if err := refuseDone(ctx, l, key); err != nil {
+	judged, err := judgedAttempts(ctx, ws, l, req.Target, gp.Target.Path, pin)
+	if err != nil {
+		return nil, err
+	}
+	retries, err := refuseSameWords(judged, key)
+	if err != nil {
 		return nil, err
 	}
 	c, idx, err := check(ctx, ws, req.Target, req.Diff)
@@ -52,8 +67,26 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 			Class: req.Class, Hypothesis: strings.TrimSpace(req.Hypothesis),
 		},
 		Files: c.Files, Added: c.Added, Removed: c.Removed,
+		ConfigBlob: c.goal.Blob, PinUnprotected: !c.goal.Protected,
 	}
-	res := &Result{PatchID: p.PatchID, Warnings: warnings(ctx, l, p)}
+	if p.NormalizedSHA256, err = normalizedOf(ws, c.Pin, c.Changes, func(hash string) ([]byte, error) {
+		out, err := idx.git(ctx, nil, nil, "cat-file", "blob", hash)
+		if err != nil {
+			return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", git.Short(hash))
+		}
+		return out, nil
+	}); err != nil {
+		return nil, err
+	}
+	sameCode, err := refuseSameCode(ctx, ws, judged, p.NormalizedSHA256, p.PatchID)
+	if err != nil {
+		return nil, err
+	}
+	p.Retries = cmp.Or(sameCode, retries)
+	res := &Result{PatchID: p.PatchID, Warnings: append(c.goal.Warnings, warnings(ctx, l, p)...)}
+	if p.Retries != "" {
+		res.Warnings = append(res.Warnings, retriesNote(p.Retries))
+	}
 	ref := ledger.PatchRef(p.PatchID)
 	refs := ws.Refs()
 	stored, ok, err := refs.Read(ref)

@@ -16,6 +16,7 @@ type Listed struct {
 	Proposal
 	Verdict   string  `json:"verdict,omitempty"`
 	VerdictID string  `json:"verdict_id,omitempty"`
+	Summary   string  `json:"summary,omitempty"`
 	Speedup   float64 `json:"speedup,omitempty"`
 	Signer    string  `json:"signer,omitempty"`
 	Trusted   *bool   `json:"trusted,omitempty"`
@@ -52,7 +53,7 @@ func List(ctx context.Context, ws *workspace.Workspace, target string) ([]*Liste
 		if a := byPatch[p.PatchID]; a != nil {
 			if v := a.Latest(); v != nil {
 				trusted := v.Trusted
-				p.Verdict, p.VerdictID, p.Speedup, p.Signer, p.Trusted = v.Verdict, v.ID, v.Speedup, v.Signer, &trusted
+				p.Verdict, p.VerdictID, p.Summary, p.Speedup, p.Signer, p.Trusted = v.Verdict, v.ID, v.Summary, v.Speedup, v.Signer, &trusted
 			}
 		}
 		out = append(out, &p)

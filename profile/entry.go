@@ -10,8 +10,11 @@ import (
 type Entry struct {
 	ledger.Common
 
-	Source    string `toml:"source" json:"source"`                             // "perf" or "pprof" (the target wrote it)
-	Command   string `toml:"command" json:"command"`                           // the workload, as in hone.toml
+	Source  string `toml:"source" json:"source"`   // "perf" or "pprof" (the target wrote it)
+	Command string `toml:"command" json:"command"` // the workload, as in hone.toml
+	// InputSeed is what the workload got as {seed} and HONE_SEED, drawn
+	// afresh for the profile as for every verdict.
+	InputSeed int64  `toml:"input_seed,omitempty" json:"input_seed,omitempty"`
 	Event     string `toml:"event" json:"event"`                               // perf event sampled ("cpu-clock", "cycles:u") or the pprof sample type
 	Hardware  bool   `toml:"hardware" json:"hardware"`                         // Event is a hardware counter, not a software clock
 	Frequency int    `toml:"frequency,omitempty" json:"frequency,omitempty"`   // sampling frequency asked of perf, Hz

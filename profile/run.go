@@ -82,8 +82,12 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", dir)
 	}
 
-	r := &runner{t: t, side: side, dir: dir, tmp: run.Dir(), command: command, step: step, writable: t.Profile.Format == "pprof"}
-	e := &Entry{Command: command, Environment: env, Pprof: AttachmentName}
+	seed, err := build.NewSeed()
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{t: t, side: side, dir: dir, tmp: run.Dir(), command: command, step: step, writable: t.Profile.Format == "pprof", seed: seed}
+	e := &Entry{Command: command, Environment: env, Pprof: AttachmentName, InputSeed: seed}
 	var p *profile.Profile
 	if t.Profile.Format == "pprof" {
 		step("running the workload")
@@ -157,6 +161,7 @@ type runner struct {
 	// writable gives the workload its checkout and output in place: a
 	// workload that writes its own pprof (format = "pprof") writes there.
 	writable bool
+	seed     int64 // the input seed of the workload, as a verdict's bench gets one
 }
 
 // perfMount is where perf writes its data and hone's copy of perf script's
@@ -171,7 +176,7 @@ func (r *runner) run(ctx context.Context, what, shell string) (*jail.Result, err
 		spec = r.side.WritableSpec(shell, r.t.Bench.Timeout.Duration)
 	}
 	spec.Mounts = append(spec.Mounts, jail.Mount{Host: r.dir, Jail: perfMount, Mode: jail.ReadWrite})
-	res, err := jail.Run(ctx, spec)
+	res, err := jail.Run(ctx, build.WithSeed(spec, r.seed))
 	if err != nil {
 		return nil, err
 	}

@@ -3,13 +3,18 @@
 # workload: A/A sessions plus injected 5% and 2% slowdowns on the cpu-time
 # tier, then A/A plus an injected 0.5% on the instructions tier.
 #
-#   scripts/calibrate.sh [SESSIONS] [INSTRUCTION-SESSIONS]
+#   scripts/calibrate.sh [SESSIONS] [INSTRUCTION-SESSIONS] [HOGS]
 #
-# Needs a hone binary on PATH, cc, and valgrind (or perf with hardware
-# counters) for the instructions tier. Prints both calibrations as JSON.
+# INSTRUCTION-SESSIONS 0 skips the instructions tier. HOGS runs that many
+# `yes > /dev/null` for the whole calibration: the loaded condition of the
+# README's figures is 2. HONE names the hone binary (default: hone on PATH).
+# Needs cc, and valgrind (or perf with hardware counters) for the
+# instructions tier. Prints each calibration as text, with the load average.
 set -eu
 sessions=${1:-40}
 isessions=${2:-10}
+hogs=${3:-0}
+hone=${HONE:-hone}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -37,5 +42,17 @@ TOML
 git add -A
 git -c user.name=hone -c user.email=hone@invalid commit -q -m pin
 export GIT_AUTHOR_NAME=hone GIT_AUTHOR_EMAIL=hone@invalid GIT_COMMITTER_NAME=hone GIT_COMMITTER_EMAIL=hone@invalid
-time hone calibrate w --sessions "$sessions" --inject 0.05 --inject 0.02
-time hone calibrate wi --sessions "$isessions" --inject 0.005
+pids=
+i=0
+while [ "$i" -lt "$hogs" ]; do
+	yes > /dev/null &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+trap 'for p in $pids; do kill "$p"; done; rm -rf "$work"' EXIT
+echo "load before: $(cat /proc/loadavg), $hogs hogs"
+time "$hone" calibrate w --sessions "$sessions" --inject 0.05 --inject 0.02
+echo "load after: $(cat /proc/loadavg)"
+if [ "$isessions" -gt 0 ]; then
+	time "$hone" calibrate wi --sessions "$isessions" --inject 0.005
+fi

@@ -39,7 +39,11 @@ type CalibrationEntry struct {
 	// BaselineMedian is the workload's median in the metric's unit.
 	BaselineMedian float64 `toml:"baseline_median" json:"baseline_median"`
 	Unit           string  `toml:"unit" json:"unit"`
-	// AA are sessions of the pin against itself: any accept is a false accept.
+	// InputSeed is the seed the workload got, as a verdict's bench does.
+	InputSeed int64 `toml:"input_seed,omitempty" json:"input_seed,omitempty"`
+	// AA are sessions of the pin against itself, built twice in two
+	// checkouts as a verdict builds baseline and candidate: any accept is a
+	// false accept.
 	AA SessionStats `toml:"aa" json:"aa"`
 	// Injected are sessions whose candidate side runs a busy loop costing the
 	// given fraction of the baseline; a "slower" decision is a detection.
@@ -72,12 +76,24 @@ func (s SessionStats) Rate(part int) float64 {
 }
 
 // Calibrate runs A/A and injected-slowdown sessions of target at its pin and
-// records a calibration entry.
+// records a calibration entry. Like a verdict it reads the target from
+// hone.toml at the pin, and builds the pin twice, in two checkouts: the A/A
+// sessions compare those two builds, so a bias between two builds of the
+// same tree would show as one between baseline and candidate does.
 func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts CalibrationOptions) (*CalibrationEntry, error) {
-	t, err := ws.Target(target)
+	wt, err := ws.Target(target)
 	if err != nil {
 		return nil, err
 	}
+	pin, err := ws.ResolvePin(ctx, wt)
+	if err != nil {
+		return nil, err
+	}
+	gp, err := ws.GoalpostsAt(ctx, target, pin)
+	if err != nil {
+		return nil, err
+	}
+	t := gp.Target
 	if t.Bench.Run == "" {
 		return nil, errs.Invalidf("target %q has no bench command; add [targets.%s.bench] run = \"...\" to %s", t.Name, t.Name, workspace.FileName)
 	}
@@ -92,11 +108,17 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 			return nil, errs.Usagef("--inject %g: must be a fraction in (0, 1), e.g. 0.05", f)
 		}
 	}
-	proto, err := protocol(t, opts.Metric, opts.MaxPairs)
-	if err != nil {
-		return nil, err
+	proto := t.Bench
+	if opts.Metric != "" {
+		if err := workspace.CheckMetric(opts.Metric); err != nil {
+			return nil, errs.Usagef("--metric: %v", err)
+		}
+		proto.Metric = opts.Metric
 	}
-	pin, err := ws.ResolvePin(ctx, t)
+	if opts.MaxPairs > 0 {
+		proto.MaxPairs, proto.Pairs = opts.MaxPairs, min(proto.Pairs, opts.MaxPairs)
+	}
+	seed, err := build.NewSeed()
 	if err != nil {
 		return nil, err
 	}
@@ -104,13 +126,13 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	c := &CalibrationEntry{
 		Common: ledger.Common{Kind: ledger.KindCalibration, Target: t.Name, Pin: pin},
 		Metric: proto.Metric, BatchSize: proto.Pairs, MaxPairs: proto.MaxPairs, Threshold: proto.Threshold, Confidence: proto.Confidence,
-		Unit: unitOf(proto.Metric),
+		Unit: unitOf(proto.Metric), InputSeed: seed,
 	}
 	c.Environment.PinCommit = pin
 	hostFacts(ctx, &c.Environment)
 	c.Host = c.Environment.Host
 
-	sb := ws.Config.Sandbox
+	sb := gp.Config.Sandbox
 	run, err := build.Start(ctx, ws.Repo, t, sb, "calibrate", false)
 	if err != nil {
 		return nil, err
@@ -122,18 +144,24 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	}
 	c.Environment.Perf, c.Environment.InstructionsVia = m.perf, m.instrVia
 	c.Environment.Isolation, c.Environment.NetworkDenied = sb.Isolation, sb.Network == "deny"
-	built, err := run.Build(ctx, build.Baseline, pin)
-	if err != nil {
-		return nil, err
+	var built [2]*build.Side
+	for i, role := range []build.Role{build.Baseline, build.Candidate} {
+		s, err := run.Build(ctx, role, pin)
+		if err != nil {
+			return nil, err
+		}
+		if !s.OK() {
+			return nil, errs.Failuref("the pin of %q fails to build (%s); fix the build before calibrating", t.Name, s.Describe())
+		}
+		c.Environment.noteJail(s.Result)
+		built[i] = s
 	}
-	if !built.OK() {
-		return nil, errs.Failuref("the pin of %q fails to build (%s); fix the build before calibrating", t.Name, built.Describe())
-	}
-	c.Environment.noteJail(built.Result)
-	c.Environment.BaselineBinary = nilIfEmpty(built.Outputs)
+	c.Environment.BaselineBinary, c.Environment.CandidateBinary = nilIfEmpty(built[0].Outputs), nilIfEmpty(built[1].Outputs)
 
-	spin := func(n int) string { return t.Bench.Run + "\n" + spinLoop(n) }
-	base := built.Spec(spin(0), 0)
+	spin := func(s *build.Side, n int) jail.Spec {
+		return build.WithSeed(s.Spec(t.Bench.Run+"\n"+spinLoop(n), 0), seed)
+	}
+	base, twin := spin(built[0], 0), spin(built[1], 0)
 	perIter, workload, err := measureSpin(ctx, m, base, proto.Metric)
 	if err != nil {
 		return nil, err
@@ -146,15 +174,15 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	done := 0
 	for i := range opts.Sessions {
 		for k := -1; k < len(opts.Inject); k++ {
-			cand, stats := base, &c.AA
+			cand, stats := twin, &c.AA
 			if k >= 0 {
 				stats = &c.Injected[k]
 				stats.Inject = opts.Inject[k]
-				cand = built.Spec(spin(int(math.Round(opts.Inject[k]*workload/perIter))), 0)
+				cand = spin(built[1], int(math.Round(opts.Inject[k]*workload/perIter)))
 			}
 			done++
 			p := proto
-			p.Seed = proto.Seed + int64(i)*7919
+			p.OrderSeed = proto.OrderSeed + int64(i)*7919
 			br := &benchRun{baseline: base, candidate: cand, protocol: p, meter: m, env: &c.Environment}
 			if opts.Progress != nil {
 				br.progress = func(pr Progress) { pr.Session, pr.Sessions = done, total; opts.Progress(pr) }
@@ -197,14 +225,14 @@ func spinLoop(n int) string {
 
 // measureSpin measures the workload's median and the metric cost of one
 // spin iteration, to size the injected slowdown.
-func measureSpin(ctx context.Context, m *meter, base jail.Spec, metric string) (perIter, workload float64, err error) {
+func measureSpin(ctx context.Context, m measurer, base jail.Spec, metric string) (perIter, workload float64, err error) {
 	const iters = 20000
 	measure := func(command string, runs int) (float64, error) {
 		spec := base
 		spec.Command = command
 		vals := make([]float64, 0, runs)
 		for range runs {
-			v, res, err := m.measure(ctx, spec)
+			v, res, err := m.measure(ctx, spec, metric)
 			if err != nil {
 				return 0, err
 			}

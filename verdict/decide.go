@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
 )
 
 // judgeBench sets the verdict of an entry whose gates all passed from its
@@ -19,7 +20,11 @@ func judgeBench(e *Entry) {
 	figures := benchFigures(b, st)
 	e.Speedup = st.Speedup
 	thr := fmt.Sprintf("%.3g", 1+b.Threshold)
-	switch final := b.Decisions[len(b.Decisions)-1]; {
+	final := b.Decisions[len(b.Decisions)-1]
+	if final == decFaster && disagree(e, b, st) {
+		return
+	}
+	switch {
 	case final == decFaster && len(e.RiskSignals) > 0:
 		e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonImproved,
 			fmt.Sprintf("faster (CI lower bound %.3f >= %s), but the patch adds risk signals a benchmark cannot judge: %s; a person must review it",
@@ -46,6 +51,51 @@ func judgeBench(e *Entry) {
 	default:
 		e.Summary = figures
 	}
+}
+
+// disagree sets the verdict of a "faster" that the other metrics do not
+// bear out, and reports whether it did. An instructions-tier speedup must
+// be confirmed by the cpu-time check (a candidate can tell it runs under
+// valgrind or perf, and neither counts the kernel's work): a slowdown
+// there is a regression, no clear speedup needs a person. A cpu-time
+// speedup whose wall time is clearly slower needs a person too: wall time
+// is too noisy here to demand a gain, not to notice a loss.
+func disagree(e *Entry, b *Bench, st *MetricStats) bool {
+	switch b.Metric {
+	case workspace.MetricInstructions:
+		var ck *MetricStats
+		if b.Check != nil {
+			for i := range b.Check.Metrics {
+				if b.Check.Metrics[i].Metric == workspace.MetricCPUTime {
+					ck = &b.Check.Metrics[i]
+				}
+			}
+		}
+		switch {
+		case ck == nil:
+			e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonUnconfirmed, "faster in instructions, but no cpu-time check confirms it; a person must review it")
+		case ck.CIHigh < 1:
+			e.setVerdict(ledger.VerdictRejectedBench, ReasonRegressed, fmt.Sprintf(
+				"faster in instructions (CI lower bound %.3f) but slower in cpu-time: the check's speedup CI [%.3f, %.3f] lies below 1; the candidate may behave differently when counted", st.CILow, ck.CILow, ck.CIHigh))
+		case ck.CILow <= 1:
+			e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonUnconfirmed, fmt.Sprintf(
+				"faster in instructions (CI lower bound %.3f), but the cpu-time check's speedup CI [%.3f, %.3f] does not exclude 1; a person must review it", st.CILow, ck.CILow, ck.CIHigh))
+		default:
+			return false
+		}
+		e.Summary = e.Reason + ": " + benchFigures(b, st)
+		return true
+	case workspace.MetricCPUTime:
+		w := b.Stat(workspace.MetricWall)
+		if w == nil || w.CIHigh >= 1 {
+			return false
+		}
+		e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonWallSlower, fmt.Sprintf(
+			"faster in cpu-time (CI lower bound %.3f), but slower in wall time: its speedup CI [%.3f, %.3f] lies below 1; work may have moved where cpu-time does not see it; a person must review it", st.CILow, w.CILow, w.CIHigh))
+		e.Summary = e.Reason + ": " + benchFigures(b, st) + fmt.Sprintf("; wall %.3fx [%.3f, %.3f]", w.Speedup, w.CILow, w.CIHigh)
+		return true
+	}
+	return false
 }
 
 // benchFigures is the one-line summary of the deciding metric.

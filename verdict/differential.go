@@ -49,9 +49,6 @@ type Mismatch struct {
 	Reproduced bool `toml:"reproduced" json:"reproduced"`
 }
 
-// NewInputSeed draws a verdict's input seed.
-func NewInputSeed() int64 { return rand.Int64N(1 << 62) }
-
 // InputSeeds derives a differential gate's n seeds (HONE_SEED for its
 // generator, each in [0, 2^31) so that any generator can read it) from
 // the verdict's input seed and the gate's name.

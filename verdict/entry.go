@@ -20,12 +20,43 @@ const (
 	ReasonGateFailed   = "gate-failed"  // rejected-gate
 	ReasonBaseline     = "baseline"     // error: the baseline failed (build, gate or bench)
 	ReasonTooling      = "tooling"      // error: a tool or isolation the protocol needs is missing
+	ReasonOutput       = "output"       // rejected-gate: a bench run's output differs from the baseline's
+	ReasonLeftover     = "leftover"     // rejected-gate: a candidate run left processes running
+	ReasonUnconfirmed  = "unconfirmed"  // needs-human-review: faster in instructions, not confirmed in cpu-time
+	ReasonWallSlower   = "wall-slower"  // needs-human-review: faster in cpu-time, slower in wall time
+	ReasonInterrupted  = "interrupted"  // cancelled: the verdict was interrupted before it could finish
+	// ReasonUnprotectedPin: needs-human-review, faster at a pin that is not
+	// on the protected base, whose gates and bench an agent may have written.
+	ReasonUnprotectedPin = "unprotected-pin"
 )
 
 // Entry is a verdict ledger entry (Kind = verdict). Fields are only ever added.
 type Entry struct {
 	ledger.Common
 	Reason string `toml:"reason" json:"reason"`
+	// InputSeed is the seed the gates and the bench got as {seed} and
+	// HONE_SEED, the same for baseline and candidate: drawn afresh for
+	// each verdict (crypto/rand), so no patch can carry answers for it.
+	// It is not Bench.Seed, which orders the pairs.
+	InputSeed int64 `toml:"input_seed,omitempty" json:"input_seed,omitempty"`
+	// ConfigBlob is the id of the hone.toml blob at the pin that gave the
+	// gates, the bench and the jail settings.
+	ConfigBlob string `toml:"config_blob,omitempty" json:"config_blob,omitempty"`
+	// PinUnprotected is set when the pin is not reachable from the
+	// protected base refs: an agent's own commit, whose hone.toml the
+	// agent wrote. The summary says so too, for every view.
+	PinUnprotected bool `toml:"pin_unprotected,omitempty" json:"pin_unprotected,omitempty"`
+	// Started is the id of the started entry this verdict finishes.
+	Started string `toml:"started,omitempty" json:"started,omitempty"`
+	// Rejudges is the earlier verdict a person asked to judge again, with
+	// their reason; the samples of both are pooled.
+	Rejudges      string `toml:"rejudges,omitempty" json:"rejudges,omitempty"`
+	RejudgeReason string `toml:"rejudge_reason,omitempty" json:"rejudge_reason,omitempty"`
+	// Retries is an earlier verdict on the same idea at another pin (the
+	// same diff or attempt key, before the pin moved).
+	Retries string `toml:"retries,omitempty" json:"retries,omitempty"`
+	// Overrides are the command line's tightenings of the pin's protocol.
+	Overrides *Overrides `toml:"overrides,omitempty" json:"overrides,omitempty"`
 	// Detail is one or two sentences saying why, naming the gate, signal or
 	// metric that decided.
 	Detail      string       `toml:"detail" json:"detail"`
@@ -44,6 +75,23 @@ type Entry struct {
 	Logs string `toml:"logs,omitempty" json:"logs,omitempty"`
 
 	logs *gateLogs // gathered while judging, stored by Run
+}
+
+// Overrides are the protocol settings a person tightened on the command
+// line; zero fields were left as hone.toml has them.
+type Overrides struct {
+	MaxPairs  int     `toml:"max_pairs,omitempty" json:"max_pairs,omitempty"`
+	Threshold float64 `toml:"threshold,omitempty" json:"threshold,omitempty"`
+}
+
+// StartedEntry is written before a verdict's first run (Kind = started):
+// with no verdict after it, the attempt counts as cancelled.
+type StartedEntry struct {
+	ledger.Common
+	InputSeed int64  `toml:"input_seed" json:"input_seed"`
+	Host      string `toml:"host" json:"host"`
+	PID       int    `toml:"pid" json:"pid"`
+	Rejudges  string `toml:"rejudges,omitempty" json:"rejudges,omitempty"`
 }
 
 // GateResult is one gate (or the build) on one or both sides.
@@ -97,12 +145,27 @@ type Bench struct {
 	Warmup     int     `toml:"warmup" json:"warmup"`
 	Threshold  float64 `toml:"threshold" json:"threshold"`
 	Confidence float64 `toml:"confidence" json:"confidence"`
-	Seed       int64   `toml:"seed" json:"seed"`
-	Resamples  int     `toml:"resamples" json:"resamples"` // bootstrap resamples
+	// Seed is the order seed ([bench] order_seed): it orders each pair and
+	// seeds the bootstrap. It is not the input seed (Entry.InputSeed).
+	Seed      int64 `toml:"seed" json:"seed"`
+	Resamples int   `toml:"resamples" json:"resamples"` // bootstrap resamples
+	// Method is how the statistics were computed: "paired-log-ratio"
+	// (the speedup is the exponential of the Hodges-Lehmann estimate of
+	// the per-pair log ratios, its CI a bootstrap of pairs, p a Wilcoxon
+	// signed-rank test), or empty in entries written before it existed
+	// (ratio of medians, Mann-Whitney U).
+	Method string `toml:"method,omitempty" json:"method,omitempty"`
+	// OutputSHA256 is the hash of the stdout every bench run printed, the
+	// baseline's and the candidate's alike: bench output is checked.
+	OutputSHA256 string `toml:"output_sha256,omitempty" json:"output_sha256,omitempty"`
+	// PooledPairs are the leading pairs of Samples taken over from the
+	// verdict a rejudge pooled with.
+	PooledPairs int `toml:"pooled_pairs,omitempty" json:"pooled_pairs,omitempty"`
 	// Order has one letter per measured pair: "b" when the baseline ran
 	// first, "c" when the candidate did.
 	Order string `toml:"order" json:"order"`
-	// Decisions is the sequential decision after each batch: "measure-more",
+	// Decisions is the sequential decision after each batch of this
+	// verdict (pooled pairs are not batches of its own): "measure-more",
 	// then the final one ("faster", "slower", "same", or at max_pairs
 	// "undecided").
 	Decisions []string `toml:"decisions" json:"decisions"`
@@ -126,6 +189,21 @@ type Bench struct {
 	BaselineCounters  map[string]float64 `toml:"baseline_counters,omitempty" json:"-"`
 	CandidateCounters map[string]float64 `toml:"candidate_counters,omitempty" json:"-"`
 	Counters          []Counter          `toml:"-" json:"counters,omitempty"`
+	// Check is the short cpu-time batch that must confirm an acceptance in
+	// the instructions tier: a candidate can tell it runs under valgrind
+	// or perf, and neither counts the kernel's work.
+	Check *Check `toml:"check,omitempty" json:"check,omitempty"`
+}
+
+// Check is a short batch of pairs measured in cpu-time, with the bench's
+// confidence, order seed and method, that confirms an instructions-tier
+// "faster".
+type Check struct {
+	Pairs   int           `toml:"pairs" json:"pairs"`
+	Order   string        `toml:"order" json:"order"`
+	Seconds float64       `toml:"seconds" json:"seconds"`
+	Metrics []MetricStats `toml:"metrics" json:"metrics"`
+	Samples []Samples     `toml:"samples" json:"samples"`
 }
 
 // Samples are the raw measurements of one metric, index i being pair i.
@@ -143,11 +221,16 @@ type MetricStats struct {
 	Pairs           int     `toml:"pairs" json:"pairs"`
 	BaselineMedian  float64 `toml:"baseline_median" json:"baseline_median"`
 	CandidateMedian float64 `toml:"candidate_median" json:"candidate_median"`
-	// Speedup is baseline median / candidate median: above 1 is faster.
+	// Speedup is above 1 when the candidate is faster: exp of the
+	// Hodges-Lehmann estimate of the pairs' log ratios baseline/candidate
+	// (MethodPaired), or, in older entries, baseline median / candidate
+	// median.
 	Speedup float64 `toml:"speedup" json:"speedup"`
 	CILow   float64 `toml:"ci_low" json:"ci_low"`
 	CIHigh  float64 `toml:"ci_high" json:"ci_high"`
-	// P is the two-sided Mann-Whitney U p-value (golang.org/x/perf/benchmath).
+	// P is the two-sided p-value of the bench's method: Wilcoxon's
+	// signed-rank test of the pairs' log ratios, or, in entries written
+	// before it, Mann-Whitney U (golang.org/x/perf/benchmath).
 	P float64 `toml:"p" json:"p"`
 	// Outliers counts samples outside the Tukey fences (1.5 IQR) per side;
 	// they are kept, the median being robust to them.

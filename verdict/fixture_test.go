@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -114,14 +115,29 @@ func replace(old, new string) func(string) string {
 	}
 }
 
-// verdictOf evaluates a patch commit without the ledger.
+// verdictOf evaluates a patch commit without the ledger, as Run would
+// with a fresh input seed.
 func (f *fixture) verdictOf(commit string, opts Options) *Entry {
 	f.t.Helper()
-	prop := ledger.Common{Kind: ledger.KindProposal, Target: f.target.Name, PatchID: "p-test", Commit: commit, Pin: f.pin}
-	e, err := evaluate(context.Background(), f.ws, f.target, prop, opts)
+	ctx := context.Background()
+	prop := proposal{Common: ledger.Common{Kind: ledger.KindProposal, Target: f.target.Name, PatchID: "p-test", Commit: commit, Pin: f.pin}}
+	gp, err := f.ws.GoalpostsAt(ctx, f.target.Name, f.pin)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	proto, _, err := protocol(gp.Target, opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	seed, err := build.NewSeed()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	e, err := evaluate(ctx, f.ws, gp, prop, proto, seed, nil, opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	e.InputSeed = seed
 	f.t.Logf("%s (%s): %s\n%s", e.Verdict, e.Reason, e.Summary, e.Detail)
 	return e
 }

@@ -57,8 +57,12 @@ const (
 // with sanitizers runs on both sides' sanitizer builds, made when first
 // needed and shared by the gates that ask for the same sanitizers.
 type gateRunner struct {
-	t          *workspace.Target
-	run        *build.Run
+	t   *workspace.Target
+	run *build.Run
+	m   measurer
+	// spec is the jail spec of a gate on a side: gateSpec with the
+	// verdict's input seed.
+	spec       func(*build.Side, workspace.Gate) jail.Spec
 	base, cand *build.Side
 	env        *Environment
 	logs       *gateLogs
@@ -66,6 +70,19 @@ type gateRunner struct {
 	progress   func(Progress)
 	sanitized  map[string]*sanitizedSides
 	driver     string // host path of the differential driver, once made
+}
+
+// gateSpec is the jail spec of gate g on side s: the same as a bench run's
+// but for the command and the timeout (see benchSpec), so that a command
+// cannot tell a gate from a bench run by anything else.
+func gateSpec(s *build.Side, g workspace.Gate, seed int64) jail.Spec {
+	return build.WithSeed(s.Spec(g.Run, g.Timeout.Duration), seed)
+}
+
+// benchSpec is the jail spec of t's bench command on side s; the bench
+// sets the timeout.
+func benchSpec(s *build.Side, t *workspace.Target, seed int64) jail.Spec {
+	return build.WithSeed(s.Spec(t.Bench.Run, 0), seed)
 }
 
 // sanitizedSides are one set of sanitizers' builds; nil until built.
@@ -165,9 +182,9 @@ func (r *gateRunner) side(ctx context.Context, g workspace.Gate, gr *GateResult,
 
 // exec runs a gate's command on one side, keeping its output for the logs.
 func (r *gateRunner) exec(ctx context.Context, g workspace.Gate, s *build.Side) (*jail.Result, error) {
-	spec := s.Spec(g.Run, g.Timeout.Duration)
+	spec := r.spec(s, g)
 	spec.OutputCap = r.logs.cap
-	res, err := jail.Run(ctx, spec)
+	res, err := r.m.exec(ctx, spec)
 	r.env.noteJail(res)
 	if err == nil {
 		r.logs.add(g.Name, string(s.Role), res)
@@ -266,13 +283,22 @@ func (r *gateRunner) plain(ctx context.Context, g workspace.Gate, gr *GateResult
 	}
 	msg, f := r.failure(g, cres)
 	gr.Candidate = r.info(cres, msg != "", f)
-	if msg == "" {
+	if msg == "" && cres.Leftover == 0 {
 		return gatesPassed, nil
 	}
 	gr.Message = msg
 	bres, outcome, err := r.onBaseline(ctx, g, gr)
 	if bres == nil || err != nil {
 		return outcome, err
+	}
+	if msg == "" {
+		// Leftovers count against the candidate only when the baseline
+		// leaves none.
+		if bres.Leftover > 0 {
+			return gatesPassed, nil
+		}
+		gr.Baseline, gr.Message = r.info(bres, false, nil), leftoverMessage(cres)
+		return gateFailed, nil
 	}
 	bmsg, bf := r.failure(g, bres)
 	gr.Baseline = r.info(bres, bmsg != "", bf)
@@ -336,9 +362,15 @@ func (r *gateRunner) equivalence(ctx context.Context, g workspace.Gate, gr *Gate
 		outcome, gr.Message = gateFailed, fmt.Sprintf("exit status %d differs from the baseline's %d", cres.ExitCode, bres.ExitCode)
 	case cres.Stdout.SHA256() != bres.Stdout.SHA256():
 		outcome, gr.Message = gateFailed, fmt.Sprintf("stdout differs from the baseline's (%d bytes vs %d)%s", cres.Stdout.Len(), bres.Stdout.Len(), firstDifference(cres.Stdout.Bytes(), bres.Stdout.Bytes()))
+	case cres.Leftover > 0 && bres.Leftover == 0:
+		outcome, gr.Message = gateFailed, leftoverMessage(cres)
 	}
 	gr.Candidate = r.info(cres, outcome == gateFailed, cf)
 	return outcome, nil
+}
+
+func leftoverMessage(r *jail.Result) string {
+	return fmt.Sprintf("left %d processes running after it exited (killed, and their CPU time charged); the baseline leaves none", r.Leftover)
 }
 
 // abnormal reports a run that did not end by itself with a status: killed,

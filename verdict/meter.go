@@ -34,13 +34,26 @@ var perfEvents = []string{"instructions:u", "cycles:u", "task-clock", "context-s
 // a folder of the run made fresh for each measured run.
 const meterMount = "/hone/meter"
 
+// measurer is the seam between the verdict's flow and the jail: gates and
+// probes run through exec, bench runs through measure. The real one is
+// meter; tests of the decision flow feed results and samples instead.
+type measurer interface {
+	// exec runs spec once, unmeasured beyond what the jail reports.
+	exec(ctx context.Context, spec jail.Spec) (*jail.Result, error)
+	// measure runs a bench command once and returns its values in
+	// metric's tier (cpu-time and wall together, or instructions).
+	measure(ctx context.Context, spec jail.Spec, metric string) (map[string]float64, *jail.Result, error)
+	// counters runs spec once under perf stat for the informational
+	// counters; nil counts when perf is not there.
+	counters(ctx context.Context, spec jail.Spec) (map[string]float64, time.Duration)
+}
+
 // meter runs one bench command in the jail and turns it into metric
 // values. In the time tiers the jail's own meter gives the CPU time of the
 // command's whole process tree and its wall time, never the jail's start-up.
 // In the instructions tier every run goes through perf stat (hardware
 // counting) or cachegrind inside the jail.
 type meter struct {
-	metric   string
 	instrVia string // "perf" or "valgrind" in the instructions tier
 	perf     PerfInfo
 	dir      string // the run folder, for the per-run count folders
@@ -51,7 +64,7 @@ type meter struct {
 // instructions are counted. A missing tool the chosen metric needs is a
 // Failure naming it.
 func newMeter(ctx context.Context, metric string, run *build.Run, sb workspace.SandboxConfig) (*meter, error) {
-	m := &meter{metric: metric, dir: run.Dir()}
+	m := &meter{dir: run.Dir()}
 	m.perf = probePerf(ctx, sb)
 	if metric != workspace.MetricInstructions {
 		return m, nil
@@ -127,10 +140,14 @@ func parsePerfCSV(b []byte, asked []string) (map[string]float64, []string) {
 	return counts, missing
 }
 
+func (m *meter) exec(ctx context.Context, spec jail.Spec) (*jail.Result, error) {
+	return jail.Run(ctx, spec)
+}
+
 // measure runs spec once and returns its metric values. The result is
 // returned even when the command failed, for the caller to judge.
-func (m *meter) measure(ctx context.Context, spec jail.Spec) (map[string]float64, *jail.Result, error) {
-	if m.metric != workspace.MetricInstructions {
+func (m *meter) measure(ctx context.Context, spec jail.Spec, metric string) (map[string]float64, *jail.Result, error) {
+	if metric != workspace.MetricInstructions {
 		res, err := jail.Run(ctx, spec)
 		if err != nil {
 			return nil, nil, err

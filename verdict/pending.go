@@ -46,7 +46,7 @@ func Pending(ctx context.Context, ws *workspace.Workspace, target string, opts O
 	}
 	out := []Judgement{}
 	for _, a := range attempts {
-		if a.ProposalID == "" || a.Outcome() != nil {
+		if a.ProposalID == "" || a.Outcome() != nil || a.Running() != nil {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

@@ -41,6 +41,14 @@ func recompute(e *Entry) *Entry {
 	b := *e.Bench
 	b.Metrics = statsOf(&b)
 	b.Decisions = replayDecisions(&b)
+	if b.Check != nil {
+		ck := *b.Check
+		ck.Metrics = nil
+		for _, s := range ck.Samples {
+			ck.Metrics = append(ck.Metrics, computeStats(s, b.Confidence, b.Seed, b.Resamples, b.Method))
+		}
+		b.Check = &ck
+	}
 	re.Bench = &b
 	judgeBench(&re)
 	return &re
@@ -58,10 +66,10 @@ func replayDecisions(b *Bench) []string {
 		return nil
 	}
 	var out []string
-	for n := 0; n < b.Pairs; {
+	for n := b.PooledPairs; n < b.Pairs; {
 		n = min(n+b.BatchSize, b.MaxPairs, b.Pairs)
 		prefix := Samples{Metric: samples.Metric, Unit: samples.Unit, Baseline: samples.Baseline[:n], Candidate: samples.Candidate[:n]}
-		d := decide(computeStats(prefix, b.Confidence, b.Seed, b.Resamples), b.Threshold, b.Confidence)
+		d := decide(computeStats(prefix, b.Confidence, b.Seed, b.Resamples, b.Method), b.Threshold, b.Confidence)
 		if d == decMeasureMore && n >= b.MaxPairs {
 			d = decUndecided
 		}

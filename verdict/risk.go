@@ -23,9 +23,18 @@ var riskPatterns = sync.OnceValue(func() []riskPattern {
 		{"threads", regexp.MustCompile(`(^|[^\w.])go\s+(func\s*\(|[A-Za-z_][\w.]*\s*\()|\b(pthread_create|std::thread|std::async|thrd_create|fork\s*\(|errgroup\.|sync\.WaitGroup|runtime\.GOMAXPROCS)|#\s*pragma\s+omp|-fopenmp\b`)},
 		{"unsafe", regexp.MustCompile(`\bunsafe\b`)},
 		{"inline-asm", regexp.MustCompile(`\b(__asm__|__asm|asm\s*(volatile|goto)?\s*\()|^\s*TEXT\s+[·\w]`)},
-		{"fast-math", regexp.MustCompile(`-Ofast\b|-ffast-math\b|-funsafe-math-optimizations\b|-ffinite-math-only\b|-fno-math-errno\b|-freciprocal-math\b|-fassociative-math\b|#\s*pragma\s+GCC\s+optimize|__attribute__\s*\(\(\s*optimize`)},
+		{"fast-math", regexp.MustCompile(`-Ofast\b|-ffast-math\b|-funsafe-math-optimizations\b|-ffinite-math-only\b|-fno-math-errno\b|-freciprocal-math\b|-fassociative-math\b|#\s*pragma\s+(GCC|clang)\s+(optimize|fp\b)|#\s*pragma\s+STDC\s+FP_CONTRACT|#\s*pragma\s+float_control|__attribute__\s*\(\(.*\b_*optimize_*\b|\[\[gnu::optimize`)},
+		{"pragma", regexp.MustCompile(`\b_Pragma\s*\(|\b__pragma\s*\(`)},
 	}
 })
+
+// countOf counts the matches of re in text.
+func countOf(text []byte, re *regexp.Regexp) int {
+	if len(text) == 0 {
+		return 0
+	}
+	return len(re.FindAllIndex(text, -1))
+}
 
 type riskPattern struct {
 	name string

@@ -4,50 +4,128 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/hostinfo"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
 
-// Options adjust one verdict.
+// Options adjust one verdict. The protocol comes from hone.toml at the pin;
+// a person may only tighten it (MaxPairs, Threshold), never choose another
+// metric, and MCP passes none of these.
 type Options struct {
-	Metric   string // overrides the target's bench metric
-	MaxPairs int    // overrides max_pairs when > 0
-	Keep     bool   // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
+	Metric    string  // must be the pin's [bench] metric when set
+	MaxPairs  int     // at least the pin's max_pairs when > 0
+	Threshold float64 // at least the pin's threshold when > 0
+	// Rejudge, a person's reason, lets a patch that already has a verdict
+	// be judged again; the samples of both are pooled.
+	Rejudge  string
+	Keep     bool // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
 	Progress func(Progress)
+	// Warnings, when set, is told what the caller should show: the working
+	// tree's hone.toml differs from the pin's, which is the one used.
+	Warnings func(errs.Warning)
 }
 
 // Run reaches and records the verdict of a patch. An unknown patch id is a
-// NotFound error. Whatever the verdict, it is appended to the ledger (with
-// the note on the patch commit) and returned with its id.
+// NotFound error. A patch that already has a trusted verdict is refused
+// (Policy) unless opts.Rejudge gives a reason; one being judged right now
+// is Busy. Whatever the verdict, it is appended to the ledger (with the
+// note on the patch commit) and returned with its id.
 //
-// Cancelling ctx kills the running command, removes the run folder and
-// records nothing: a verdict cut short measured nothing worth keeping, and
-// the patch may be judged again. Run then returns an error wrapping
+// Before its first run a verdict appends a started entry: a verdict that
+// never finishes (killed, crashed) leaves it, and the attempt counts as
+// cancelled. Cancelling ctx kills the running command, records a cancelled
+// verdict (with the samples measured so far) and returns an error wrapping
 // ctx.Err().
 func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Options) (*Entry, error) {
+	if opts.Metric != "" {
+		if err := workspace.CheckMetric(opts.Metric); err != nil {
+			return nil, errs.Usagef("--metric: %v", err)
+		}
+	}
 	prop, err := lookupPatch(ctx, ws, patchID)
 	if err != nil {
 		return nil, err
 	}
-	t, err := ws.Target(prop.Target)
+	l := ledger.Open(ws)
+	held, err := holdPatch(ctx, l, prop.PatchID)
 	if err != nil {
 		return nil, err
 	}
-	e, err := evaluate(ctx, ws, t, prop, opts)
+	defer held.Release()
+	pr, err := priorOf(ctx, l, prop.PatchID, opts.Rejudge)
 	if err != nil {
 		return nil, err
 	}
-	e.CalibrationWarning = calibrationWarning(ctx, ws, t.Name, e.Environment.Host)
+	gp, err := ws.GoalpostsAt(ctx, prop.Target, prop.Pin)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Warnings != nil {
+		for _, w := range gp.Warnings {
+			opts.Warnings(w)
+		}
+	}
+	proto, over, err := protocol(gp.Target, opts)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := pr.seed()
+	if err != nil {
+		return nil, err
+	}
+	st, err := l.Append(ctx, newStarted(prop.Common, seed, pr.rejudges()))
+	if err != nil {
+		return nil, err
+	}
+	e, err := evaluate(ctx, ws, gp, prop, proto, seed, pr.bench(), opts)
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	if err != nil {
+		// Interrupted: the attempt still ends, as cancelled, with what was
+		// measured, so cancelling a verdict that went badly erases nothing.
+		if e == nil {
+			e = newEntry(prop.Common, gp.Target.Name)
+		}
+		e.cancelled()
+	}
+	e.InputSeed, e.ConfigBlob, e.Started, e.Overrides = seed, gp.Blob, st.ID, over
+	e.Rejudges, e.Retries = pr.rejudges(), prop.Retries
+	if e.Rejudges != "" {
+		e.RejudgeReason = opts.Rejudge
+	}
+	e.markPin(gp)
+	e.markWeak()
+	if err != nil {
+		if _, aerr := e.record(context.WithoutCancel(ctx), l); aerr != nil {
+			return nil, fmt.Errorf("%w (and the cancelled verdict could not be recorded: %v)", err, aerr)
+		}
+		return nil, err
+	}
+	e.CalibrationWarning = calibrationWarning(ctx, ws, gp.Target.Name, e.Environment.Host)
 	if opts.Progress != nil {
 		opts.Progress(Progress{Phase: "record"})
 	}
+	rec, err := e.record(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	e.Schema, e.ID, e.Created = rec.Schema, rec.ID, rec.Created
+	return e, nil
+}
+
+// record appends e to the ledger, with the gates' whole output beside it.
+func (e *Entry) record(ctx context.Context, l *ledger.Ledger) (*ledger.Stored, error) {
 	logs, err := e.logs.attachments()
 	if err != nil {
 		return nil, err
@@ -55,67 +133,69 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 	if len(logs) > 0 {
 		e.Logs = LogsAttachment
 	}
-	st, err := ledger.Open(ws).Append(ctx, e, logs...)
-	if err != nil {
-		return nil, err
-	}
-	e.Schema, e.ID, e.Created = st.Schema, st.ID, st.Created
-	return e, nil
+	return l.Append(ctx, e, logs...)
 }
 
 // lookupPatch returns the proposal of patchID (or of the patch it is a
 // unique prefix of), its commit checked against refs/hone/patches/<id>.
-func lookupPatch(ctx context.Context, ws *workspace.Workspace, patchID string) (ledger.Common, error) {
+func lookupPatch(ctx context.Context, ws *workspace.Workspace, patchID string) (proposal, error) {
 	l := ledger.Open(ws)
 	patchID, err := l.ResolvePatch(ctx, patchID)
 	if err != nil {
-		return ledger.Common{}, err
+		return proposal{}, err
 	}
 	entries, err := l.ByPatch(ctx, patchID)
 	if err != nil {
-		return ledger.Common{}, err
+		return proposal{}, err
 	}
-	var prop *ledger.Common
+	var prop *proposal
 	for _, s := range entries {
 		if s.Kind == ledger.KindProposal {
-			prop = &s.Common
+			var p proposal
+			if err := s.Decode(&p); err != nil {
+				return proposal{}, err
+			}
+			prop = &p
 			break
 		}
 	}
 	if prop == nil {
-		return ledger.Common{}, errs.NotFoundf("unknown patch %q: the ledger has no proposal with that id; propose it with `hone patch propose`", patchID)
+		return proposal{}, errs.NotFoundf("unknown patch %q: the ledger has no proposal with that id; propose it with `hone patch propose`", patchID)
 	}
 	ref, err := ws.Git.Reference(plumbing.ReferenceName(ledger.PatchRef(patchID)), true)
 	if err != nil {
-		return ledger.Common{}, errs.NotFoundf("patch %q has a proposal but no commit at %s; fetch it with `hone ledger pull`", patchID, ledger.PatchRef(patchID))
+		return proposal{}, errs.NotFoundf("patch %q has a proposal but no commit at %s; fetch it with `hone ledger pull`", patchID, ledger.PatchRef(patchID))
 	}
 	commit := ref.Hash().String()
 	if prop.Commit != "" && prop.Commit != commit {
-		return ledger.Common{}, errs.Invalidf("patch %q: %s points at %s but its proposal recorded %s; run `hone ledger verify`", patchID, ledger.PatchRef(patchID), commit, prop.Commit)
+		return proposal{}, errs.Invalidf("patch %q: %s points at %s but its proposal recorded %s; run `hone ledger verify`", patchID, ledger.PatchRef(patchID), commit, prop.Commit)
 	}
 	prop.Commit = commit
 	return *prop, nil
 }
 
+// proposal is what a verdict reads of a proposal entry: its common fields
+// and the earlier attempt at another pin it retries, if any.
+type proposal struct {
+	ledger.Common
+	Retries string `toml:"retries,omitempty"`
+}
+
 // evaluate builds, gates and benchmarks one patch and returns the unrecorded
-// entry. err is set only for failures that make recording pointless:
-// cancellation, or git itself failing.
-func evaluate(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, prop ledger.Common, opts Options) (*Entry, error) {
-	e := &Entry{Common: ledger.Common{
-		Kind: ledger.KindVerdict, Target: t.Name, PatchID: prop.PatchID, Commit: prop.Commit, Pin: prop.Pin,
-		AttemptKey: prop.AttemptKey, Hotspot: prop.Hotspot, Class: prop.Class, Hypothesis: prop.Hypothesis,
-	}}
+// entry. err is set only for failures that make recording pointless (git
+// itself failing) and for cancellation, when the entry holds what was
+// measured until then.
+func evaluate(ctx context.Context, ws *workspace.Workspace, gp *workspace.Goalposts, prop proposal, proto workspace.BenchConfig, seed int64, prior *Bench, opts Options) (*Entry, error) {
+	t := gp.Target
+	c := prop.Common
+	e := newEntry(c, t.Name)
 	if t.Bench.Run == "" {
-		return nil, errs.Invalidf("target %q has no bench command; add [targets.%s.bench] run = \"...\" to %s", t.Name, t.Name, workspace.FileName)
-	}
-	proto, err := protocol(t, opts.Metric, opts.MaxPairs)
-	if err != nil {
-		return nil, err
+		return nil, errs.Invalidf("target %q has no bench command at its pin; add [targets.%s.bench] run = \"...\" to %s and commit it", t.Name, t.Name, workspace.FileName)
 	}
 	env := &e.Environment
-	env.PinCommit, env.PatchCommit = prop.Pin, prop.Commit
+	env.PinCommit, env.PatchCommit = c.Pin, c.Commit
 	hostFacts(ctx, env)
-	sb := ws.Config.Sandbox
+	sb := gp.Config.Sandbox
 	env.Isolation, env.NetworkDenied = sb.Isolation, sb.Network == "deny"
 
 	progress := func(p Progress) {
@@ -144,21 +224,49 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, t *workspace.Target,
 	}
 	env.Perf, env.InstructionsVia = m.perf, m.instrVia
 
-	err = judge(ctx, ws, t, e, run, &benchRun{protocol: proto, meter: m, progress: opts.Progress}, progress)
+	// The pin's hone.toml bounds the logs too: a working tree cannot cut
+	// them short.
+	e.logs = newGateLogs(gp.Config.Ledger.GateLogBytes)
+	j := &judging{ws: ws, t: t, e: e, run: run, m: m, seed: seed, proto: proto, prior: prior, progress: progress, onBench: opts.Progress}
+	err = j.judge(ctx)
 	env.JailUserCreated = run.UserCreated
 	if err != nil {
+		if ctx.Err() != nil {
+			return e, err
+		}
 		return nil, err
 	}
-	e.markWeak()
 	return e, nil
 }
 
-// judge runs builds, gates and the bench in order and sets e's verdict at the
-// first step that decides it.
-func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e *Entry, run *build.Run, br *benchRun, progress func(Progress)) error {
-	progress(Progress{Phase: "build"})
-	e.logs = newGateLogs(ws.Config.Ledger.GateLogBytes)
-	base, err := run.Build(ctx, build.Baseline, e.Pin)
+// newEntry is an empty verdict of the patch a proposal names.
+func newEntry(c ledger.Common, target string) *Entry {
+	return &Entry{Common: ledger.Common{
+		Kind: ledger.KindVerdict, Target: target, PatchID: c.PatchID, Commit: c.Commit, Pin: c.Pin,
+		AttemptKey: c.AttemptKey, Hotspot: c.Hotspot, Class: c.Class, Hypothesis: c.Hypothesis,
+	}}
+}
+
+// judging is one verdict's flow once its run folder and meter exist.
+type judging struct {
+	ws       *workspace.Workspace
+	t        *workspace.Target
+	e        *Entry
+	run      *build.Run
+	m        measurer
+	seed     int64
+	proto    workspace.BenchConfig
+	prior    *Bench
+	progress func(Progress)
+	onBench  func(Progress)
+}
+
+// judge runs builds, gates and the bench in order and sets the verdict at
+// the first step that decides it.
+func (j *judging) judge(ctx context.Context) error {
+	e := j.e
+	j.progress(Progress{Phase: "build"})
+	base, err := j.run.Build(ctx, build.Baseline, e.Pin)
 	if err != nil {
 		return err
 	}
@@ -172,7 +280,7 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 		e.harnessError(ReasonBaseline, bg.Message+"\n"+bg.Baseline.OutputTail)
 		return nil
 	}
-	cand, err := run.Build(ctx, build.Candidate, e.Commit)
+	cand, err := j.run.Build(ctx, build.Candidate, e.Commit)
 	if err != nil {
 		return err
 	}
@@ -188,8 +296,14 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 	}
 	e.Gates = append(e.Gates, bg)
 	e.Environment.BaselineBinary, e.Environment.CandidateBinary = nilIfEmpty(base.Outputs), nilIfEmpty(cand.Outputs)
+	return j.gatesAndBench(ctx, base, cand)
+}
 
-	gr := &gateRunner{t: t, run: run, base: base, cand: cand, env: &e.Environment, logs: e.logs, seed: NewInputSeed(), progress: progress}
+// gatesAndBench runs the gates, then the bench, on two built sides.
+func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) error {
+	e := j.e
+	spec := func(s *build.Side, g workspace.Gate) jail.Spec { return gateSpec(s, g, j.seed) }
+	gr := &gateRunner{t: j.t, run: j.run, m: j.m, spec: spec, base: base, cand: cand, env: &e.Environment, logs: e.logs, seed: j.seed, progress: j.progress}
 	gates, outcome, err := gr.runGates(ctx)
 	e.Gates = append(e.Gates, gates...)
 	if err != nil {
@@ -205,35 +319,84 @@ func judge(ctx context.Context, ws *workspace.Workspace, t *workspace.Target, e 
 		return nil
 	}
 
-	progress(Progress{Phase: "bench", MaxPairs: br.protocol.MaxPairs, Metric: br.protocol.Metric})
+	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
-	br.baseline = base.Spec(t.Bench.Run, 0)
-	br.candidate = cand.Spec(t.Bench.Run, 0)
-	br.env = &e.Environment
+	br := &benchRun{baseline: benchSpec(base, j.t, j.seed), candidate: benchSpec(cand, j.t, j.seed),
+		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior}
 	bench, fail, err := br.run(ctx)
 	if err != nil {
+		if bench != nil && bench.Pairs > 0 {
+			e.Bench = bench
+		}
 		return err
 	}
 	if fail != nil {
-		e.logs.add("bench", fail.side, fail.res)
-		g := GateResult{Name: "bench", Message: "the bench command " + describe(fail.res, e.logs.cap)}
-		if fail.side == "baseline" {
-			g.Baseline = runInfo(fail.res, true)
-			e.Gates = append(e.Gates, g)
-			e.harnessError(ReasonBaseline, "the baseline's bench command "+fail.res.Describe()+"\n"+g.Baseline.OutputTail)
-			return nil
-		}
-		g.Candidate = runInfo(fail.res, true)
-		e.Gates = append(e.Gates, g)
-		e.gateRejected(g)
+		e.benchFailed(fail)
 		return nil
 	}
 	e.Bench = bench
-	if e.RiskSignals, err = riskSignals(ctx, ws.Root, e.Pin, e.Commit); err != nil {
+	if fail, err := j.check(ctx, br); err != nil || fail != nil {
+		if fail != nil {
+			e.benchFailed(fail)
+		}
+		return err
+	}
+	if e.RiskSignals, err = j.risks(ctx, base, cand); err != nil {
 		return err
 	}
 	judgeBench(e)
 	return nil
+}
+
+// risks gathers the risk signals of the patch from its diff, its
+// preprocessed sources and its built binaries, each once, sorted.
+func (j *judging) risks(ctx context.Context, base, cand *build.Side) ([]string, error) {
+	diff, err := riskSignals(ctx, j.ws.Root, j.e.Pin, j.e.Commit)
+	if err != nil {
+		return nil, err
+	}
+	pre, err := preprocessedRisks(ctx, j.m, j.ws.Root, j.e.Pin, j.e.Commit, base, cand, j.t.Path)
+	if err != nil {
+		return nil, err
+	}
+	all := append(append(diff, pre...), builtRisks(base, cand)...)
+	slices.Sort(all)
+	return slices.Compact(all), nil
+}
+
+// check runs the short cpu-time batch that an instructions-tier "faster"
+// needs to be accepted (Bench.Check): the same pairs, measured by time.
+func (j *judging) check(ctx context.Context, br *benchRun) (*runFailure, error) {
+	b := j.e.Bench
+	if b.Metric != workspace.MetricInstructions || len(b.Decisions) == 0 || b.Decisions[len(b.Decisions)-1] != decFaster {
+		return nil, nil
+	}
+	j.progress(Progress{Phase: "check", Metric: workspace.MetricCPUTime})
+	p := j.proto
+	p.Metric, p.MaxPairs, p.Warmup = workspace.MetricCPUTime, p.Pairs, 0
+	cr := &benchRun{baseline: br.baseline, candidate: br.candidate, protocol: p, meter: j.m, env: br.env, prior: &Bench{OutputSHA256: b.OutputSHA256}}
+	check, fail, err := cr.run(ctx)
+	if err != nil || fail != nil {
+		return fail, err
+	}
+	b.Check = &Check{Pairs: check.Pairs, Order: check.Order, Seconds: check.Seconds, Metrics: check.Metrics, Samples: check.Samples}
+	return nil, nil
+}
+
+// benchFailed records a bench run that disqualified its side.
+func (e *Entry) benchFailed(f *runFailure) {
+	e.logs.add("bench", f.side, f.res)
+	g := GateResult{Name: "bench", Message: f.msg}
+	if f.side == "baseline" {
+		g.Baseline = runInfo(f.res, true)
+		e.Gates = append(e.Gates, g)
+		e.harnessError(ReasonBaseline, f.msg+"\n"+g.Baseline.OutputTail)
+		return
+	}
+	g.Candidate = runInfo(f.res, true)
+	e.Gates = append(e.Gates, g)
+	e.gateRejected(g)
+	e.Reason = f.reason
 }
 
 func builtInfo(b *build.Side) *RunInfo {
@@ -259,19 +422,67 @@ func nilIfEmpty(m map[string]string) map[string]string {
 	return m
 }
 
-// protocol is t's bench protocol with a caller's overrides: another metric
-// (an unknown one is a usage error: it comes from a flag) and a smaller
-// pair budget.
-func protocol(t *workspace.Target, metric string, maxPairs int) (workspace.BenchConfig, error) {
+// protocol is t's bench protocol (from hone.toml at the pin) with what a
+// person may change: a verdict may be made harder to pass, never easier
+// and never on another metric. The tightenings are returned for the entry.
+func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overrides, error) {
 	proto := t.Bench
-	if metric != "" {
-		if err := workspace.CheckMetric(metric); err != nil {
-			return proto, errs.Usagef("--metric: %v", err)
+	var over Overrides
+	if opts.Metric != "" {
+		if err := workspace.CheckMetric(opts.Metric); err != nil {
+			return proto, nil, errs.Usagef("--metric: %v", err)
 		}
-		proto.Metric = metric
+		if opts.Metric != proto.Metric {
+			return proto, nil, errs.Policyf("refused: --metric %s: the metric is %s, from hone.toml at the pin; a verdict cannot choose another (change [bench] metric and commit it)", opts.Metric, proto.Metric)
+		}
 	}
-	if maxPairs > 0 {
-		proto.MaxPairs, proto.Pairs = maxPairs, min(proto.Pairs, maxPairs)
+	if opts.MaxPairs > 0 {
+		if opts.MaxPairs < proto.MaxPairs {
+			return proto, nil, errs.Policyf("refused: --max-pairs %d is below the pin's max_pairs %d: a verdict may measure more pairs, never fewer", opts.MaxPairs, proto.MaxPairs)
+		}
+		if opts.MaxPairs > proto.MaxPairs {
+			proto.MaxPairs, over.MaxPairs = opts.MaxPairs, opts.MaxPairs
+		}
 	}
-	return proto, nil
+	if opts.Threshold > 0 {
+		switch {
+		case opts.Threshold >= 1:
+			return proto, nil, errs.Usagef("--threshold %g: must be a fraction below 1, e.g. 0.05 for 5%%", opts.Threshold)
+		case opts.Threshold < proto.Threshold:
+			return proto, nil, errs.Policyf("refused: --threshold %g is below the pin's threshold %g: a verdict may ask for more, never less", opts.Threshold, proto.Threshold)
+		case opts.Threshold > proto.Threshold:
+			proto.Threshold, over.Threshold = opts.Threshold, opts.Threshold
+		}
+	}
+	if over == (Overrides{}) {
+		return proto, nil, nil
+	}
+	return proto, &over, nil
+}
+
+// markPin records that the pin is not on the protected base: the goalposts
+// were written by whoever made that commit. The summary says so, for
+// every view of the ledger.
+// An acceptance there is only the agent's word: it needs a person.
+func (e *Entry) markPin(gp *workspace.Goalposts) {
+	if gp.Protected {
+		return
+	}
+	e.PinUnprotected = true
+	if e.Verdict == ledger.VerdictAccepted {
+		e.Verdict, e.Reason = ledger.VerdictNeedsHumanReview, ReasonUnprotectedPin
+	}
+	e.Summary = oneLine(unprotectedPrefix + git.Short(e.Pin) + "): " + e.Summary)
+	e.Detail = fmt.Sprintf("The pin %s is not reachable from the protected base (%s): its hone.toml, gates and bench were not reviewed there.\n%s",
+		git.Short(e.Pin), strings.Join(gp.Base, ", "), e.Detail)
+}
+
+// unprotectedPrefix heads the summary of a verdict whose pin is not on the
+// protected base.
+const unprotectedPrefix = "unprotected pin ("
+
+// PinUnprotected reports whether a verdict's summary says its pin is not
+// on the protected base, for views that show the verdict word alone.
+func PinUnprotected(summary string) bool {
+	return strings.HasPrefix(summary, unprotectedPrefix) || strings.Contains(summary, "): "+unprotectedPrefix)
 }

@@ -11,12 +11,12 @@ import (
 // DefaultResamples is the number of bootstrap resamples per CI.
 const DefaultResamples = 4000
 
-// computeStats derives the statistics of one metric from its samples. The CI
-// is a seeded percentile bootstrap of the ratio of medians that resamples
-// whole pairs: the two runs of a pair ran back to back, so load drift that
-// hits both stays paired in every resample, as it was in the measurement.
-// The same samples, seed and resample count always give the same numbers.
-func computeStats(s Samples, confidence float64, seed int64, resamples int) MetricStats {
+// computeStats derives the statistics of one metric from its samples with
+// the given method (MethodPaired, or "" for entries written before it: the
+// ratio of the two sides' medians, a bootstrap of it over whole pairs, and
+// a Mann-Whitney U p-value). The same samples, seed and resample count
+// always give the same numbers.
+func computeStats(s Samples, confidence float64, seed int64, resamples int, method string) MetricStats {
 	n := min(len(s.Baseline), len(s.Candidate))
 	b, c := s.Baseline[:n], s.Candidate[:n]
 	st := MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, P: 1}
@@ -24,13 +24,19 @@ func computeStats(s Samples, confidence float64, seed int64, resamples int) Metr
 		return st
 	}
 	st.BaselineMedian, st.CandidateMedian = median(b), median(c)
-	st.Speedup = ratio(st.BaselineMedian, st.CandidateMedian)
-	st.CILow, st.CIHigh = bootstrapCI(b, c, confidence, seed, resamples)
-	if st.Speedup > 0 {
-		st.DetectableChange = (st.CIHigh - st.CILow) / 2 / st.Speedup
-	}
 	st.BaselineOutliers, st.CandidateOutliers = tukeyOutliers(b), tukeyOutliers(c)
 	st.BaselineCV, st.CandidateCV = robustCV(b), robustCV(c)
+	defer func() {
+		if st.Speedup > 0 {
+			st.DetectableChange = (st.CIHigh - st.CILow) / 2 / st.Speedup
+		}
+	}()
+	if method == MethodPaired {
+		pairedStats(&st, b, c, confidence, seed, resamples)
+		return st
+	}
+	st.Speedup = ratio(st.BaselineMedian, st.CandidateMedian)
+	st.CILow, st.CIHigh = bootstrapCI(b, c, confidence, seed, resamples)
 	if n >= 2 {
 		thr := benchmath.DefaultThresholds
 		thr.CompareAlpha = 1 - confidence
@@ -128,7 +134,7 @@ const (
 // decide is the three-way sequential rule applied after every batch: stop
 // when the candidate is clearly faster by the threshold, clearly slower, or
 // clearly within the threshold of the baseline; otherwise measure more.
-// Requiring the Mann-Whitney p below alpha besides the CI bound guards the
+// Requiring the test's p below alpha besides the CI bound guards the
 // repeated looks against a bootstrap CI that is too narrow on few pairs.
 func decide(st MetricStats, threshold, confidence float64) string {
 	alpha := 1 - confidence

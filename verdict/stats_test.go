@@ -1,20 +1,22 @@
 package verdict
 
 import (
+	"math"
 	"slices"
 	"testing"
 
+	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
 
 func TestComputeStatsKeepsPairsAndIsReproducible(t *testing.T) {
 	s := Samples{Metric: workspace.MetricCPUTime, Baseline: []float64{14, 10, 13, 11, 12}, Candidate: []float64{7, 5, 6.5, 5.5, 6}}
 	orig := slices.Clone(s.Baseline)
-	a := computeStats(s, 0.95, 7, 2000)
+	a := computeStats(s, 0.95, 7, 2000, "")
 	if !slices.Equal(s.Baseline, orig) {
 		t.Fatalf("computeStats reordered the samples: %v", s.Baseline)
 	}
-	if b := computeStats(s, 0.95, 7, 2000); a != b {
+	if b := computeStats(s, 0.95, 7, 2000, ""); a != b {
 		t.Errorf("same seed, different stats:\n%+v\n%+v", a, b)
 	}
 	// Every pair is exactly 2x: the paired bootstrap sees no spread at all.
@@ -82,5 +84,103 @@ func TestJudgeBenchReasons(t *testing.T) {
 				t.Errorf("got %s (%s): %s", e.Verdict, e.Reason, e.Detail)
 			}
 		})
+	}
+}
+
+// The metrics must agree: an instructions-tier "faster" needs the cpu-time
+// check to confirm it, and a cpu-time "faster" whose wall time is clearly
+// slower needs a person.
+func TestMetricsMustAgree(t *testing.T) {
+	check := func(lo, hi float64) *Check {
+		return &Check{Metrics: []MetricStats{{Metric: workspace.MetricCPUTime, Pairs: 5, CILow: lo, CIHigh: hi, Speedup: (lo + hi) / 2}}}
+	}
+	faster := MetricStats{Pairs: 10, CILow: 1.2, CIHigh: 1.3, Speedup: 1.25}
+	for _, tc := range []struct {
+		name    string
+		metric  string
+		check   *Check
+		wall    *MetricStats
+		verdict string
+		reason  string
+	}{
+		{"instructions confirmed", workspace.MetricInstructions, check(1.1, 1.3), nil, ledger.VerdictAccepted, ReasonImproved},
+		{"instructions, cpu-time unsure", workspace.MetricInstructions, check(0.97, 1.2), nil, ledger.VerdictNeedsHumanReview, ReasonUnconfirmed},
+		{"instructions, cpu-time slower", workspace.MetricInstructions, check(0.7, 0.8), nil, ledger.VerdictRejectedBench, ReasonRegressed},
+		{"instructions, no check", workspace.MetricInstructions, nil, nil, ledger.VerdictNeedsHumanReview, ReasonUnconfirmed},
+		{"cpu-time, wall unsure", workspace.MetricCPUTime, nil, &MetricStats{Metric: workspace.MetricWall, CILow: 0.9, CIHigh: 1.4}, ledger.VerdictAccepted, ReasonImproved},
+		{"cpu-time, wall slower", workspace.MetricCPUTime, nil, &MetricStats{Metric: workspace.MetricWall, CILow: 0.5, CIHigh: 0.8}, ledger.VerdictNeedsHumanReview, ReasonWallSlower},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := faster
+			st.Metric = tc.metric
+			b := &Bench{Metric: tc.metric, Threshold: 0.02, Decisions: []string{decFaster}, Metrics: []MetricStats{st}, Check: tc.check}
+			if tc.wall != nil {
+				b.Metrics = append(b.Metrics, *tc.wall)
+			}
+			e := &Entry{Bench: b}
+			judgeBench(e)
+			if e.Verdict != tc.verdict || e.Reason != tc.reason {
+				t.Errorf("got %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+			}
+		})
+	}
+}
+
+// R's wilcox.test(x, y, paired = TRUE) on its own example (Hollander &
+// Wolfe's depression scores) gives V = 40, p = 0.03906.
+func TestSignedRankMatchesR(t *testing.T) {
+	x := []float64{1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30}
+	y := []float64{0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29}
+	d := make([]float64, len(x))
+	for i := range x {
+		d[i] = x[i] - y[i]
+	}
+	if p := signedRankP(d); math.Abs(p-0.0390625) > 1e-9 {
+		t.Errorf("p = %v, want 0.0390625", p)
+	}
+	// With ties the normal approximation: a symmetric sample gives 1.
+	if p := signedRankP([]float64{1, -1, 2, -2, 0}); p != 1 {
+		t.Errorf("symmetric sample p = %v", p)
+	}
+	if p := signedRankP(nil); p != 1 {
+		t.Errorf("empty p = %v", p)
+	}
+}
+
+func TestHodgesLehmann(t *testing.T) {
+	for _, tc := range []struct {
+		x    []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3}, 2},
+		{[]float64{5}, 5},
+		{[]float64{0, 10}, 5},
+		{[]float64{1, 2, 3, 100}, 2.75},
+	} {
+		if got := newWalsh(len(tc.x)).hodgesLehmann(slices.Clone(tc.x)); got != tc.want {
+			t.Errorf("HL(%v) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
+}
+
+// The paired method cancels what hits both runs of a pair: samples whose
+// level drifts by 3x over the run, with the candidate 5% faster in every
+// pair, give a tight CI around 1.05 and a small p, where the two sides'
+// medians and ranks drown in the drift.
+func TestPairedStatsCancelDrift(t *testing.T) {
+	var s Samples
+	s.Metric = workspace.MetricCPUTime
+	for i := range 20 {
+		level := 1 + 2*float64(i)/19
+		s.Baseline = append(s.Baseline, level)
+		s.Candidate = append(s.Candidate, level/1.05)
+	}
+	st := computeStats(s, 0.95, 1, 2000, MethodPaired)
+	if math.Abs(st.Speedup-1.05) > 1e-9 || st.CILow < 1.049 || st.CIHigh > 1.051 || st.P > 0.001 {
+		t.Errorf("paired: %+v", st)
+	}
+	old := computeStats(s, 0.95, 1, 2000, "")
+	if old.P < 0.05 {
+		t.Errorf("the unpaired test found the drift-hidden change: %+v", old)
 	}
 }

@@ -13,6 +13,9 @@ func WriteText(w io.Writer, e *Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "patch\t%s (target %s)\n", e.PatchID, e.Target)
 	fmt.Fprintf(tw, "verdict\t%s (%s)\n", e.Verdict, e.Reason)
+	if e.InputSeed != 0 {
+		fmt.Fprintf(tw, "input seed\t%d\n", e.InputSeed)
+	}
 	for _, line := range strings.Split(e.Detail, "\n") {
 		fmt.Fprintf(tw, "\t%s\n", line)
 	}
@@ -46,6 +49,13 @@ func WriteText(w io.Writer, e *Entry) error {
 		fmt.Fprintf(w, "\n%d pairs (%s) in %.1fs, commands %.1fs\n", e.Bench.Pairs, strings.Join(e.Bench.Decisions, " > "), e.Bench.Seconds, e.Bench.CommandSeconds)
 		if err := writeMetrics(w, e.Bench); err != nil {
 			return err
+		}
+		if ck := e.Bench.Check; ck != nil {
+			for _, m := range ck.Metrics {
+				if m.Metric == "cpu-time" {
+					fmt.Fprintf(w, "cpu-time check of the instructions: %d pairs, speedup %.3fx [%.3f, %.3f]\n", ck.Pairs, m.Speedup, m.CILow, m.CIHigh)
+				}
+			}
 		}
 	}
 	return nil

@@ -56,15 +56,21 @@ type LedgerConfig struct {
 // BenchConfig is the benchmark protocol. The workspace [bench] table gives the
 // defaults; a target's [targets.X.bench] table overrides any key it sets.
 type BenchConfig struct {
-	Run        string   `toml:"run" json:"run"`               // the workload; per target only
-	Metric     string   `toml:"metric" json:"metric"`         // instructions | cpu-time | wall
-	Pairs      int      `toml:"pairs" json:"pairs"`           // pairs per batch
-	MaxPairs   int      `toml:"max_pairs" json:"max_pairs"`   // stop adding batches after this many pairs
-	Warmup     int      `toml:"warmup" json:"warmup"`         // warm-up pairs, discarded
-	Threshold  float64  `toml:"threshold" json:"threshold"`   // accept only if CI lower bound >= 1+threshold
-	Confidence float64  `toml:"confidence" json:"confidence"` // CI level
-	Seed       int64    `toml:"seed" json:"seed"`             // bootstrap and pair-order seed
-	Timeout    Duration `toml:"timeout" json:"timeout"`       // per benchmark run
+	Run        string  `toml:"run" json:"run"`               // the workload; per target only
+	Metric     string  `toml:"metric" json:"metric"`         // instructions | cpu-time | wall
+	Pairs      int     `toml:"pairs" json:"pairs"`           // pairs per batch
+	MaxPairs   int     `toml:"max_pairs" json:"max_pairs"`   // stop adding batches after this many pairs
+	Warmup     int     `toml:"warmup" json:"warmup"`         // warm-up pairs, discarded
+	Threshold  float64 `toml:"threshold" json:"threshold"`   // accept only if CI lower bound >= 1+threshold
+	Confidence float64 `toml:"confidence" json:"confidence"` // CI level
+	// OrderSeed fixes the order of each pair and the bootstrap, so a
+	// verdict is reproducible from its samples. It is not the input seed
+	// (HONE_SEED, {seed}), which every verdict draws afresh.
+	OrderSeed int64 `toml:"order_seed" json:"order_seed"`
+	// Seed is order_seed's deprecated name: still read, with a warning,
+	// and mirrored here for JSON readers of the old key.
+	Seed    int64    `toml:"seed" json:"seed"`
+	Timeout Duration `toml:"timeout" json:"timeout"` // per benchmark run
 }
 
 // SandboxConfig controls the jail every build, gate, bench and profile
@@ -198,6 +204,7 @@ var DefaultBench = BenchConfig{
 	Warmup:     1,
 	Threshold:  0.02,
 	Confidence: 0.95,
+	OrderSeed:  1,
 	Seed:       1,
 	Timeout:    Duration{10 * time.Minute},
 }

@@ -129,9 +129,10 @@ func (p *parser) checkTables() error {
 }
 
 type parser struct {
-	file string
-	data []byte
-	md   toml.MetaData
+	file     string
+	data     []byte
+	md       toml.MetaData
+	warnings []errs.Warning // for keys that still work but should change
 }
 
 func (p *parser) errf(key toml.Key, format string, args ...any) error {
@@ -231,6 +232,7 @@ func (p *parser) validate(c *Config) error {
 		}
 	}
 	c.Bench = base
+	c.Warnings = append(c.Warnings, p.warnings...)
 	return nil
 }
 
@@ -343,9 +345,18 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 		}
 		dst.Confidence = src.Confidence
 	}
-	if def("seed") {
-		dst.Seed = src.Seed
+	switch {
+	case def("order_seed"):
+		dst.OrderSeed = src.OrderSeed
+	case def("seed"):
+		dst.OrderSeed = src.Seed
 	}
+	if def("seed") {
+		p.warnings = append(p.warnings, errs.Warning{Code: "deprecated_key", Message: fmt.Sprintf(
+			"%s:%d: %s is deprecated: it was renamed order_seed (it fixes the pair order and the bootstrap; the inputs' seed is drawn afresh by every verdict); rename the key",
+			p.file, keyLine(p.data, k("seed")), k("seed").String())})
+	}
+	dst.Seed = dst.OrderSeed
 	if def("timeout") {
 		dst.Timeout = src.Timeout
 	}

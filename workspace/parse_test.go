@@ -297,3 +297,37 @@ func TestParseSanitizerAndDifferentialGates(t *testing.T) {
 		t.Errorf("gate log cap = %q (%d bytes)", c.Ledger.GateLogSize, c.Ledger.GateLogBytes)
 	}
 }
+
+// [bench] seed was renamed order_seed, so that no one takes it for the
+// inputs' seed: the old key still sets the order seed, with a warning
+// naming its line; order_seed wins when both are written.
+func TestBenchSeedIsOrderSeed(t *testing.T) {
+	for _, tc := range []struct {
+		name, toml string
+		want       int64
+		warnings   int
+	}{
+		{"default", "", 1, 0},
+		{"order_seed", "[bench]\norder_seed = 7\n", 7, 0},
+		{"the old name", "[bench]\nseed = 9\n", 9, 1},
+		{"both", "[bench]\nseed = 9\norder_seed = 3\n", 3, 1},
+		{"per target", "[targets.t]\n  [targets.t.bench]\n  seed = 5\n", 5, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("hone.toml", []byte(tc.toml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := c.Bench.OrderSeed
+			if tt, ok := c.Targets["t"]; ok {
+				got = tt.Bench.OrderSeed
+			}
+			if got != tc.want || len(c.Warnings) != tc.warnings {
+				t.Fatalf("order seed %d, warnings %+v; want %d and %d warnings", got, c.Warnings, tc.want, tc.warnings)
+			}
+			if tc.warnings > 0 && !strings.Contains(c.Warnings[0].Message, "seed is deprecated: it was renamed order_seed") {
+				t.Errorf("warning %q", c.Warnings[0].Message)
+			}
+		})
+	}
+}

@@ -56,7 +56,7 @@ const header = `# hone.toml: the hone workspace file. Every key is documented in
 # passes it to equivalence gates and the bench as {seed} in the command and
 # HONE_SEED in the environment. Make inputs from it, so that no patch can
 # carry answers computed in advance for a fixed input. (It is not [bench]
-# seed below, which fixes the pair order and the bootstrap.)
+# order_seed below, which fixes the pair order and the bootstrap.)
 
 [ledger]
 branch    = "hone/ledger"        # the dedicated branch holding every attempt
@@ -69,7 +69,7 @@ max_pairs  = 30                   # keep adding batches until decided or this ma
 warmup     = 1                    # warm-up pairs, discarded
 threshold  = 0.02                 # accept only if the speedup CI lower bound >= 1 + threshold
 confidence = 0.95                 # confidence level of that interval
-seed       = 1                    # seeds pair order and bootstrap: verdicts are reproducible
+order_seed = 1                    # seeds pair order and bootstrap: verdicts are reproducible
 
 `
 

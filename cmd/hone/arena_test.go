@@ -40,6 +40,17 @@ type arena struct {
 	// skipCache leaves the build cache out of snapshots, for a case that
 	// makes hone rebuild it.
 	skipCache bool
+	dir       string // the testdata folder the target comes from
+}
+
+// file is a file of the arena's testdata folder.
+func (a *arena) file(name string) string {
+	a.t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", a.dir, name))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return string(b)
 }
 
 func randomHex(n int) string {
@@ -57,9 +68,25 @@ func attackFile(t *testing.T, name string) string {
 	return string(b)
 }
 
-// newArena makes the shared workspace for hone running as uid (0 or
-// 65534). Its folders are world-traversable so that the other uid can run.
+// newArena makes the attack suite's workspace for hone running as uid (0
+// or 65534).
 func newArena(t *testing.T, uid int) *arena {
+	return openArena(t, uid, "attack", func(a *arena) map[string]string {
+		return map[string]string{
+			"hone.toml":                    strings.ReplaceAll(attackFile(t, "hone.toml"), "@RODIR@", a.ro),
+			"targets/c/prog.c":             attackFile(t, "prog.c"),
+			"targets/c/Makefile":           attackFile(t, "Makefile"),
+			"targets/c/test.sh":            attackFile(t, "test.sh"),
+			"targets/c/testdata/golden.sh": attackFile(t, "golden.sh"),
+			"targets/c/testdata/expected":  a.expected(),
+		}
+	})
+}
+
+// openArena makes a shared workspace, whose files (path -> content) come
+// from files, for hone running as uid (0 or 65534). Its folders are
+// world-traversable so that the other uid can run.
+func openArena(t *testing.T, uid int, dir string, files func(a *arena) map[string]string) *arena {
 	if testing.Short() {
 		t.Skip("the attack suite runs dozens of verdicts")
 	}
@@ -68,7 +95,7 @@ func newArena(t *testing.T, uid int) *arena {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	a := &arena{t: t, uid: uid, tag: "honeattack" + randomHex(4), secret: "hone-secret-" + randomHex(8)}
+	a := &arena{t: t, uid: uid, tag: "honeattack" + randomHex(4), secret: "hone-secret-" + randomHex(8), dir: dir}
 	base, err := os.MkdirTemp("", "hone-arena-")
 	if err != nil {
 		t.Fatal(err)
@@ -85,16 +112,7 @@ func newArena(t *testing.T, uid int) *arena {
 	a.secrets()
 	a.listen()
 
-	expected := a.expected()
-	files := map[string]string{
-		"hone.toml":                    strings.ReplaceAll(attackFile(t, "hone.toml"), "@RODIR@", a.ro),
-		"targets/c/prog.c":             attackFile(t, "prog.c"),
-		"targets/c/Makefile":           attackFile(t, "Makefile"),
-		"targets/c/test.sh":            attackFile(t, "test.sh"),
-		"targets/c/testdata/golden.sh": attackFile(t, "golden.sh"),
-		"targets/c/testdata/expected":  expected,
-	}
-	for name, content := range files {
+	for name, content := range files(a) {
 		p := filepath.Join(a.repo, filepath.FromSlash(name))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
@@ -278,6 +296,7 @@ func (a *arena) diff(files map[string]string) string {
 	a.t.Helper()
 	for name, content := range files {
 		p := filepath.Join(a.repo, "targets", "c", name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
 		a.writeAs(p, content)
 		a.git("add", "-N", "--", filepath.Join("targets", "c", name))
 	}
@@ -359,9 +378,10 @@ func (a *arena) snapshot() snapshot {
 	}
 	hash(filepath.Join(git, "hone"), ".git/hone/", func(rel string) bool {
 		// The ledger's lookup index, its anchor, its cache of checked
-		// signatures and the locks change with every append; run folders
-		// must be gone, which gc checks.
-		return strings.HasPrefix(rel, "ledger.") || strings.HasPrefix(rel, ".ledger.") || rel == "signatures" ||
+		// signatures and the locks (verdicts/ holds one per judged patch)
+		// change with every append; run folders must be gone, which gc
+		// checks.
+		return strings.HasPrefix(rel, "ledger.") || strings.HasPrefix(rel, ".ledger.") || rel == "signatures" || rel == "verdicts" ||
 			strings.HasSuffix(rel, ".lock") || rel == "runs" || rel == "apply" ||
 			a.skipCache && rel == "build-cache"
 	})

@@ -46,7 +46,7 @@ func (a *arena) build(lines ...string) map[string]string {
 // prog edits the program the gates and the bench run: each pair replaces
 // the first occurrence of a text, in order.
 func (a *arena) prog(pairs ...string) map[string]string {
-	src := attackFile(a.t, "prog.c")
+	src := a.file("prog.c")
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if !strings.Contains(src, pairs[i]) {
 			a.t.Fatalf("prog.c has no %q", pairs[i])
@@ -224,7 +224,7 @@ func rootCases() []attack {
 				t.Errorf("the cached baseline was not used as it was: discarded %q", e.Environment.BaselineCacheDiscarded)
 			}
 		}},
-		attack{"an agent with a shell rewrites the cached baseline, then proposes a comment-only patch", cacheRewrittenByShell},
+		attack{"an agent with a shell rewrites the cached baseline, then proposes a patch that changes nothing", cacheRewrittenByShell},
 		attack{"rewrite the expected output from the build", func(t *testing.T, a *arena) {
 			// A program that skips the work and prints a wrong answer,
 			// whose build rewrites what the golden gate compares against:
@@ -262,8 +262,10 @@ func rootCases() []attack {
 			`"$HONE_OUT/attack" setns {port}`, "refused 127.0.0.1:{port}"),
 		daemon,
 		rootFile,
+		// Not the same gate as "dial out", which would be refused as the
+		// same idea already judged.
 		gateAttack("connect to a root-owned Unix socket",
-			`"$HONE_OUT/attack" connect {port} {ro}/sock @{tag}`, "refused {ro}/sock: Permission denied"),
+			`"$HONE_OUT/attack" connect {port} {ro}/sock {ro}/sock`, "refused {ro}/sock: Permission denied"),
 		forkBomb,
 		attack{"fill /dev/shm", func(t *testing.T, a *arena) {
 			e, _ := a.judge("shared memory", a.gate(`"$HONE_OUT/attack" shm /dev/shm/{tag}`))
@@ -299,7 +301,9 @@ func cacheRewrittenByShell(t *testing.T, a *arena) {
 		t.Fatalf("cc: %v %s", err, out)
 	}
 	known := a.ledgerEntries()
-	id := a.propose("only a comment", a.prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink; /* only a comment */"))
+	// An explicit zero, not another comment: a second comment-only patch
+	// is the same idea as the first, refused without a verdict.
+	id := a.propose("an explicit zero", a.prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink = 0;"))
 	e, raw := a.verdict(id)
 	wantVerdict(t, e, "rejected-bench")
 	if !strings.Contains(e.Environment.BaselineCacheDiscarded, "out/prog") || e.Gates[0].Baseline.Cached {

@@ -383,6 +383,8 @@ func typedEntry(s *ledger.Stored) (ledger.Record, error) {
 		e = &profile.Entry{}
 	case ledger.KindCalibration:
 		e = &verdict.CalibrationEntry{}
+	case ledger.KindStarted:
+		e = &verdict.StartedEntry{}
 	default:
 		return nil, errs.Invalidf("ledger entry %s (%s) has unknown kind %q; run `hone ledger verify`", s.ID, s.Path, s.Kind)
 	}
@@ -452,8 +454,15 @@ func writeColumns(out io.Writer, rows [][]string) error {
 // verdictWord is a verdict as the ledger's table shows it: weak isolation
 // is said beside the word, which is all the table shows of the summary.
 func verdictWord(word, summary string) string {
+	var marks []string
 	if verdict.RanWeak(summary) {
-		return word + " (weak)"
+		marks = append(marks, "weak")
+	}
+	if verdict.PinUnprotected(summary) {
+		marks = append(marks, "unprotected pin")
+	}
+	if len(marks) > 0 {
+		return word + " (" + strings.Join(marks, ", ") + ")"
 	}
 	return dash(word)
 }

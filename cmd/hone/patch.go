@@ -53,20 +53,30 @@ diff may not name a path outside the target, a protected path, a .git path in
 any spelling, .gitattributes or .gitmodules, a symlink or gitlink, a mode
 other than 100644/100755, a copy, or binary content (exit 3); only "diff --git
 a/... b/..." diffs are accepted, and a parse error anywhere refuses it whole
-(exit 5). An attempt (target, hotspot, class, hypothesis) that already has a
-verdict is refused. The same diff on the same pin is the same patch: proposing
-it again prints the existing id and adds nothing.
+(exit 5). The allowlist comes from hone.toml at the pin, never from the
+working tree (hone warns when the two differ).
+
+An idea is judged once per pin: an attempt (target, hotspot, class,
+hypothesis) that already has a verdict, or a diff that is a judged one's but
+for comments, whitespace and the names of the identifiers it declares, is
+refused (exit 3, naming it), whatever its hypothesis says. "The same pin"
+means the same tree of the target and the same hone.toml; once either has
+moved on, the idea may be tried again and the proposal links the earlier
+verdict (retries). The same diff on the same pin is the same patch: proposing
+it again before it is judged prints the existing id and adds nothing.
 
 The diff, the hypothesis and the hotspot have size limits ([patch]
 max_diff_bytes, max_hypothesis_bytes and max_hotspot_bytes in hone.toml;
 4 MiB, 2 KiB and 256 bytes by default).
 
 Warnings (similar earlier hypotheses, a hotspot the latest profile does not
-list) go to stderr, or with --json into "warnings": [{"code", "message"}].
+list, a working tree's hone.toml that differs from the pin's, an idea retried
+at a new pin) go to stderr, or with --json into "warnings": [{"code", "message"}].
 
 JSON fields: patch_id, commit, existing, warnings, proposal (the ledger entry:
 id, target, pin, patch_id, commit, attempt_key, hotspot, class, hypothesis,
-diff_sha256, files, added, removed, ...).`,
+diff_sha256, files, added, removed, config_blob, normalized_sha256, retries,
+pin_unprotected, ...).`,
 		Example: `  git diff > idea.diff && git checkout .
   hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --file idea.diff
   git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --json`,
@@ -143,7 +153,9 @@ patch without a verdict, or a verdict without a bench.
 
 JSON: an array of proposal entries (id, target, pin, patch_id, commit,
 attempt_key, hotspot, class, hypothesis, diff_sha256, files, added, removed,
-created, ...) with the latest verdict's verdict, verdict_id and speedup.`,
+created, ...) with the latest verdict's verdict, verdict_id, summary and
+speedup. A verdict whose pin is not on the protected base, or that ran with
+weak isolation, says so beside its word.`,
 		Example: `  hone patch list
   hone patch list wordfreq --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
@@ -167,7 +179,7 @@ created, ...) with the latest verdict's verdict, verdict_id and speedup.`,
 			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"}}
 			for _, p := range ps {
 				rows = append(rows, []string{p.PatchID, p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
-					fmt.Sprintf("+%d -%d", p.Added, p.Removed), dash(p.Verdict), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
+					fmt.Sprintf("+%d -%d", p.Added, p.Removed), verdictWord(p.Verdict, p.Summary), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
 			}
 			return writeColumns(app.Out, rows)
 		}),

@@ -20,9 +20,11 @@ func newVerdictCmd(app *App) *cobra.Command {
 	var asJSON, exitCode, pending bool
 	var recompute string
 	cmd := &cobra.Command{
-		Use:   "verdict PATCH-ID [--json] [--metric M] [--max-pairs N] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]\n  hone verdict --pending [TARGET] [--json]",
+		Use:   "verdict PATCH-ID [--json] [--max-pairs N] [--threshold F] [--rejudge REASON] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]\n  hone verdict --pending [TARGET] [--json]",
 		Short: "Gate and benchmark a patch against its pin, and record the verdict",
-		Long: `Write the pin (baseline) and the patch commit (candidate) from git's objects
+		Long: `Judge a patch by hone.toml as its pin's commit holds it (the working tree's
+hone.toml changes nothing; hone warns when it differs). Write the pin
+(baseline) and the patch commit (candidate) from git's objects
 into a run folder under .git/hone/runs/, build both in the jail (the
 baseline's build is cached per tree and build command, and checked file by
 file before each use), run the target's gates on the candidate (equivalence
@@ -32,7 +34,26 @@ differential gates over generated inputs, every output compared), then
 benchmark: one warm-up pair, then baseline/candidate pairs in seeded random
 order, in batches of [bench] pairs, until the speedup's bootstrap CI is
 clearly above 1+threshold, clearly below 1, or clearly within the threshold,
-or max_pairs is reached.
+or max_pairs is reached. Every bench run's stdout and exit status must be
+the baseline's: a candidate that prints anything else is rejected-gate, a
+baseline that disagrees with itself is error.
+
+Each verdict draws a fresh input seed, the same for baseline and candidate,
+and gives it to the gates and the bench (not the build) as {seed} in their
+commands and HONE_SEED in their environment, so no patch can carry answers
+computed for a fixed input; the entry records it (input_seed). [bench]
+order_seed, another seed, fixes the pair order and the bootstrap.
+
+One verdict per patch. A verdict appends a started entry before its first
+run; one that never finishes (interrupted, killed) counts as cancelled. A
+patch whose attempt has a trusted verdict (cancelled included) is refused
+(exit 3, naming it) unless --rejudge "REASON" says why a person wants it
+judged again: the new samples are pooled with the earlier ones, on the same
+input seed, and the entry links the earlier verdict. An error verdict (the
+baseline or the environment failed) may simply be run again, on the same
+seed. The protocol (metric, pairs, threshold) comes from hone.toml at the
+pin; --max-pairs and --threshold may only make it stricter, and the metric
+cannot be changed.
 
 Every command runs in the jail ([sandbox] in hone.toml): a bubblewrap
 sandbox with its own user, mount, PID, network, IPC and UTS namespaces, no
@@ -43,10 +64,13 @@ install; [sandbox] isolation = "weak" opts out, and such verdicts say
 "weak isolation" in their summary.
 
 The verdict is one of accepted, needs-human-review (faster, but the patch adds
-atomics, locks, threads, unsafe code, inline asm or fast-math flags),
-rejected-gate, rejected-bench (regressed, no-change or inconclusive) or error
-(the baseline or the environment failed; never the patch's fault). It is
-appended to the ledger with the raw samples, the environment and the full
+atomics, locks, threads, unsafe code, inline asm or fast-math flags, found in
+the diff, the preprocessed sources or the built binaries, or code that turns a
+sanitizer off; or the metrics disagree), rejected-gate, rejected-bench
+(regressed, no-change or inconclusive), error (the baseline or the environment
+failed; never the patch's fault) or cancelled (interrupted). A verdict whose
+pin is not reachable from the protected base refs says so in its summary. It
+is appended to the ledger with the raw samples, the environment and the full
 output of every build and gate (up to [ledger] gate_log_size per stream), and
 noted on the patch commit (git log --notes=hone refs/hone/patches/PATCH-ID).
 A failed gate is summarised by its first failing line.
@@ -71,14 +95,18 @@ PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
 characters; an ambiguous prefix exits 5 and lists the candidates.
 
 Progress goes to stderr when it is a terminal. Interrupting a verdict kills
-its commands, removes its run folder and records nothing; --keep leaves the
-run folder for inspection (hone gc never removes it).
+its commands, removes its run folder and records it as cancelled, with the
+pairs measured so far; --keep leaves the run folder for inspection (hone gc
+never removes it).
 
 JSON fields (--json): the ledger entry: id, kind, target, patch_id, commit,
 pin, attempt_key, hotspot, class, hypothesis, verdict, summary, reason,
-detail, risk_signals, gates[] (name, passed, equivalence, message, candidate
+detail, input_seed, config_blob, pin_unprotected, started, rejudges,
+rejudge_reason, retries, overrides, risk_signals, gates[] (name, passed, equivalence, message, candidate
 and baseline runs), bench (metric, pairs, batch_size, max_pairs, threshold,
-confidence, seed, order, decisions, seconds, command_seconds, metrics[]
+confidence, seed (the order seed), method, output_sha256, pooled_pairs,
+order, decisions, seconds, command_seconds, check (the cpu-time batch
+confirming an instructions-tier acceptance), metrics[]
 with medians, speedup, ci_low, ci_high, p, outliers, cv, detectable_change,
 samples[] with the raw values, perf counters), environment (commits, binary
 hashes, host, kernel, cpu, loadavg, isolation, weak, network_denied,
@@ -86,13 +114,14 @@ jail_uid, jail_user_created, cgroup, baseline_cache_discarded, perf,
 instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 		Example: `  hone verdict 3f2a9c01
   hone verdict 3f2a --exit-code --json > verdict.json
+  hone verdict 3f2a --rejudge "the runner was overloaded" --max-pairs 60
   hone ledger pull && hone verdict --pending && hone ledger push`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
 		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if pending {
-				if recompute != "" || exitCode {
-					return errs.Usagef("--pending judges every pending proposal; it takes neither --recompute nor --exit-code")
+				if recompute != "" || exitCode || opts.Rejudge != "" {
+					return errs.Usagef("--pending judges every pending proposal; it takes neither --recompute, --exit-code nor --rejudge")
 				}
 				return judgePending(ctx, app, args, opts, asJSON)
 			}
@@ -108,6 +137,10 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 				return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID)")
 			case opts.MaxPairs < 0:
 				return errs.Usagef("--max-pairs must be positive")
+			case opts.Threshold < 0:
+				return errs.Usagef("--threshold must be positive")
+			case cmd.Flags().Changed("rejudge") && strings.TrimSpace(opts.Rejudge) == "":
+				return errs.Usagef("--rejudge needs a reason: say why the patch should be judged again")
 			}
 			ws, err := app.workspace()
 			if err != nil {
@@ -117,12 +150,14 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 				return recomputeVerdict(ctx, app, ws, recompute, asJSON)
 			}
 			opts.Progress = func(p verdict.Progress) { app.progress("verdict %s: %s", args[0], progressText(p)) }
+			var drift []errs.Warning
+			opts.Warnings = func(w errs.Warning) { drift = append(drift, w) }
 			e, err := verdict.Run(ctx, ws, args[0], opts)
 			app.endProgress()
 			if err != nil {
 				return err
 			}
-			warnings := jailWarnings(ws, e.Environment.JailUserCreated)
+			warnings := append(jailWarnings(ws, e.Environment.JailUserCreated), drift...)
 			if e.CalibrationWarning != "" {
 				warnings = append(warnings, errs.Warning{Code: "uncalibrated", Message: e.CalibrationWarning})
 			}
@@ -144,8 +179,10 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 	cmd.AddCommand(newVerdictShowCmd(app))
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the verdict entry as JSON")
-	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
-	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop after `N` pairs (default [bench] max_pairs)")
+	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`; only the pin's [bench] metric is accepted")
+	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop after `N` pairs, at least the pin's [bench] max_pairs")
+	f.Float64Var(&opts.Threshold, "threshold", 0, "accept only a speedup CI lower bound of 1+`F`, F at least the pin's [bench] threshold")
+	f.StringVar(&opts.Rejudge, "rejudge", "", "judge a patch that already has a verdict again, for this `REASON`; samples are pooled")
 	f.BoolVar(&opts.Keep, "keep", false, "keep the run folder with the baseline and candidate checkouts")
 	f.BoolVar(&exitCode, "exit-code", false, "exit 10 unless the verdict is accepted")
 	f.StringVar(&recompute, "recompute", "", "recompute the stored verdict `ENTRY-ID` from its samples")

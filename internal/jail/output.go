@@ -22,6 +22,14 @@ const tailSize = 8 << 10
 
 func newOutput(cap int) Output { return Output{cap: cap, h: sha256.New()} }
 
+// OutputOf is the Output of a stream that printed b, for code that gets
+// results from elsewhere than Run (a test feeding a verdict's flow).
+func OutputOf(b []byte) Output {
+	o := newOutput(len(b))
+	o.Write(b)
+	return o
+}
+
 // Write implements io.Writer; it never fails.
 func (o *Output) Write(p []byte) (int, error) {
 	o.h.Write(p)

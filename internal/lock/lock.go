@@ -158,3 +158,18 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// Held reports whether a live process holds the lock on path. A lock file
+// that does not exist, or cannot be opened, is not held by anyone this
+// process can see.
+func Held(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	// A shared try-lock fails only against an exclusive holder, and takes
+	// nothing from it; closing f drops what it took.
+	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	return errors.Is(err, unix.EWOULDBLOCK)
+}

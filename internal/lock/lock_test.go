@@ -186,3 +186,26 @@ func TestForeignHolderRecord(t *testing.T) {
 		}
 	}
 }
+
+// Held sees a live holder in another process, and no holder once it died:
+// what tells a running verdict from one that was killed.
+func TestHeldSeesOnlyLiveHolders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "x.lock")
+	if Held(path) {
+		t.Fatal("a lock file that does not exist is held")
+	}
+	holder := hold(t, path)
+	if !Held(path) {
+		t.Fatal("the lock of a live holder is not held")
+	}
+	holder.Process.Kill()
+	holder.Wait()
+	if Held(path) {
+		t.Fatal("the lock of a killed holder is still held")
+	}
+	if l, err := Acquire(withTimeout(t, time.Second), path, "take it"); err != nil {
+		t.Fatalf("Held left the lock taken: %v", err)
+	} else {
+		l.Release()
+	}
+}

@@ -1,0 +1,68 @@
+package verdict
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+)
+
+// Calibration builds the pin twice, in two checkouts, as a verdict builds
+// baseline and candidate, and compares them: A/A must not accept, and an
+// injected slowdown far above the noise must be caught.
+func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real bench sessions")
+	}
+	f := newFixture(t, "ctarget", "c", cToml)
+	var sessions int
+	c, err := Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 2, Inject: []float64{0.5}, Progress: func(p Progress) {
+		sessions = max(sessions, p.Session)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AA.Sessions != 2 || c.AA.Accepts != 0 || len(c.Injected) != 1 || c.Injected[0].Detected != 2 || sessions != 4 {
+		t.Fatalf("A/A %+v, injected %+v, %d sessions seen", c.AA, c.Injected, sessions)
+	}
+	if b := c.Environment.BaselineBinary["prog"]; b == "" || c.Environment.CandidateBinary["prog"] != b {
+		t.Errorf("two builds of the pin: %v vs %v", c.Environment.BaselineBinary, c.Environment.CandidateBinary)
+	}
+	if c.InputSeed == 0 || c.ID == "" || !strings.Contains(c.Summary, "A/A: 0/2 false accepts") {
+		t.Errorf("entry %+v", c.Common)
+	}
+	var b strings.Builder
+	if err := WriteCalibrationText(&b, c); err != nil || !strings.Contains(b.String(), "+50% slowdown  2") {
+		t.Errorf("text %q %v", b.String(), err)
+	}
+	// A verdict on this host now has a calibration on record.
+	if w := calibrationWarning(context.Background(), f.ws, "c", c.Host); w != "" {
+		t.Errorf("warning after calibrating: %q", w)
+	}
+	if s, err := ledger.Open(f.ws).Latest(context.Background(), "c", ledger.KindCalibration); err != nil || s.ID != c.ID {
+		t.Errorf("latest calibration %v %v", s, err)
+	}
+}
+
+func TestCalibrateRefusesBadInput(t *testing.T) {
+	f := newFixture(t, "ctarget", "c", cToml)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		target string
+		opts   CalibrationOptions
+		code   errs.Code
+	}{
+		{"unknown target", "nope", CalibrationOptions{}, errs.NotFound},
+		{"an injection of 100%", "c", CalibrationOptions{Inject: []float64{1}}, errs.Usage},
+		{"an unknown metric", "c", CalibrationOptions{Metric: "speed"}, errs.Usage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Calibrate(ctx, f.ws, tc.target, tc.opts); !errs.Is(err, tc.code) {
+				t.Errorf("err %v, want %v", err, tc.code)
+			}
+		})
+	}
+}

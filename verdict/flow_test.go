@@ -1,0 +1,327 @@
+package verdict
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// The verdict's decision flow, fed by a fake meter: the jail's results and
+// the samples come from the test, so each rule is checked on exactly the
+// runs that should trigger it. The real meter and jail are covered by the
+// fixture tests.
+
+// run is one fed result: what the command printed, its exit status, how
+// many processes it left, and its cpu-time value.
+type run struct {
+	out      string
+	exit     int
+	leftover int
+	value    float64
+}
+
+// fakeMeter answers bench runs by side ("base" or "cand" commands) and
+// run number, and gates by a function of the spec.
+type fakeMeter struct {
+	bench   func(cand bool, n int) run
+	gate    func(spec jail.Spec) run
+	runs    [2]int
+	specs   []jail.Spec
+	failAt  int // the bench run (counting both sides) at which the harness fails
+	counted int
+}
+
+var errHarness = errors.New("the harness failed")
+
+func result(r run) *jail.Result {
+	return &jail.Result{ExitCode: r.exit, Stdout: jail.OutputOf([]byte(r.out)), Stderr: jail.OutputOf(nil),
+		Leftover: r.leftover, Wall: time.Duration(r.value * float64(time.Second)), UserTime: time.Duration(r.value * float64(time.Second))}
+}
+
+func (f *fakeMeter) exec(_ context.Context, spec jail.Spec) (*jail.Result, error) {
+	f.specs = append(f.specs, spec)
+	return result(f.gate(spec)), nil
+}
+
+func (f *fakeMeter) measure(_ context.Context, spec jail.Spec, metric string) (map[string]float64, *jail.Result, error) {
+	f.counted++
+	if f.failAt > 0 && f.counted >= f.failAt {
+		return nil, nil, errHarness
+	}
+	cand := spec.Command == "cand"
+	i := 0
+	if cand {
+		i = 1
+	}
+	f.runs[i]++
+	r := f.bench(cand, f.runs[i])
+	res := result(r)
+	if metric == workspace.MetricInstructions {
+		return map[string]float64{metric: r.value * 1e9}, res, nil
+	}
+	return map[string]float64{workspace.MetricCPUTime: r.value, workspace.MetricWall: r.value}, res, nil
+}
+
+func (f *fakeMeter) counters(context.Context, jail.Spec) (map[string]float64, time.Duration) {
+	return nil, 0
+}
+
+// steady is a bench where every run prints "42" and the candidate costs
+// ratio times the baseline, with a little alternating noise.
+func steady(ratio float64) func(cand bool, n int) run {
+	return func(cand bool, n int) run {
+		v := 0.010 * (1 + 0.01*float64(n%3))
+		if cand {
+			v *= ratio
+		}
+		return run{out: "42\n", value: v}
+	}
+}
+
+func proto() workspace.BenchConfig {
+	p := workspace.DefaultBench
+	p.Pairs, p.MaxPairs = 5, 15
+	return p
+}
+
+func benchOf(m *fakeMeter, p workspace.BenchConfig) *benchRun {
+	return &benchRun{baseline: jail.Spec{Command: "base"}, candidate: jail.Spec{Command: "cand"}, protocol: p, meter: m}
+}
+
+func TestFlowClearlyFasterIsDecidedInOneBatch(t *testing.T) {
+	m := &fakeMeter{bench: steady(0.5)}
+	b, fail, err := benchOf(m, proto()).run(context.Background())
+	if err != nil || fail != nil {
+		t.Fatalf("%v %+v", err, fail)
+	}
+	if b.Pairs != 5 || len(b.Decisions) != 1 || b.Decisions[0] != decFaster || b.Method != MethodPaired || b.OutputSHA256 == "" {
+		t.Fatalf("bench %+v", b)
+	}
+	e := &Entry{Bench: b}
+	judgeBench(e)
+	if e.Verdict != ledger.VerdictAccepted || e.Speedup < 1.9 {
+		t.Errorf("%s %v: %s", e.Verdict, e.Speedup, e.Detail)
+	}
+	// Warm-up pair first, then pairs in both orders.
+	if m.runs != [2]int{6, 6} || !strings.ContainsAny(b.Order, "b") {
+		t.Errorf("runs %v order %q", m.runs, b.Order)
+	}
+}
+
+func TestFlowSameIsNoChange(t *testing.T) {
+	b, _, _ := benchOf(&fakeMeter{bench: steady(1)}, proto()).run(context.Background())
+	e := &Entry{Bench: b}
+	judgeBench(e)
+	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != ReasonNoChange {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}
+
+// A candidate that prints anything else than the baseline in any bench run
+// (here: it skipped the work on its fourth run) is rejected-gate, however
+// fast it was.
+func TestFlowBenchOutputDiffersIsRejectedGate(t *testing.T) {
+	m := &fakeMeter{bench: func(cand bool, n int) run {
+		r := steady(0.5)(cand, n)
+		if cand && n == 4 {
+			r.out, r.value = "0\n", 0.0001
+		}
+		return r
+	}}
+	_, fail, err := benchOf(m, proto()).run(context.Background())
+	if err != nil || fail == nil || fail.side != "candidate" || fail.reason != ReasonOutput || !strings.HasPrefix(fail.msg, "bench output differs from the baseline's") {
+		t.Fatalf("%v %+v", err, fail)
+	}
+	e := &Entry{}
+	e.benchFailed(fail)
+	if e.Verdict != ledger.VerdictRejectedGate || e.Reason != ReasonOutput || !strings.Contains(e.Summary, "bench output differs") {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
+}
+
+// A baseline whose output changes from run to run for one seed makes the
+// verdict an error that says how to fix the bench: the candidate cannot be
+// held to it.
+func TestFlowNondeterministicBaselineIsError(t *testing.T) {
+	m := &fakeMeter{bench: func(cand bool, n int) run {
+		r := steady(0.5)(cand, n)
+		if !cand && n == 3 {
+			r.out = "43\n"
+		}
+		return r
+	}}
+	_, fail, _ := benchOf(m, proto()).run(context.Background())
+	if fail == nil || fail.side != "baseline" || !strings.Contains(fail.msg, "not the same from run to run for one input seed") {
+		t.Fatalf("%+v", fail)
+	}
+	e := &Entry{}
+	e.benchFailed(fail)
+	if e.Verdict != ledger.VerdictError || e.Reason != ReasonBaseline || !strings.Contains(e.Detail, "seed every random choice from it") {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}
+
+// A candidate run that leaves processes behind fails when the baseline's
+// runs leave none; when both do, it is only recorded.
+func TestFlowLeftoversCountAgainstTheCandidateAlone(t *testing.T) {
+	left := func(baseToo bool) func(cand bool, n int) run {
+		return func(cand bool, n int) run {
+			r := steady(0.5)(cand, n)
+			if cand || baseToo {
+				r.leftover = 1
+			}
+			return r
+		}
+	}
+	_, fail, _ := benchOf(&fakeMeter{bench: left(false)}, proto()).run(context.Background())
+	if fail == nil || fail.reason != ReasonLeftover || !strings.Contains(fail.msg, "the baseline's runs leave none") {
+		t.Fatalf("%+v", fail)
+	}
+	b, fail, _ := benchOf(&fakeMeter{bench: left(true)}, proto()).run(context.Background())
+	if fail != nil || b.CandidateLeftover != 6 || b.BaselineLeftover != 6 {
+		t.Fatalf("%+v %+v", fail, b)
+	}
+}
+
+func TestFlowFailingCommandIsItsSidesFault(t *testing.T) {
+	for _, cand := range []bool{false, true} {
+		m := &fakeMeter{bench: func(c bool, n int) run {
+			r := steady(0.5)(c, n)
+			if c == cand && n == 2 {
+				r.exit = 3
+			}
+			return r
+		}}
+		_, fail, _ := benchOf(m, proto()).run(context.Background())
+		if fail == nil || fail.side != sideName(cand) || fail.msg != "the bench command 42 (exit status 3)" {
+			t.Fatalf("%+v", fail)
+		}
+		e := &Entry{}
+		e.benchFailed(fail)
+		want := map[bool]string{false: ledger.VerdictError, true: ledger.VerdictRejectedGate}[cand]
+		if e.Verdict != want {
+			t.Errorf("%s side failing: %s", sideName(cand), e.Verdict)
+		}
+	}
+}
+
+// An interrupted bench returns what it measured, for the cancelled
+// verdict's record.
+func TestFlowInterruptedBenchKeepsItsPairs(t *testing.T) {
+	b, fail, err := benchOf(&fakeMeter{bench: steady(0.9), failAt: 9}, proto()).run(context.Background())
+	if !errors.Is(err, errHarness) || fail != nil || b == nil || b.Pairs != 3 || len(b.Samples) == 0 {
+		t.Fatalf("%v %+v %+v", err, fail, b)
+	}
+	e := &Entry{Bench: b}
+	e.cancelled()
+	if e.Verdict != ledger.VerdictCancelled || !strings.HasPrefix(e.Summary, "interrupted after speedup") || e.Speedup == 0 {
+		t.Errorf("%s: %s", e.Verdict, e.Summary)
+	}
+}
+
+// A rejudge pools: the earlier pairs come first, the new ones are measured
+// on top up to max_pairs more, every run must print what the earlier runs
+// printed, and the stored entry recomputes to itself.
+func TestFlowRejudgePoolsWithTheEarlierSamples(t *testing.T) {
+	p := proto()
+	first, _, _ := benchOf(&fakeMeter{bench: steady(0.99)}, p).run(context.Background())
+	br := benchOf(&fakeMeter{bench: steady(0.99)}, p)
+	br.prior = first
+	pooled, fail, err := br.run(context.Background())
+	if err != nil || fail != nil {
+		t.Fatal(err, fail)
+	}
+	if pooled.PooledPairs != first.Pairs || pooled.Pairs <= first.Pairs || pooled.MaxPairs != first.Pairs+p.MaxPairs ||
+		len(pooled.Samples[0].Baseline) != pooled.Pairs || !strings.HasPrefix(pooled.Order, first.Order) {
+		t.Fatalf("pooled %+v after %+v", pooled, first)
+	}
+	e := &Entry{Bench: pooled}
+	judgeBench(e)
+	if re := recompute(e); !sameVerdict(e, re) {
+		t.Errorf("the pooled verdict does not recompute: %v vs %v", e.Bench.Decisions, re.Bench.Decisions)
+	}
+	br = benchOf(&fakeMeter{bench: func(cand bool, n int) run { return run{out: "other\n", value: 0.01} }}, p)
+	br.prior = first
+	if _, fail, _ := br.run(context.Background()); fail == nil || fail.side != "baseline" {
+		t.Errorf("a rejudge whose runs print something else than the earlier ones: %+v", fail)
+	}
+}
+
+// An instructions-tier "faster" runs a cpu-time check on the same specs; a
+// candidate that is cheaper only when counted is slower there.
+func TestFlowInstructionsCheckCatchesACountedOnlySpeedup(t *testing.T) {
+	p := proto()
+	p.Metric = workspace.MetricInstructions
+	m := &fakeMeter{bench: steady(0.5)}
+	br := benchOf(m, p)
+	b, _, _ := br.run(context.Background())
+	j := &judging{e: &Entry{Bench: b}, m: m, proto: p, progress: func(Progress) {}}
+	m.bench = steady(1.5)
+	if fail, err := j.check(context.Background(), br); err != nil || fail != nil {
+		t.Fatal(err, fail)
+	}
+	judgeBench(j.e)
+	if j.e.Verdict != ledger.VerdictRejectedBench || j.e.Reason != ReasonRegressed || b.Check == nil || b.Check.Pairs != p.Pairs {
+		t.Errorf("%s (%s): %s; check %+v", j.e.Verdict, j.e.Reason, j.e.Detail, b.Check)
+	}
+}
+
+func gateResults(t *testing.T, gates []workspace.Gate, f func(spec jail.Spec) run) ([]GateResult, gateOutcome, *fakeMeter) {
+	t.Helper()
+	m := &fakeMeter{gate: f}
+	r := &gateRunner{t: &workspace.Target{Gates: gates}, m: m, env: &Environment{}, logs: newGateLogs(1 << 20),
+		base: &build.Side{Role: build.Baseline}, cand: &build.Side{Role: build.Candidate},
+		spec: func(s *build.Side, g workspace.Gate) jail.Spec {
+			return jail.Spec{Command: g.Run + " " + string(s.Role)}
+		}}
+	out, outcome, err := r.runGates(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, outcome, m
+}
+
+func TestFlowGates(t *testing.T) {
+	unit := workspace.Gate{Name: "unit", Run: "unit"}
+	golden := workspace.Gate{Name: "golden", Run: "golden", Equivalence: true}
+	for _, tc := range []struct {
+		name    string
+		gates   []workspace.Gate
+		f       func(spec jail.Spec) run
+		outcome gateOutcome
+		message string
+		execs   int
+	}{
+		{"all pass", []workspace.Gate{unit, golden}, func(jail.Spec) run { return run{out: "ok"} }, gatesPassed, "", 3},
+		{"output differs", []workspace.Gate{golden}, func(s jail.Spec) run { return run{out: s.Command} }, gateFailed, "stdout differs from the baseline's", 2},
+		{"exit differs", []workspace.Gate{golden}, func(s jail.Spec) run {
+			return run{exit: map[bool]int{true: 1}[strings.HasSuffix(s.Command, "candidate")]}
+		}, gateFailed, "exit status 1 differs from the baseline's 0", 2},
+		{"candidate fails a gate the baseline passes", []workspace.Gate{unit}, func(s jail.Spec) run {
+			return run{exit: map[bool]int{true: 2}[strings.HasSuffix(s.Command, "candidate")]}
+		}, gateFailed, "exit status 2", 2},
+		{"a gate broken at the pin", []workspace.Gate{unit, golden}, func(jail.Spec) run { return run{exit: 1} }, baselineFailed, "fails on the baseline too", 2},
+		{"leftovers on the candidate alone", []workspace.Gate{unit}, func(s jail.Spec) run {
+			return run{leftover: map[bool]int{true: 2}[strings.HasSuffix(s.Command, "candidate")]}
+		}, gateFailed, "left 2 processes running", 2},
+		{"leftovers on both", []workspace.Gate{unit, golden}, func(jail.Spec) run { return run{leftover: 1} }, gatesPassed, "", 4},
+		{"leftovers in an equivalence gate", []workspace.Gate{golden}, func(s jail.Spec) run {
+			return run{leftover: map[bool]int{true: 1}[strings.HasSuffix(s.Command, "candidate")]}
+		}, gateFailed, "left 1 processes running", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, outcome, m := gateResults(t, tc.gates, tc.f)
+			last := out[len(out)-1]
+			if outcome != tc.outcome || !strings.Contains(last.Message, tc.message) || len(m.specs) != tc.execs {
+				t.Errorf("outcome %v, message %q, %d runs", outcome, last.Message, len(m.specs))
+			}
+		})
+	}
+}
