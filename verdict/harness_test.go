@@ -115,8 +115,8 @@ func TestHarnessFasterOnEveryBenchmarkIsAcceptedOnTheGeomean(t *testing.T) {
 		t.Fatalf("%s: %s %+v", e.Verdict, e.Summary, b)
 	}
 	// The geometric mean of 2x and 1.25x is about 1.58x.
-	if g := b.Stat(workspace.MetricCPUTime).Speedup; g < 1.5 || g > 1.67 {
-		t.Errorf("geomean speedup %v", g)
+	if g := b.Stat(workspace.MetricCPUTime); g.Speedup < 1.5 || g.Speedup > 1.67 || !(g.DetectableChange > 0) {
+		t.Errorf("geomean %+v", g)
 	}
 	if a := b.Benchmarks[0]; a.Name != "BenchmarkA" || a.Iterations != 100 || a.CPUStats.Speedup < 1.9 || a.CPU.Unit != "ns/op" || len(a.CPU.Baseline) != b.Pairs {
 		t.Errorf("benchmark A %+v", a)
