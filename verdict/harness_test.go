@@ -3,11 +3,14 @@ package verdict
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -233,5 +236,41 @@ func TestHarnessVerdictRecomputes(t *testing.T) {
 	forged.Bench = &fb
 	if sameVerdict(&forged, recompute(&forged)) {
 		t.Error("forged samples recompute to the stored verdict")
+	}
+}
+
+// noisy draws n pairs of a benchmark whose candidate is truly speedup
+// times faster, with load shared by a pair and noise of each run.
+func noisy(seed uint64, n int, base, speedup float64) (b, c []float64) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for range n {
+		load := 1 + 0.3*rng.Float64()
+		b = append(b, base*load*(1+0.05*rng.NormFloat64()))
+		c = append(c, base/speedup*load*(1+0.05*rng.NormFloat64()))
+	}
+	return b, c
+}
+
+// The geometric mean's statistics, computed as the verdict computes any
+// metric's, cover the true geometric mean of the speedups, and one freak
+// fast run of one benchmark does not make it a speedup.
+func TestGeomeanCoversTheTrueSpeedupAndResistsOneOutlier(t *testing.T) {
+	b1, c1 := noisy(3, 30, 1000, 2)
+	b2, c2 := noisy(4, 30, 10, 1.125)
+	gb, gc := benchformat.Geomeans([]benchformat.Samples{{Name: "A", Baseline: b1, Candidate: c1}, {Name: "B", Baseline: b2, Candidate: c2}})
+	st := computeStats(Samples{Metric: "cpu-time", Baseline: gb, Candidate: gc}, 0.95, 1, DefaultResamples, MethodPaired)
+	// The geometric mean of 2 and 1.125 is 1.5.
+	if !(st.CILow <= 1.5 && 1.5 <= st.CIHigh) || math.Abs(st.Speedup-1.5) > 0.05 {
+		t.Errorf("geomean %.3f [%.3f, %.3f], want about 1.5", st.Speedup, st.CILow, st.CIHigh)
+	}
+	var same []benchformat.Samples
+	for i := range 4 {
+		b, c := noisy(uint64(10+i), 20, 100, 1)
+		same = append(same, benchformat.Samples{Name: string(rune('A' + i)), Baseline: b, Candidate: c})
+	}
+	same[0].Candidate[0] /= 100
+	gb, gc = benchformat.Geomeans(same)
+	if st := computeStats(Samples{Metric: "cpu-time", Baseline: gb, Candidate: gc}, 0.95, 1, DefaultResamples, MethodPaired); decide(st, 0.02, 0.95) == decFaster {
+		t.Errorf("one outlier made the geomean a speedup: %+v", st)
 	}
 }
