@@ -274,3 +274,33 @@ func TestGeomeanCoversTheTrueSpeedupAndResistsOneOutlier(t *testing.T) {
 		t.Errorf("one outlier made the geomean a speedup: %+v", st)
 	}
 }
+
+// A rejudge pools its pairs with the earlier verdict's, benchmark by
+// benchmark, and holds its runs to the fingerprints stored then.
+func TestHarnessRejudgePoolsEachBenchmark(t *testing.T) {
+	ratios := map[string]float64{"BenchmarkA": 0.95, "BenchmarkB": 0.95}
+	first, fail, err := harnessOf(&harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: costs(ratios)}).run(context.Background())
+	if err != nil || fail != nil {
+		t.Fatalf("%v %+v", err, fail)
+	}
+	hr := harnessOf(&harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: costs(ratios)})
+	hr.prior = first
+	b, fail, err := hr.run(context.Background())
+	if err != nil || fail != nil {
+		t.Fatalf("%v %+v", err, fail)
+	}
+	if b.PooledPairs != first.Pairs || b.Pairs <= first.Pairs || len(b.Benchmarks[0].CPU.Baseline) != b.Pairs || len(b.Samples[0].Baseline) != b.Pairs {
+		t.Fatalf("pooled %d of %d pairs; benchmark A has %d, the geomean %d", b.PooledPairs, b.Pairs, len(b.Benchmarks[0].CPU.Baseline), len(b.Samples[0].Baseline))
+	}
+	// A rejudge whose harness now runs other iterations than the
+	// verdict it pools with is the baseline's fault.
+	hr = harnessOf(&harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: func(cand bool, name string, n int) harnessAnswer {
+		a := costs(ratios)(cand, name, n)
+		a.iterations = 50
+		return a
+	}})
+	hr.prior = first
+	if _, fail, _ := hr.run(context.Background()); fail == nil || fail.side != "baseline" {
+		t.Fatalf("%+v", fail)
+	}
+}
