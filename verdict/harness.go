@@ -138,16 +138,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			addGeomean(&cpu, &wall, benches)
 			b.Pairs++
 		}
-		st := computeStats(cpu, p.Confidence, p.OrderSeed, b.Resamples, b.Method)
-		d := decide(st, p.Threshold, p.Confidence)
-		if d == decMeasureMore && b.Pairs >= b.MaxPairs {
-			d = decUndecided
-		}
-		b.Decisions = append(b.Decisions, d)
-		if hr.progress != nil {
-			hr.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: p.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh})
-		}
-		if d != decMeasureMore {
+		if hr.decided(b, cpu) {
 			break
 		}
 	}
