@@ -3,10 +3,12 @@ package build
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/workspace"
@@ -194,5 +196,32 @@ func TestBuildCannotLeaveASetuidProgramOnTheHost(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// A run folder that cannot be removed (here a mount inside it keeps it
+// busy) is not dropped silently: the caller is told, and hone gc names it
+// as what it will remove.
+func TestRunFolderLeftBehindIsReported(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs inside the run folder needs root")
+	}
+	f := newFixture(t, cFiles, cTarget)
+	r := f.start(false)
+	busy := filepath.Join(r.Dir(), "busy")
+	if err := os.Mkdir(busy, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "none", busy).CombinedOutput(); err != nil {
+		t.Skipf("mount: %v %s", err, out)
+	}
+	defer func() {
+		exec.Command("umount", busy).Run()
+		os.RemoveAll(r.Dir())
+	}()
+	var got []errs.Warning
+	r.CloseWarning(func(w errs.Warning) { got = append(got, w) })
+	if len(got) != 1 || got[0].Code != "run_folder_left" || !strings.Contains(got[0].Message, r.Dir()) || !strings.Contains(got[0].Message, "hone gc") {
+		t.Fatalf("warnings %+v", got)
 	}
 }

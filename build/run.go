@@ -143,12 +143,23 @@ func goCacheName(isolation string) string {
 func (r *Run) Dir() string { return r.dir.Path }
 
 // Close removes the run folder, unless it is kept; then it only gives it up.
+//
+// A folder that cannot be removed loses nothing (what the run recorded
+// stands, and hone gc removes it later), but the caller must say so:
+// CloseWarning turns the error into the warning to show.
 func (r *Run) Close() error {
 	if r.keep {
 		r.dir.Release()
 		return nil
 	}
 	return r.dir.Remove()
+}
+
+// CloseWarning closes r and tells warn when its folder stays behind.
+func (r *Run) CloseWarning(warn func(errs.Warning)) {
+	if err := r.Close(); err != nil && warn != nil {
+		warn(errs.Warning{Code: "run_folder_left", Message: errs.Clip(err.Error()) + "; `hone gc` removes it"})
+	}
 }
 
 func (r *Run) cache() cache { return cache{dir: r.repo.StatePath(cacheDir)} }

@@ -30,6 +30,8 @@ type Options struct {
 	Frequency int          // Hz; 0 means [targets.X.profile] frequency, else DefaultFrequency
 	PprofOut  string       // also write the gzipped pprof here
 	Progress  func(string) // told each step as it starts; may be nil
+	// Warnings, when set, is told what the caller should show.
+	Warnings func(errs.Warning)
 }
 
 // Run profiles target at its pin: it builds the pin in a run folder
@@ -68,7 +70,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	if err != nil {
 		return nil, err
 	}
-	defer run.Close()
+	defer run.CloseWarning(opt.Warnings)
 	step("building")
 	side, err := run.Build(ctx, build.Baseline, pin)
 	if err != nil {

@@ -25,6 +25,8 @@ type CalibrationOptions struct {
 	Metric   string    // overrides the target's bench metric
 	MaxPairs int       // overrides max_pairs when > 0
 	Progress func(Progress)
+	// Warnings, when set, is told what the caller should show.
+	Warnings func(errs.Warning)
 }
 
 // CalibrationEntry is a calibration ledger entry (Kind = calibration): how
@@ -141,7 +143,7 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	if err != nil {
 		return nil, err
 	}
-	defer run.Close()
+	defer run.CloseWarning(opts.Warnings)
 	m, err := newMeter(ctx, proto.Metric, run, sb)
 	if err != nil {
 		return nil, err

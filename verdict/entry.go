@@ -152,15 +152,17 @@ type Bench struct {
 	Warmup     int               `toml:"warmup" json:"warmup"`
 	Threshold  float64           `toml:"threshold" json:"threshold"`
 	Confidence float64           `toml:"confidence" json:"confidence"`
-	// Seed is the order seed ([bench] order_seed): it orders each pair and
-	// seeds the bootstrap. It is not the input seed (Entry.InputSeed).
+	// Seed is the order seed ([bench] order_seed): it orders each pair
+	// (and seeds the bootstrap of entries without a Method). It is not the
+	// input seed (Entry.InputSeed).
 	Seed      int64 `toml:"seed" json:"seed"`
-	Resamples int   `toml:"resamples" json:"resamples"` // bootstrap resamples
+	Resamples int   `toml:"resamples" json:"resamples"` // bootstrap resamples, for entries without a Method
 	// Method is how the statistics were computed: "paired-log-ratio"
 	// (the speedup is the exponential of the Hodges-Lehmann estimate of
-	// the per-pair log ratios, its CI a bootstrap of pairs, p a Wilcoxon
-	// signed-rank test), or empty in entries written before it existed
-	// (ratio of medians, Mann-Whitney U).
+	// the per-pair log ratios, its CI the signed-rank interval of Walsh
+	// averages, p a Wilcoxon signed-rank test), or empty in entries
+	// written before it existed (ratio of medians, a bootstrap CI of pairs,
+	// Mann-Whitney U).
 	Method string `toml:"method,omitempty" json:"method,omitempty"`
 	// OutputSHA256 is the hash of the stdout every bench run printed, the
 	// baseline's and the candidate's alike: bench output is checked.

@@ -214,7 +214,7 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, gp *workspace.Goalpo
 	if err != nil {
 		return nil, err
 	}
-	defer run.Close()
+	defer run.CloseWarning(opts.Warnings)
 	if opts.Keep {
 		e.KeptCheckouts = []string{run.Dir()}
 	}

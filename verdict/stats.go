@@ -32,7 +32,7 @@ func computeStats(s Samples, confidence float64, seed int64, resamples int, meth
 		}
 	}()
 	if method == MethodPaired {
-		pairedStats(&st, b, c, confidence, seed, resamples)
+		pairedStats(&st, b, c, confidence)
 		return st
 	}
 	st.Speedup = ratio(st.BaselineMedian, st.CandidateMedian)

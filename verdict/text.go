@@ -92,8 +92,14 @@ func writeMetrics(w io.Writer, b *Bench) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, `* the deciding metric. speedup: baseline median / candidate median (above 1
-  is faster), with its %.0f%% bootstrap CI; p: Mann-Whitney U.
+	how := `speedup: exp of the Hodges-Lehmann estimate of the pairs'
+  log ratios ln(baseline/candidate) (above 1 is faster), with its %.0f%%
+  signed-rank CI; p: Wilcoxon signed-rank.`
+	if b.Method != MethodPaired {
+		how = `speedup: baseline median / candidate median (above 1
+  is faster), with its %.0f%% bootstrap CI; p: Mann-Whitney U.`
+	}
+	_, err := fmt.Fprintf(w, `* the deciding metric. `+how+`
   cv b/c: robust coefficient of variation (1.4826 MAD / median) of the
   baseline and of the candidate; outliers b/c: their samples outside 1.5 IQR
   (kept; medians resist them); detectable: the smallest change this run

@@ -44,12 +44,14 @@ full bench, so this takes sessions x (1 + injections) benches.`,
 				return err
 			}
 			opts.Progress = func(p verdict.Progress) { app.progress("calibrate %s: %s", args[0], progressText(p)) }
+			var left []errs.Warning
+			opts.Warnings = func(w errs.Warning) { left = append(left, w) }
 			c, err := verdict.Calibrate(ctx, ws, args[0], opts)
 			app.endProgress()
 			if err != nil {
 				return err
 			}
-			warnings := jailWarnings(ws, c.Environment.JailUserCreated)
+			warnings := append(jailWarnings(ws, c.Environment.JailUserCreated), left...)
 			if asJSON {
 				return app.printJSON(struct {
 					*verdict.CalibrationEntry

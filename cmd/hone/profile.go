@@ -64,12 +64,14 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
 				return err
 			}
 			opts.Progress = func(s string) { app.progress("profile %s: %s", args[0], s) }
+			var left []errs.Warning
+			opts.Warnings = func(w errs.Warning) { left = append(left, w) }
 			e, err := profile.Run(ctx, ws, args[0], opts)
 			app.endProgress()
 			if err != nil {
 				return err
 			}
-			warnings := jailWarnings(ws, false)
+			warnings := append(jailWarnings(ws, false), left...)
 			if asJSON {
 				return app.printJSON(struct {
 					*profile.Entry

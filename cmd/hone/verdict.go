@@ -32,7 +32,7 @@ gates on both, comparing stdout and exit status byte for byte; sanitizer
 gates on both sides' sanitizer builds, where a report fails the gate;
 differential gates over generated inputs, every output compared), then
 benchmark: one warm-up pair, then baseline/candidate pairs in seeded random
-order, in batches of [bench] pairs, until the speedup's bootstrap CI is
+order, in batches of [bench] pairs, until the speedup's CI is
 clearly above 1+threshold, clearly below 1, or clearly within the threshold,
 or max_pairs is reached. Every bench run's stdout and exit status must be
 the baseline's: a candidate that prints anything else is rejected-gate, a
@@ -42,7 +42,7 @@ Each verdict draws a fresh input seed, the same for baseline and candidate,
 and gives it to the gates and the bench (not the build) as {seed} in their
 commands and HONE_SEED in their environment, so no patch can carry answers
 computed for a fixed input; the entry records it (input_seed). [bench]
-order_seed, another seed, fixes the pair order and the bootstrap.
+order_seed, another seed, fixes the pair order.
 
 One verdict per patch. A verdict appends a started entry before its first
 run; one that never finishes (interrupted, killed) counts as cancelled. A

@@ -1,0 +1,88 @@
+// Package layers holds the test that keeps hone's import graph pointing
+// down: cmd/hone, then the use cases, then the domain, then internal. An
+// arrow that runs back up is how a rule ends up written twice.
+package layers
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hone-perf/hone/"
+
+// rank is each package's layer: a package may import packages of its own
+// layer or below, never above. A new package must be placed here.
+var rank = map[string]int{
+	"cmd/hone": 6,
+
+	// Use cases that compose others: the demo, the agent runner, the guards.
+	"demo": 5, "harness/agent": 5, "guard": 5,
+	// Surfaces and views over the verdicts and the ledger.
+	"mcp": 4, "report": 4, "worktree": 4,
+	// Use cases: judge, profile, propose, read the source.
+	"verdict": 3, "profile": 3, "patch": 3, "source": 3,
+	// The domain: the ledger, the config, builds in the jail, the rules.
+	"ledger": 2, "workspace": 2, "workspace/layout": 2, "build": 2, "allowlist": 2,
+	"sanitize": 2, "benchformat": 2, "playbooks": 2, "harness": 2,
+}
+
+func layer(pkg string) (int, bool) {
+	if strings.HasPrefix(pkg, "internal/") {
+		return 1, true
+	}
+	r, ok := rank[pkg]
+	return r, ok
+}
+
+func TestNoPackageImportsUpward(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		own, ok := layer(pkg)
+		if !ok {
+			t.Errorf("package %s has no layer: place it in internal/layers' rank", pkg)
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			dep := strings.Trim(imp.Path.Value, `"`)
+			if !strings.HasPrefix(dep, module) {
+				continue
+			}
+			dep = strings.TrimPrefix(dep, module)
+			checked++
+			if r, ok := layer(dep); !ok || r > own {
+				t.Errorf("%s (layer %d) imports %s (layer %d): an arrow that runs up", pkg, own, dep, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 50 {
+		t.Fatalf("only %d imports checked: is the walk reading the module?", checked)
+	}
+}
