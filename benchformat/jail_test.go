@@ -103,3 +103,9 @@ func TestCandidateCannotHideWorkBeforeTheTimerStarts(t *testing.T) {
 		t.Errorf("the meter saw a %.2fx speedup from work moved before the timer", byMeter)
 	}
 }
+
+// median of an odd number of figures.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
+}

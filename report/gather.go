@@ -53,6 +53,10 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 					ra.Metric, ra.Confidence = m.Metric, e.Bench.Confidence
 					ra.HasSpeedup, ra.Speedup, ra.Low, ra.High = true, m.Speedup, m.CILow, m.CIHigh
 				}
+				for _, b := range e.Bench.Benchmarks {
+					c := b.CPUStats
+					ra.Benchmarks = append(ra.Benchmarks, Benchmark{Name: b.Name, Decides: b.Decides, Regressed: b.Regressed, Speedup: c.Speedup, Low: c.CILow, High: c.CIHigh})
+				}
 			}
 		}
 		r.Attempts = append(r.Attempts, ra)

@@ -66,6 +66,17 @@ type Attempt struct {
 	HasSpeedup         bool
 	Speedup, Low, High float64
 	Confidence         float64 // e.g. 0.95
+	// Benchmarks are the rows of a harness bench (format go or
+	// google-benchmark): Speedup is then their geometric mean.
+	Benchmarks []Benchmark
+}
+
+// Benchmark is one benchmark of a harness bench: its cpu-time per
+// iteration speedup with its confidence interval.
+type Benchmark struct {
+	Name               string
+	Decides, Regressed bool
+	Speedup, Low, High float64
 }
 
 // Profile is one target's profile summary.

@@ -27,7 +27,9 @@ func sample() *Report {
 			{Target: "wordfreq", PatchID: "3f1c9a0d2b7e41aa", Created: at, Class: 5, Hotspot: "find_word",
 				Hypothesis: "Replace the linear scan with a hash table", Verdict: "accepted",
 				Summary: "accepted: cpu-time 14.2x faster", Metric: "cpu-time", Signer: "runner@ci", Trusted: true,
-				HasSpeedup: true, Speedup: 14.2, Low: 12.9, High: 15.8, Confidence: 0.95},
+				HasSpeedup: true, Speedup: 14.2, Low: 12.9, High: 15.8, Confidence: 0.95,
+				Benchmarks: []Benchmark{{Name: "BenchmarkFind/words=1k", Decides: true, Speedup: 14.2, Low: 12.9, High: 15.8},
+					{Name: "BenchmarkCount", Speedup: 0.93, Low: 0.9, High: 0.96}}},
 			{Target: "wordfreq", PatchID: "77aa01bb", Created: at, Class: 5, Hotspot: "find_word",
 				Hypothesis: "Compare lengths before strcmp", Verdict: "rejected-bench",
 				Summary: "regressed", Metric: "cpu-time",
@@ -79,6 +81,7 @@ func TestRenderShowsEveryPart(t *testing.T) {
 		`<svg id="forest"`, "accept ≥ 1.02×",
 		`class="hotspots"`, "find_word", "targets/wordfreq/wordfreq.c:52",
 		"rejected-gate", "not judged yet: 1", "<td>runner@ci</td>",
+		"95% cpu-time, geometric mean", "BenchmarkFind/words=1k * 14.2× [12.9×, 15.8×]", "BenchmarkCount 0.93× [0.9×, 0.96×]",
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)

@@ -170,20 +170,27 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			}
 			b.Pairs++
 		}
-		st := computeStats(*samples[p.Metric], p.Confidence, p.OrderSeed, b.Resamples, b.Method)
-		d := decide(st, p.Threshold, p.Confidence)
-		if d == decMeasureMore && b.Pairs >= b.MaxPairs {
-			d = decUndecided
-		}
-		b.Decisions = append(b.Decisions, d)
-		if br.progress != nil {
-			br.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: p.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh})
-		}
-		if d != decMeasureMore {
+		if br.decided(b, *samples[p.Metric]) {
 			break
 		}
 	}
 	return finish(), nil, nil
+}
+
+// decided applies the sequential decision to the deciding samples after a
+// batch, records it, reports progress, and says whether the bench stops.
+func (br *benchRun) decided(b *Bench, s Samples) bool {
+	p := br.protocol
+	st := computeStats(s, p.Confidence, p.OrderSeed, b.Resamples, b.Method)
+	d := decide(st, p.Threshold, p.Confidence)
+	if d == decMeasureMore && b.Pairs >= b.MaxPairs {
+		d = decUndecided
+	}
+	b.Decisions = append(b.Decisions, d)
+	if br.progress != nil {
+		br.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: p.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh})
+	}
+	return d != decMeasureMore
 }
 
 // pairCheck holds what every bench run must agree with: the stdout hash of

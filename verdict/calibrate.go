@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"fmt"
+	"github.com/hone-perf/hone/benchformat"
 	"math"
 	"strings"
 	"time"
@@ -98,6 +99,9 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	t := gp.Target
 	if t.Bench.Run == "" {
 		return nil, errs.Invalidf("target %q has no bench command; add [targets.%s.bench] run = \"...\" to %s", t.Name, t.Name, workspace.FileName)
+	}
+	if f := t.Bench.Format; f != "" && f != benchformat.Process {
+		return nil, errs.Invalidf("target %q's bench is a %s harness, and calibration injects work into a whole process's run; calibrate a target whose bench runs one benchmark as a process (format = \"process\")", t.Name, f)
 	}
 	if opts.Sessions <= 0 {
 		opts.Sessions = 20

@@ -21,6 +21,13 @@ func judgeBench(e *Entry) {
 	e.Speedup = st.Speedup
 	thr := fmt.Sprintf("%.3g", 1+b.Threshold)
 	final := b.Decisions[len(b.Decisions)-1]
+	if reg := b.regressions(); len(reg) > 0 && final != decSlower {
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonRegressed,
+			fmt.Sprintf("a benchmark that decides is slower: %s (its %s speedup CI lies below 1), whatever the geometric mean %.3fx [%.3f, %.3f]",
+				strings.Join(reg, ", "), b.Metric, st.Speedup, st.CILow, st.CIHigh))
+		e.Summary = e.Reason + ": " + figures + "; slower: " + strings.Join(reg, ", ")
+		return
+	}
 	if final == decFaster && disagree(e, b, st) {
 		return
 	}
@@ -100,7 +107,11 @@ func disagree(e *Entry, b *Bench, st *MetricStats) bool {
 
 // benchFigures is the one-line summary of the deciding metric.
 func benchFigures(b *Bench, st *MetricStats) string {
-	return fmt.Sprintf("speedup %.3fx [%.3f, %.3f] %s, p=%.2g, %d pairs", st.Speedup, st.CILow, st.CIHigh, b.Metric, st.P, st.Pairs)
+	of := ""
+	if b.Format != "" {
+		of = fmt.Sprintf(" (geomean of %d benchmarks)", b.deciding())
+	}
+	return fmt.Sprintf("speedup %.3fx [%.3f, %.3f] %s%s, p=%.2g, %d pairs", st.Speedup, st.CILow, st.CIHigh, b.Metric, of, st.P, st.Pairs)
 }
 
 // setVerdict fills the verdict word, reason and detail; the summary defaults

@@ -137,14 +137,21 @@ type RunInfo struct {
 
 // Bench is the benchmark protocol as run, its statistics and its raw samples.
 type Bench struct {
-	Command    string  `toml:"command" json:"command"`
-	Metric     string  `toml:"metric" json:"metric"` // the deciding metric
-	Pairs      int     `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)
-	BatchSize  int     `toml:"batch_size" json:"batch_size"`
-	MaxPairs   int     `toml:"max_pairs" json:"max_pairs"`
-	Warmup     int     `toml:"warmup" json:"warmup"`
-	Threshold  float64 `toml:"threshold" json:"threshold"`
-	Confidence float64 `toml:"confidence" json:"confidence"`
+	Command string `toml:"command" json:"command"`
+	// Format is the bench's harness format ("go", "google-benchmark"),
+	// empty for a process bench. A harness bench's Samples are each
+	// pair's geometric mean, over the deciding benchmarks, of the
+	// benchmarks' figures per iteration (ns/op); Benchmarks holds each
+	// benchmark's own.
+	Format     string            `toml:"format,omitempty" json:"format,omitempty"`
+	Benchmarks []BenchmarkResult `toml:"benchmarks,omitempty" json:"benchmarks,omitempty"`
+	Metric     string            `toml:"metric" json:"metric"` // the deciding metric
+	Pairs      int               `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)
+	BatchSize  int               `toml:"batch_size" json:"batch_size"`
+	MaxPairs   int               `toml:"max_pairs" json:"max_pairs"`
+	Warmup     int               `toml:"warmup" json:"warmup"`
+	Threshold  float64           `toml:"threshold" json:"threshold"`
+	Confidence float64           `toml:"confidence" json:"confidence"`
 	// Seed is the order seed ([bench] order_seed): it orders each pair
 	// (and seeds the bootstrap of entries without a Method). It is not the
 	// input seed (Entry.InputSeed).

@@ -40,6 +40,8 @@ func recompute(e *Entry) *Entry {
 	}
 	b := *e.Bench
 	b.Metrics = statsOf(&b)
+	b.Benchmarks = slices.Clone(b.Benchmarks)
+	benchmarkStats(&b)
 	b.Decisions = replayDecisions(&b)
 	if b.Check != nil {
 		ck := *b.Check
@@ -85,11 +87,16 @@ func sameVerdict(a, b *Entry) bool {
 	if a.Bench == nil {
 		return true
 	}
-	if !slices.Equal(a.Bench.Decisions, b.Bench.Decisions) || len(a.Bench.Metrics) != len(b.Bench.Metrics) {
+	if !slices.Equal(a.Bench.Decisions, b.Bench.Decisions) || len(a.Bench.Metrics) != len(b.Bench.Metrics) || len(a.Bench.Benchmarks) != len(b.Bench.Benchmarks) {
 		return false
 	}
-	for i, x := range a.Bench.Metrics {
-		y := b.Bench.Metrics[i]
+	am, bm := slices.Clone(a.Bench.Metrics), slices.Clone(b.Bench.Metrics)
+	for i := range a.Bench.Benchmarks {
+		am = append(am, a.Bench.Benchmarks[i].CPUStats)
+		bm = append(bm, b.Bench.Benchmarks[i].CPUStats)
+	}
+	for i, x := range am {
+		y := bm[i]
 		for _, pair := range [][2]float64{
 			{x.Speedup, y.Speedup}, {x.CILow, y.CILow}, {x.CIHigh, y.CIHigh}, {x.P, y.P},
 			{x.BaselineMedian, y.BaselineMedian}, {x.CandidateMedian, y.CandidateMedian},

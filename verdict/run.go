@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -323,7 +324,11 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
 	br := &benchRun{baseline: benchSpec(base, j.t, j.seed), candidate: benchSpec(cand, j.t, j.seed),
 		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior}
-	bench, fail, err := br.run(ctx)
+	runBench := br.run
+	if f := j.proto.Format; f != "" && f != benchformat.Process {
+		runBench = (&harnessRun{benchRun: br, format: f, deciding: j.proto.Benchmarks, outputs: j.proto.Outputs}).run
+	}
+	bench, fail, err := runBench(ctx)
 	if err != nil {
 		if bench != nil && bench.Pairs > 0 {
 			e.Bench = bench

@@ -16,10 +16,10 @@ const DefaultResamples = 4000
 // ratio of the two sides' medians, a bootstrap of it over whole pairs, and
 // a Mann-Whitney U p-value). The same samples, seed and resample count
 // always give the same numbers.
-func computeStats(s Samples, confidence float64, seed int64, resamples int, method string) MetricStats {
+func computeStats(s Samples, confidence float64, seed int64, resamples int, method string) (st MetricStats) {
 	n := min(len(s.Baseline), len(s.Candidate))
 	b, c := s.Baseline[:n], s.Candidate[:n]
-	st := MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, P: 1}
+	st = MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, P: 1}
 	if n == 0 {
 		return st
 	}

@@ -50,6 +50,9 @@ func WriteText(w io.Writer, e *Entry) error {
 		if err := writeMetrics(w, e.Bench); err != nil {
 			return err
 		}
+		if err := writeBenchmarks(w, e.Bench); err != nil {
+			return err
+		}
 		if ck := e.Bench.Check; ck != nil {
 			for _, m := range ck.Metrics {
 				if m.Metric == "cpu-time" {
@@ -105,6 +108,29 @@ func writeMetrics(w io.Writer, b *Bench) error {
 	return err
 }
 
+// writeBenchmarks writes a harness bench's table: each benchmark's CPU
+// time per iteration (the deciding figure) and wall time per iteration.
+func writeBenchmarks(w io.Writer, b *Bench) error {
+	if len(b.Benchmarks) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those):\n", b.Format)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "benchmark\titerations\tbaseline\tcandidate\tspeedup\t%.0f%% CI\twall speedup\n", b.Confidence*100)
+	for _, r := range b.Benchmarks {
+		name, c, wl := r.Name, r.CPUStats, r.WallStats
+		if r.Decides {
+			name += " *"
+		}
+		if r.Regressed {
+			name += " SLOWER"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3fx\t[%.3f, %.3f]\t%.3fx\n", name, r.Iterations,
+			formatValue(c.BaselineMedian, c.Unit), formatValue(c.CandidateMedian, c.Unit), c.Speedup, c.CILow, c.CIHigh, wl.Speedup)
+	}
+	return tw.Flush()
+}
+
 func formatValue(v float64, unit string) string {
 	if unit == "s" {
 		switch {
@@ -114,6 +140,12 @@ func formatValue(v float64, unit string) string {
 			return fmt.Sprintf("%.2fms", v*1e3)
 		}
 		return fmt.Sprintf("%.1fµs", v*1e6)
+	}
+	if unit == "ns/op" {
+		if v < 1e3 {
+			return fmt.Sprintf("%.1fns", v)
+		}
+		return formatValue(v/1e9, "s")
 	}
 	return fmt.Sprintf("%.6g", v)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/allowlist"
+	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/internal/errs"
 )
 
@@ -71,6 +72,18 @@ type BenchConfig struct {
 	// and mirrored here for JSON readers of the old key.
 	Seed    int64    `toml:"seed" json:"seed"`
 	Timeout Duration `toml:"timeout" json:"timeout"` // per benchmark run
+	// Format is how the bench command reports: "process" (the default: the
+	// command is one workload, timed whole), "go" or "google-benchmark"
+	// (a benchmark harness, one sample per benchmark; see benchformat).
+	// Per target only.
+	Format string `toml:"format" json:"format"`
+	// Benchmarks names the harness's benchmarks that decide (empty: all
+	// of them); the others are measured and reported. Per target only.
+	Benchmarks []string `toml:"benchmarks" json:"benchmarks,omitempty"`
+	// Outputs are custom metric units of the harness that are results,
+	// not timings (a checksum): every run must report the baseline's.
+	// Per target only.
+	Outputs []string `toml:"outputs" json:"outputs,omitempty"`
 }
 
 // SandboxConfig controls the jail every build, gate, bench and profile
@@ -207,6 +220,7 @@ var DefaultBench = BenchConfig{
 	OrderSeed:  1,
 	Seed:       1,
 	Timeout:    Duration{10 * time.Minute},
+	Format:     benchformat.Process,
 }
 
 const (

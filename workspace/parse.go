@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/allowlist"
+	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/gitpath"
 )
@@ -173,8 +175,10 @@ func (p *parser) validate(c *Config) error {
 	if err := p.mergeBench(&base, c.Bench, toml.Key{"bench"}); err != nil {
 		return err
 	}
-	if p.md.IsDefined("bench", "run") {
-		return p.errf(toml.Key{"bench", "run"}, "the workload is per target; move it to [targets.NAME.bench]")
+	for _, k := range []string{"run", "format", "benchmarks", "outputs"} {
+		if p.md.IsDefined("bench", k) {
+			return p.errf(toml.Key{"bench", k}, "the workload is per target; move it to [targets.NAME.bench]")
+		}
 	}
 	if err := p.sandbox(c); err != nil {
 		return err
@@ -286,6 +290,9 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	if err := p.mergeBench(&t.Bench, own, key("bench")); err != nil {
 		return err
 	}
+	if err := p.harness(&t.Bench, own, key("bench")); err != nil {
+		return err
+	}
 	switch t.Profile.Format {
 	case "":
 		t.Profile.Format = "perf"
@@ -364,6 +371,62 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 		return p.errf(k("max_pairs"), "must be at least pairs (%d)", dst.Pairs)
 	}
 	return nil
+}
+
+// harness reads a target's bench format keys and checks its command against
+// the format: a harness must run with a fixed iteration count, and its
+// reported timings cannot be outputs.
+func (p *parser) harness(dst *BenchConfig, own BenchConfig, at toml.Key) error {
+	k := func(name string) toml.Key { return append(append(toml.Key{}, at...), name) }
+	if own.Format != "" {
+		dst.Format = own.Format
+	}
+	if !slices.Contains(benchformat.Formats(), dst.Format) {
+		return p.errf(k("format"), "must be one of %s, not %.40q", strings.Join(benchformat.Formats(), ", "), dst.Format)
+	}
+	dst.Benchmarks, dst.Outputs = own.Benchmarks, own.Outputs
+	if dst.Format == benchformat.Process {
+		for _, key := range []string{"benchmarks", "outputs"} {
+			if p.md.IsDefined(k(key)...) {
+				return p.errf(k(key), "needs a benchmark harness: set format = \"go\" or \"google-benchmark\"")
+			}
+		}
+	} else if p.md.IsDefined(k("metric")...) && dst.Metric != MetricCPUTime {
+		return p.errf(k("metric"), "a %s harness is decided by cpu-time per iteration; remove the key or write \"cpu-time\"", dst.Format)
+	}
+	if dst.Format != benchformat.Process {
+		dst.Metric = MetricCPUTime
+	}
+	for i, u := range dst.Outputs {
+		if timingUnit(u) {
+			return p.errf(k("outputs"), "unit %d (%.40q) is a timing, which changes from run to run; outputs are results the benchmark computes (a checksum)", i+1, u)
+		}
+	}
+	for i, name := range dst.Benchmarks {
+		if strings.TrimSpace(name) == "" || slices.Contains(dst.Benchmarks[:i], name) {
+			return p.errf(k("benchmarks"), "name %d (%.40q) is empty or repeated", i+1, name)
+		}
+	}
+	if dst.Run == "" {
+		return nil
+	}
+	if err := benchformat.Check(dst.Format, dst.Run); err != nil {
+		return p.errf(k("run"), "%v", err)
+	}
+	for _, w := range benchformat.Warnings(dst.Format, dst.Run) {
+		p.warnings = append(p.warnings, errs.Warning{Code: "bench_command", Message: fmt.Sprintf("%s:%d: %s: %s", p.file, keyLine(p.data, k("run")), k("run").String(), w)})
+	}
+	return nil
+}
+
+// timingUnit reports whether a harness unit measures time or a rate, which
+// no two runs report alike.
+func timingUnit(u string) bool {
+	switch u {
+	case "ns/op", "cpu-ns/op", "sec/op", "MB/s", "B/s":
+		return true
+	}
+	return strings.HasSuffix(u, "_per_second") || strings.HasSuffix(u, "/s") || strings.HasSuffix(u, "-ns/op")
 }
 
 func checkRelPath(p string) error {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -62,13 +63,42 @@ func TestParseValid(t *testing.T) {
 	}
 }
 
+// A harness target keeps its format keys, decides on cpu-time whatever the
+// workspace's metric, and a go test command that rebuilds the package in
+// every run is accepted with a warning naming its line.
+func TestParseHarnessBench(t *testing.T) {
+	c, err := Parse("hone.toml", []byte(`[bench]
+metric = "instructions"
+[targets.a.bench]
+format = "go"
+run = "go test -bench=. -benchtime=100x ./..."
+benchmarks = ["BenchmarkA", "BenchmarkB/n=10"]
+outputs = ["checksum"]
+[targets.b.bench]
+run = "./b"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := c.Targets["a"].Bench, c.Targets["b"].Bench
+	if a.Format != "go" || a.Metric != MetricCPUTime || !reflect.DeepEqual(a.Benchmarks, []string{"BenchmarkA", "BenchmarkB/n=10"}) || !reflect.DeepEqual(a.Outputs, []string{"checksum"}) {
+		t.Errorf("harness bench %+v", a)
+	}
+	if b.Format != "process" || b.Metric != MetricInstructions {
+		t.Errorf("process bench %+v", b)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Message, "hone.toml:5: targets.a.bench.run: the bench command runs go test") {
+		t.Errorf("warnings %+v", c.Warnings)
+	}
+}
+
 func TestParseDefaults(t *testing.T) {
 	c, err := Parse("hone.toml", []byte("[targets.a]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := c.Targets["a"]
-	if a.Path != "targets/a" || a.Pin != "HEAD" || a.Bench != DefaultBench || c.Ledger.Branch != DefaultLedgerBranch {
+	if a.Path != "targets/a" || a.Pin != "HEAD" || !reflect.DeepEqual(a.Bench, DefaultBench) || c.Ledger.Branch != DefaultLedgerBranch {
 		t.Errorf("defaults not applied: %+v %+v", a, c.Ledger)
 	}
 }
@@ -116,6 +146,15 @@ func TestParseErrors(t *testing.T) {
 		{"threshold too big", "[targets.a.bench]\nthreshold = 1.5\n", `hone.toml:2: targets.a.bench.threshold: must be in [0, 1)`},
 		{"max_pairs below pairs", "[bench]\npairs = 10\nmax_pairs = 5\n", `hone.toml:3: bench.max_pairs: must be at least pairs`},
 		{"bench run at top", "[bench]\nrun = \"x\"\n", `hone.toml:2: bench.run: the workload is per target`},
+		{"bench format at top", "[bench]\nformat = \"go\"\n", `hone.toml:2: bench.format: the workload is per target`},
+		{"unknown bench format", "[targets.a.bench]\nrun = \"x\"\nformat = \"junit\"\n", `hone.toml:3: targets.a.bench.format: must be one of process, go, google-benchmark, not "junit"`},
+		{"go bench with an adaptive count", "[targets.a.bench]\nformat = \"go\"\n\nrun = \"./b.test -test.bench=. -test.benchtime=2s\"\n", `hone.toml:4: targets.a.bench.run: -benchtime=2s adapts the iteration count`},
+		{"go bench without a count", "[targets.a.bench]\nformat = \"go\"\nrun = \"./b.test -test.bench=.\"\n", `hone.toml:3: targets.a.bench.run:`},
+		{"google benchmark without json", "[targets.a.bench]\nformat = \"google-benchmark\"\nrun = \"./b --benchmark_min_time=100x\"\n", `hone.toml:3: targets.a.bench.run: add --benchmark_format=json`},
+		{"timing unit as an output", "[targets.a.bench]\nformat = \"go\"\nrun = \"./b.test -test.bench=. -test.benchtime=10x\"\noutputs = [\"sum\", \"MB/s\"]\n", `hone.toml:4: targets.a.bench.outputs: unit 2 ("MB/s") is a timing`},
+		{"benchmarks for a process", "[targets.a.bench]\nrun = \"x\"\nbenchmarks = [\"BenchmarkA\"]\n", `hone.toml:3: targets.a.bench.benchmarks: needs a benchmark harness`},
+		{"repeated benchmark", "[targets.a.bench]\nformat = \"go\"\nrun = \"./b.test -test.bench=. -test.benchtime=10x\"\nbenchmarks = [\"BenchmarkA\", \"BenchmarkA\"]\n", `hone.toml:4: targets.a.bench.benchmarks: name 2 ("BenchmarkA") is empty or repeated`},
+		{"harness on instructions", "[targets.a.bench]\nformat = \"go\"\nmetric = \"instructions\"\nrun = \"./b.test -test.bench=. -test.benchtime=10x\"\n", `hone.toml:3: targets.a.bench.metric: a go harness is decided by cpu-time per iteration`},
 		{"gate without name", "[targets.a]\n[[targets.a.gates]]\nrun = \"x\"\n", `hone.toml:2: targets.a.gates: gate 1 has no name`},
 		{"duplicate gate", "[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\n[[targets.a.gates]]\nname = \"u\"\nrun = \"y\"\n", `gate name "u" is used twice`},
 		{"gate name with a space", "[[targets.a.gates]]\nname = \"my gate\"\nrun = \"x\"\n", `hone.toml:1: targets.a.gates: gate name "my gate" may only use letters`},
@@ -224,7 +263,7 @@ func TestInitialConfigParses(t *testing.T) {
 		if wantPath == "" {
 			wantPath = "targets/" + tt.target
 		}
-		if got == nil || got.Path != wantPath || (tt.pin != "" && got.Pin != tt.pin) || c.Bench != DefaultBench {
+		if got == nil || got.Path != wantPath || (tt.pin != "" && got.Pin != tt.pin) || !reflect.DeepEqual(c.Bench, DefaultBench) {
 			t.Errorf("InitialConfig(%q, %q, %q) = %+v", tt.target, tt.path, tt.pin, got)
 		}
 	}

@@ -100,7 +100,13 @@ func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout) {
 	comment(b, "  ", l.Bench.Why)
 	fmt.Fprintf(b, "  [targets.%s.bench]\n", name)
 	if l.Bench.Format != "" {
-		fmt.Fprintf(b, "  # format = %q  # read the harness's own figures (issue 17); uncomment once hone reads it.\n  #                  Until then hone times the whole harness process.\n", l.Bench.Format)
+		comment(b, "  ", []string{
+			"Each benchmark runs in a harness process of its own; hone's meter decides",
+			"on that process's CPU time per iteration (the harness's ns/op is wall time,",
+			"reported but never deciding). List the benchmarks that decide in",
+			"benchmarks = [...] (all by default).",
+		})
+		fmt.Fprintf(b, "  format = %q\n", l.Bench.Format)
 	}
 	fmt.Fprintf(b, "  run = %s\n", tomlString(l.Bench.Run))
 }

@@ -96,8 +96,8 @@ type Gate struct {
 // Bench is the measured workload.
 type Bench struct {
 	Run string `json:"run"`
-	// Format is "go" for a `go test` benchmark binary: issue 17's bench
-	// format, written commented until hone reads it; "" for a process.
+	// Format is the bench format ("go" for a `go test` benchmark binary),
+	// "" for a process.
 	Format string   `json:"format,omitempty"`
 	Why    []string `json:"-"`
 }

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// humanizeModule is the real Go module the harness test optimizes: small,
+// without dependencies, with testing.B benchmarks.
+const humanizeModule = "github.com/dustin/go-humanize@v1.1.0"
+
+// fetchModule downloads a module through the Go module proxy into the
+// module cache and returns its folder, or skips when the proxy cannot be
+// reached.
+func fetchModule(t *testing.T, mod string) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", mod)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	var info struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {
+		t.Skipf("the Go module proxy is unreachable, so %s cannot be fetched: %v %s", mod, err, info.Error)
+	}
+	return info.Dir
+}
+
+// copyTree copies the regular files of src (a module cache folder, read
+// only) into dst, writable.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// harnessConfig is the workspace of the harness test: go-humanize's own
+// tests as the gate, two of its benchmarks as the bench, BigCommas
+// deciding.
+func harnessConfig(goroot string) string {
+	ro := ""
+	if !strings.HasPrefix(goroot, "/usr/") {
+		ro = "[sandbox]\nread_only = [" + tomlQuote(goroot) + "]\n"
+	}
+	return ro + `[bench]
+pairs     = 10
+max_pairs = 40
+# Two benchmarks on both sides per pair on a shared 2-core machine: a
+# no-change is told apart from a 10% change, not a 2% one.
+threshold = 0.1
+
+[targets.humanize]
+path    = "lib"
+pin     = "main"
+protect = ["**/*_test.go", "go.mod", "go.sum"]
+files   = ["*.go"]
+build   = "PATH=` + goroot + `/bin:$PATH go test -c -o $HONE_OUT/bench.test ."
+
+[[targets.humanize.gates]]
+name = "unit"
+run  = "$HONE_OUT/bench.test -test.run=. -test.count=1"
+
+[targets.humanize.bench]
+format     = "go"
+run        = "$HONE_OUT/bench.test -test.run='^$' -test.bench='^Benchmark(BigCommas|Commaf)$' -test.benchtime=300000x"
+benchmarks = ["BenchmarkBigCommas"]
+`
+}
+
+func tomlQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// bigCommaFastPath is a real optimization of go-humanize's BigComma: a
+// value that fits in an int64 is formatted by Comma, without big.Int
+// division.
+const bigCommaFastPath = `func BigComma(bin *big.Int) string {
+	if bin.IsInt64() {
+		return Comma(bin.Int64())
+	}
+	b := new(big.Int).Set(bin)`
+
+// A real Go module fetched through the module proxy, judged with its own
+// benchmark harness (format = "go"): a real optimization of a benchmarked
+// function is accepted, with a row per benchmark, and a comment-only
+// change is rejected as no change.
+func TestGoHarnessJudgesARealModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fetches a module and runs two verdicts: skipped under -short")
+	}
+	for _, tool := range []string{"go", "bwrap", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	dir := fetchModule(t, humanizeModule)
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hone, err := exec.LookPath("hone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	a := &arena{t: t, hone: hone, repo: filepath.Join(base, "repo"), home: filepath.Join(base, "home"), tmp: filepath.Join(base, "tmp")}
+	for _, d := range []string{a.home, a.tmp} {
+		os.MkdirAll(d, 0o755)
+	}
+	copyTree(t, dir, filepath.Join(a.repo, "lib"))
+	a.writeAs(filepath.Join(a.repo, workspace.FileName), harnessConfig(strings.TrimSpace(string(goroot))))
+	a.git("init", "-q", "-b", "main")
+	a.git("add", "-A")
+	a.git("commit", "-q", "-m", "go-humanize "+humanizeModule)
+	a.mustHone("init")
+
+	comma := filepath.Join(a.repo, "lib", "comma.go")
+	src, err := os.ReadFile(comma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := func(hypothesis, from, to string) *verdict.Entry {
+		t.Helper()
+		if !strings.Contains(string(src), from) {
+			t.Fatalf("comma.go no longer holds %q", from)
+		}
+		a.writeAs(comma, strings.Replace(string(src), from, to, 1))
+		diff := a.git("diff") + "\n"
+		a.git("checkout", "-q", "--", ".")
+		file := filepath.Join(a.tmp, "patch.diff")
+		a.writeAs(file, diff)
+		out := a.mustHone("patch", "propose", "humanize", "--hotspot", "BigComma", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+		var p struct {
+			PatchID string `json:"patch_id"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); err != nil || p.PatchID == "" {
+			t.Fatalf("propose: %v\n%s", err, out)
+		}
+		e, _ := a.verdict(p.PatchID)
+		return e
+	}
+	rows := func(e *verdict.Entry) {
+		t.Helper()
+		b := e.Bench
+		if b == nil || b.Format != "go" || len(b.Benchmarks) != 2 || b.Benchmarks[0].Name != "BenchmarkBigCommas" || !b.Benchmarks[0].Decides || b.Benchmarks[1].Decides {
+			t.Fatalf("bench %+v", b)
+		}
+		for _, r := range b.Benchmarks {
+			if r.Iterations != 300000 || len(r.CPU.Baseline) != b.Pairs || !(r.CPUStats.BaselineMedian > 0) || r.Fingerprint == "" {
+				t.Errorf("benchmark %s: %+v", r.Name, r)
+			}
+		}
+		text := a.mustHone("verdict", "--recompute", e.ID)
+		if !strings.Contains(text, "BenchmarkBigCommas *") || !strings.Contains(text, "matches the stored verdict") {
+			t.Errorf("the verdict's text has no row per benchmark, or does not recompute:\n%s", text)
+		}
+		t.Logf("%s", text)
+	}
+
+	e := patch("a comment only", "func BigComma(bin *big.Int) string {", "// BigComma keeps every digit.\nfunc BigComma(bin *big.Int) string {")
+	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != verdict.ReasonNoChange {
+		t.Fatalf("comment-only: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+	rows(e)
+
+	e = patch("an int64 is formatted by Comma, without big.Int division", "func BigComma(bin *big.Int) string {\n\tb := new(big.Int).Set(bin)", bigCommaFastPath)
+	if e.Verdict != ledger.VerdictAccepted {
+		t.Fatalf("fast path: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+	rows(e)
+	if r := e.Bench.Benchmarks[0]; r.CPUStats.CILow < 1.5 || r.Regressed {
+		t.Errorf("BigCommas %+v", r.CPUStats)
+	}
+}
