@@ -179,7 +179,11 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 	}
 
 	e := patch("a comment only", "func BigComma(bin *big.Int) string {", "// BigComma keeps every digit.\nfunc BigComma(bin *big.Int) string {")
-	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != verdict.ReasonNoChange {
+	// Never accepted, and measured near 1. On a busy machine a harness's
+	// CPU time per iteration moves by 5-15%, and a comment moves every
+	// later line number in the binary, so ten pairs may call it a little
+	// slower (regressed) rather than no-change: both are rejections.
+	if e.Verdict != ledger.VerdictRejectedBench || e.Speedup < 0.9 || e.Speedup > 1.1 {
 		t.Fatalf("comment-only: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
 	}
 	rows(e)
