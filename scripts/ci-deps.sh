@@ -2,8 +2,9 @@
 # ci-deps.sh: make sure the tools hone's tests drive for real are installed:
 # git, a C compiler (cc), perf, valgrind, bubblewrap (bwrap, the jail every
 # patch's commands run in), chromium (the HTML report's rendering test),
-# groff (the man pages' check), and make, CMake and Meson (hone init's
-# sample projects are built with them), and, when running as root, that the
+# groff (the man pages' check), make, CMake and Meson (hone init's sample
+# projects are built with them), c++ and Google Benchmark's headers (the
+# google-benchmark harness tests), and, when running as root, that the
 # unprivileged hone-jail user the jail runs as exists. A no-op when all are
 # present. Missing ones are installed with apt-get on Debian/Ubuntu when
 # running as root; otherwise it names the command to run and fails, because
@@ -17,11 +18,12 @@ jail_user() {
 	useradd --system --user-group --no-create-home --shell /usr/sbin/nologin hone-jail
 }
 
-declare -A pkg=([git]=git [cc]=gcc [perf]=linux-perf [valgrind]=valgrind [bwrap]=bubblewrap [chromium]=chromium [groff]=groff-base [make]=make [cmake]=cmake [meson]=meson [ninja]=ninja-build)
+declare -A pkg=([git]=git [cc]=gcc [c++]=g++ [perf]=linux-perf [valgrind]=valgrind [bwrap]=bubblewrap [chromium]=chromium [groff]=groff-base [make]=make [cmake]=cmake [meson]=meson [ninja]=ninja-build)
 missing=()
-for tool in git cc perf valgrind bwrap chromium groff make cmake meson ninja; do
+for tool in git cc c++ perf valgrind bwrap chromium groff make cmake meson ninja; do
 	command -v "$tool" >/dev/null 2>&1 || missing+=("${pkg[$tool]}")
 done
+[ -f /usr/include/benchmark/benchmark.h ] || missing+=(libbenchmark-dev)
 if [ ${#missing[@]} -eq 0 ]; then
 	jail_user
 	exit 0
