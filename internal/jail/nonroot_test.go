@@ -1,12 +1,13 @@
 package jail
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/testproc"
 )
 
 // When hone is not root the jail runs as hone's own user, and bwrap binds
@@ -32,7 +33,7 @@ func TestJailWorksForAnOrdinaryUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "jail.test")
-	copyExecutable(t, exe)
+	testproc.CopyExecutable(t, exe)
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o777); err != nil {
 		t.Fatal(err)
@@ -49,26 +50,4 @@ func TestJailWorksForAnOrdinaryUser(t *testing.T) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 	t.Logf("as nobody:\n%s", out)
-}
-
-func copyExecutable(t *testing.T, dst string) {
-	src, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
