@@ -165,10 +165,7 @@ weak isolation, says so beside its word.`,
 			if err != nil {
 				return err
 			}
-			target := ""
-			if len(args) == 1 {
-				target = args[0]
-			}
+			target := optionalArg(args)
 			ps, err := patch.List(ctx, ws, target)
 			if err != nil {
 				return err

@@ -41,10 +41,7 @@ archived or attached to a CI run as is. It prints the file's path.`,
 			if err != nil {
 				return err
 			}
-			target := ""
-			if len(args) == 1 {
-				target = args[0]
-			}
+			target := optionalArg(args)
 			r, err := report.FromLedger(ctx, ws, target)
 			if err != nil {
 				return err

@@ -249,6 +249,15 @@ func rangeArgs(min, max int) cobra.PositionalArgs {
 	}
 }
 
+// optionalArg is a command's one optional argument (rangeArgs(0, 1)), or
+// "" when it was left out.
+func optionalArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return ""
+}
+
 // workspace opens the workspace around the App's directory.
 func (app *App) workspace() (*workspace.Workspace, error) { return workspace.Open(app.Dir) }
 

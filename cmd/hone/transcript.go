@@ -27,10 +27,7 @@ With TARGET, only that target's.`,
 			if err != nil {
 				return err
 			}
-			target := ""
-			if len(args) == 1 {
-				target = args[0]
-			}
+			target := optionalArg(args)
 			list, err := agent.Transcripts(ws, target)
 			if err != nil {
 				return err

@@ -196,10 +196,7 @@ func judgePending(ctx context.Context, app *App, args []string, opts verdict.Opt
 	if err != nil {
 		return err
 	}
-	target := ""
-	if len(args) == 1 {
-		target = args[0]
-	}
+	target := optionalArg(args)
 	done := func(j verdict.Judgement) {
 		if asJSON {
 			return
