@@ -97,6 +97,45 @@ type Common struct {
 	// 0 when the verdict had no bench, and in verdicts from before it was
 	// recorded.
 	Speedup float64 `toml:"speedup,omitempty" json:"speedup,omitempty"`
+
+	// Flags are the facts about a verdict that programs act on (see the
+	// Flag* names): set by whoever records the verdict, carried by the
+	// index row, shown by every view. Summary is for people; no code reads
+	// a fact out of it.
+	Flags []string `toml:"flags,omitempty" json:"flags,omitempty"`
+	// RunnerClass is the label of the runner that judged a verdict
+	// (`hone runner --class`); empty for a verdict judged in a workspace.
+	RunnerClass string `toml:"runner_class,omitempty" json:"runner_class,omitempty"`
+}
+
+// Flags a verdict may carry. Names are only ever added.
+const (
+	// FlagWeak: the commands ran with [sandbox] isolation = "weak".
+	FlagWeak = "weak-isolation"
+	// FlagUnprotectedPin: the pin is not on the protected base (verdicts
+	// recorded before pins had to be acceptable).
+	FlagUnprotectedPin = "unprotected-pin"
+	// FlagStalePin: the proposal's pin is not one the protected tip accepts.
+	FlagStalePin = "stale-pin"
+	// FlagUnseeded: the target's outputs do not depend on the input seed.
+	FlagUnseeded = "unseeded"
+	// FlagWorkUnverified: a harness bench without outputs that check its work.
+	FlagWorkUnverified = "work-unverified"
+	// FlagOneLayout: each side was built in one code layout only.
+	FlagOneLayout = "one-layout"
+	// FlagLayoutSensitive: the speedup moved between layouts by about the threshold.
+	FlagLayoutSensitive = "layout-sensitive"
+)
+
+// HasFlag reports whether c carries flag.
+func (c *Common) HasFlag(flag string) bool { return slices.Contains(c.Flags, flag) }
+
+// AddFlag adds flag to c once, keeping Flags sorted so that two recorders
+// of the same facts write the same bytes.
+func (c *Common) AddFlag(flag string) {
+	if i, found := slices.BinarySearch(c.Flags, flag); !found {
+		c.Flags = slices.Insert(c.Flags, i, flag)
+	}
 }
 
 // Meta gives the ledger access to the common part of any entry struct that
