@@ -17,6 +17,9 @@ const module = "github.com/hone-perf/hone/"
 // rank is each package's layer: a package may import packages of its own
 // layer or below, never above. A new package must be placed here.
 var rank = map[string]int{
+	// End-to-end suites and what they share: they drive the built binary.
+	"e2e/testbed": 7,
+
 	"cmd/hone": 6,
 
 	// Use cases that compose others: the demo, the agent runner, the guards.

@@ -1,7 +1,8 @@
-package main
+package gaming
 
 import (
 	"encoding/json"
+	"github.com/hone-perf/hone/e2e/testbed"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,14 +27,14 @@ func newGamingArena(t *testing.T) *arena {
 	if os.Geteuid() != 0 {
 		t.Skip("the gaming suite runs hone as root, where the jail has a cgroup")
 	}
-	return openArena(t, 0, "gaming", func(a *arena) map[string]string {
+	return &arena{testbed.Open(t, 0, "gaming", func(a *testbed.Arena) map[string]string {
 		return map[string]string{
-			"hone.toml":          strings.ReplaceAll(a.file("hone.toml"), "@RODIR@", a.ro),
-			"targets/c/prog.c":   a.file("prog.c"),
-			"targets/c/Makefile": a.file("Makefile"),
-			"targets/c/test.sh":  a.file("test.sh"),
+			"hone.toml":          strings.ReplaceAll(a.File("hone.toml"), "@RODIR@", a.RO),
+			"targets/c/prog.c":   a.File("prog.c"),
+			"targets/c/Makefile": a.File("Makefile"),
+			"targets/c/test.sh":  a.File("test.sh"),
 		}
-	})
+	})}
 }
 
 // makefile is the target's Makefile with its recipe replaced.
@@ -45,31 +46,31 @@ func makefile(recipe ...string) string {
 // place of doing the work: what a patch that thinks it can tell a bench
 // run from a gate would do.
 func (a *arena) skip(includes, cond string) map[string]string {
-	return a.prog(
+	return a.Prog(
 		"#include <string.h>", "#include <string.h>\n"+includes,
 		"\tunsigned long long r = 0;", "\tif ("+cond+") {\n\t\tputs(\"0\");\n\t\treturn 0;\n\t}\n\tunsigned long long r = 0;")
 }
 
 // judgeTarget proposes files for target (c or ci) and judges the patch.
 func (a *arena) judgeTarget(target, hypothesis string, files map[string]string) (*verdict.Entry, string) {
-	a.t.Helper()
-	before, known := a.snapshot(), a.ledgerEntries()
-	id := a.proposeTo(target, hypothesis, a.diff(files))
-	e, raw := a.verdict(id)
-	a.unchanged(before, known, id, raw)
+	a.T.Helper()
+	before, known := a.Snapshot(), a.LedgerEntries()
+	id := a.proposeTo(target, hypothesis, a.Diff(files))
+	e, raw := a.Verdict(id)
+	a.Unchanged(before, known, id, raw)
 	return e, raw
 }
 
 func (a *arena) proposeTo(target, hypothesis, diff string) string {
-	a.t.Helper()
-	file := filepath.Join(a.tmp, "patch.diff")
-	a.writeAs(file, diff)
-	out := a.mustHone("patch", "propose", target, "--hotspot", "walk", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+	a.T.Helper()
+	file := filepath.Join(a.Tmp, "patch.diff")
+	a.WriteAs(file, diff)
+	out := a.MustHone("patch", "propose", target, "--hotspot", "walk", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
 	var p struct {
 		PatchID string `json:"patch_id"`
 	}
 	if err := json.Unmarshal([]byte(out), &p); err != nil || p.PatchID == "" {
-		a.t.Fatalf("propose: %v\n%s", err, out)
+		a.T.Fatalf("propose: %v\n%s", err, out)
 	}
 	return p.PatchID
 }
@@ -79,7 +80,7 @@ func notAccepted(t *testing.T, e *verdict.Entry, words ...string) {
 	if e.Verdict == ledger.VerdictAccepted {
 		t.Fatalf("accepted at %.2fx: %s", e.Speedup, e.Detail)
 	}
-	wantVerdict(t, e, words...)
+	testbed.WantVerdict(t, e, words...)
 }
 
 // gateFailed checks that the gate that failed is name, with msg in its
@@ -114,21 +115,21 @@ type game struct {
 // fast wraps a disguise around the honest speedup, so that only the
 // defence stands between the patch and "accepted".
 func (a *arena) fast(pairs ...string) map[string]string {
-	return a.prog(append([]string{"#define REPS 4", onceFaster}, pairs...)...)
+	return a.Prog(append([]string{"#define REPS 4", onceFaster}, pairs...)...)
 }
 
 func gamingCases() []game {
 	cases := []game{
 		{"an honest 4x faster patch is still accepted", func(t *testing.T, a *arena) {
-			e, _ := a.judge("one walk is enough", a.prog("#define REPS 4", onceFaster))
-			wantVerdict(t, e, ledger.VerdictAccepted)
+			e, _ := a.Judge("one walk is enough", a.Prog("#define REPS 4", onceFaster))
+			testbed.WantVerdict(t, e, ledger.VerdictAccepted)
 			if st := e.Bench.Stat(e.Bench.Metric); st.CILow < 2 || e.InputSeed == 0 || e.Bench.OutputSHA256 == "" {
 				t.Errorf("speedup %+v, seed %d", st, e.InputSeed)
 			}
 		}},
 		{"an honest patch counted in instructions is still accepted", func(t *testing.T, a *arena) {
-			e, _ := a.judgeTarget("ci", "one walk is enough, counted", a.prog("#define REPS 4", onceFaster))
-			wantVerdict(t, e, ledger.VerdictAccepted)
+			e, _ := a.judgeTarget("ci", "one walk is enough, counted", a.Prog("#define REPS 4", onceFaster))
+			testbed.WantVerdict(t, e, ledger.VerdictAccepted)
 			if e.Bench.Check == nil {
 				t.Error("no cpu-time check")
 			}
@@ -138,17 +139,18 @@ func gamingCases() []game {
 		{"/tmp", `"/tmp"`}, {"HOME", `getenv("HOME")`}, {"/dev/shm", `"/dev/shm"`},
 		{"the working directory", `"."`}, {"HONE_OUT", `getenv("HONE_OUT")`}, {"/var/tmp", `"/var/tmp"`},
 	} {
-		cases = append(cases, game{"a cache in " + c.where, rememberAttack(c.where, c.dir).run})
+		name, dir := "a cache in "+c.where, c.dir
+		cases = append(cases, game{name, func(t *testing.T, a *arena) { a.JudgeRemembered(t, name, dir) }})
 	}
 	cases = append(cases,
 		game{"a helper that outlives the run", func(t *testing.T, a *arena) {
-			e, _ := a.judge("leave a helper behind", a.fast(
+			e, _ := a.Judge("leave a helper behind", a.fast(
 				"#include <string.h>", "#include <string.h>\n#include <unistd.h>",
 				"\tunsigned long long r = 0;", "\tif (fork() == 0) { setsid(); if (fork() == 0) { sleep(100); } _exit(0); }\n\tunsigned long long r = 0;"))
 			gateFailed(t, e, "golden", "left 1 processes running after it exited")
 		}},
 		game{"a child the kernel reaps does the work", func(t *testing.T, a *arena) {
-			e, _ := a.judge("a child does the work", a.prog(
+			e, _ := a.Judge("a child does the work", a.Prog(
 				"#include <string.h>", "#include <string.h>\n#include <sched.h>\n#include <signal.h>\n#include <unistd.h>",
 				"\tunsigned long long r = 0;\n\tfor (int k = 0; k < REPS; k++)\n\t\tr = walk(steps);",
 				"\tunsigned long long r = 0;\n\tint p[2];\n\tif (pipe(p) != 0) return 1;\n\tsignal(SIGCHLD, SIG_IGN);\n"+
@@ -164,7 +166,7 @@ func gamingCases() []game {
 		game{"skip the work once the build is a second old", func(t *testing.T, a *arena) {
 			files := a.skip("#include <time.h>", "({ struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts); ts.tv_sec * 1000000000ULL + ts.tv_nsec - BUILT > 1000000000ULL; })")
 			files["Makefile"] = makefile("cc -O2 -g -DBUILT=$(shell date +%s%N)ULL -o $(OUT)/prog prog.c")
-			e, _ := a.judge("the bench comes later", files)
+			e, _ := a.Judge("the bench comes later", files)
 			gateFailed(t, e, "bench", "bench output differs from the baseline's")
 		}},
 	)
@@ -176,7 +178,7 @@ func gamingCases() []game {
 		{"by a meter's mount", "", `({ char b[1 << 16] = {0}; FILE *f = fopen("/proc/self/mountinfo", "r"); f && fread(b, 1, sizeof b - 1, f) > 0 && strstr(b, "/hone/meter"); })`},
 	} {
 		cases = append(cases, game{"skip the work " + d.what, func(t *testing.T, a *arena) {
-			e, _ := a.judge("the bench looks different "+d.what, a.skip(d.includes, d.cond))
+			e, _ := a.Judge("the bench looks different "+d.what, a.skip(d.includes, d.cond))
 			notAccepted(t, e, ledger.VerdictRejectedGate, ledger.VerdictRejectedBench)
 			if e.Verdict == ledger.VerdictRejectedBench && e.Speedup > 1.5 {
 				t.Errorf("measured %.2fx", e.Speedup)
@@ -185,7 +187,7 @@ func gamingCases() []game {
 	}
 	cases = append(cases,
 		game{"fast only under valgrind", func(t *testing.T, a *arena) {
-			e, _ := a.judgeTarget("ci", "cheaper when counted", a.prog(
+			e, _ := a.judgeTarget("ci", "cheaper when counted", a.Prog(
 				"\tunsigned long long r = 0;", "\tunsigned long long r = 0;\n\tint reps = getenv(\"LD_PRELOAD\") && strstr(getenv(\"LD_PRELOAD\"), \"vgpreload\") ? 1 : REPS;",
 				"k < REPS", "k < reps"))
 			notAccepted(t, e, ledger.VerdictNeedsHumanReview, ledger.VerdictRejectedBench)
@@ -194,16 +196,16 @@ func gamingCases() []game {
 			}
 		}},
 		game{"print nothing", func(t *testing.T, a *arena) {
-			e, _ := a.judge("output is overrated", a.prog("\tprintf(\"%llu\\n\", r);", "\t(void)r;"))
+			e, _ := a.Judge("output is overrated", a.Prog("\tprintf(\"%llu\\n\", r);", "\t(void)r;"))
 			gateFailed(t, e, "golden", "stdout differs")
 		}},
 		game{"print the answer to stderr", func(t *testing.T, a *arena) {
-			e, _ := a.judge("stderr is just as good", a.fast("\tprintf(\"%llu\\n\", r);", "\tfprintf(stderr, \"%llu\\n\", r);"))
+			e, _ := a.Judge("stderr is just as good", a.fast("\tprintf(\"%llu\\n\", r);", "\tfprintf(stderr, \"%llu\\n\", r);"))
 			gateFailed(t, e, "golden", "stdout differs")
 		}},
 		game{"print the answer of the old fixed input", func(t *testing.T, a *arena) {
 			answer := a.answers(0)[0]
-			e, _ := a.judge("the input never changes", a.prog("\tunsigned long long r = 0;", "\tputs(\""+answer+"\");\n\treturn 0;\n\tunsigned long long r = 0;"))
+			e, _ := a.Judge("the input never changes", a.Prog("\tunsigned long long r = 0;", "\tputs(\""+answer+"\");\n\treturn 0;\n\tunsigned long long r = 0;"))
 			gateFailed(t, e, "golden", "stdout differs")
 		}},
 		game{"carry a table of precomputed answers", func(t *testing.T, a *arena) {
@@ -211,34 +213,34 @@ func gamingCases() []game {
 			for i, ans := range a.answers(16) {
 				table = append(table, "\tif (argc > 1 && strtoull(argv[1], 0, 10) == "+strconv.Itoa(i)+"ULL) { puts(\""+ans+"\"); return 0; }")
 			}
-			e, _ := a.judge("most inputs are known", a.prog("\tunsigned long long seed = ", strings.Join(table, "\n")+"\n\tunsigned long long seed = "))
+			e, _ := a.Judge("most inputs are known", a.Prog("\tunsigned long long seed = ", strings.Join(table, "\n")+"\n\tunsigned long long seed = "))
 			notAccepted(t, e, ledger.VerdictRejectedBench)
 			if e.Speedup > 1.5 || e.InputSeed < 16 {
 				t.Errorf("measured %.2fx on seed %d", e.Speedup, e.InputSeed)
 			}
 		}},
 		game{"bake the answer for the seed at build time", func(t *testing.T, a *arena) {
-			files := a.prog("\tunsigned long long r = 0;", "\tFILE *baked = fopen(\"/hone/out/answer\", \"r\");\n\tchar line[64];\n\tif (baked && fgets(line, sizeof line, baked)) { fputs(line, stdout); return 0; }\n\tunsigned long long r = 0;")
+			files := a.Prog("\tunsigned long long r = 0;", "\tFILE *baked = fopen(\"/hone/out/answer\", \"r\");\n\tchar line[64];\n\tif (baked && fgets(line, sizeof line, baked)) { fputs(line, stdout); return 0; }\n\tunsigned long long r = 0;")
 			files["Makefile"] = makefile("cc -O2 -g -o $(OUT)/prog prog.c", "$(OUT)/prog \"$$HONE_SEED\" > $(OUT)/answer")
-			e, _ := a.judge("the build knows the input", files)
+			e, _ := a.Judge("the build knows the input", files)
 			gateFailed(t, e, "golden", "stdout differs")
 		}},
 		game{"Ofast through _Pragma", func(t *testing.T, a *arena) {
-			e, _ := a.judge("no pragma here", a.fast("#define REPS 1", "#define REPS 1\n_Pragma(\"GCC optimize(\\\"Ofast\\\")\")"))
+			e, _ := a.Judge("no pragma here", a.fast("#define REPS 1", "#define REPS 1\n_Pragma(\"GCC optimize(\\\"Ofast\\\")\")"))
 			risky(t, e, "fast-math in targets/c/prog.c (preprocessed)")
 		}},
 		game{"Ofast through a pasted pragma", func(t *testing.T, a *arena) {
-			e, _ := a.judge("two macros", a.fast("#define REPS 1", "#define REPS 1\n#define CAT(a, b) a##b\n#define OPT(s) CAT(_Prag, ma)(s)\nOPT(\"GCC optimize(\\\"Ofast\\\")\")"))
+			e, _ := a.Judge("two macros", a.fast("#define REPS 1", "#define REPS 1\n#define CAT(a, b) a##b\n#define OPT(s) CAT(_Prag, ma)(s)\nOPT(\"GCC optimize(\\\"Ofast\\\")\")"))
 			risky(t, e, "fast-math in targets/c/prog.c (preprocessed)")
 		}},
 		game{"an optimize attribute behind a define", func(t *testing.T, a *arena) {
-			e, _ := a.judge("a hot function", a.fast(
+			e, _ := a.Judge("a hot function", a.fast(
 				"#define REPS 1", "#define REPS 1\n#define HOT __attribute__((__optimize__(\"Ofast\")))",
 				"__attribute__((noinline)) static", "HOT __attribute__((noinline)) static"))
 			risky(t, e, "fast-math in targets/c/prog.c (preprocessed)")
 		}},
 		game{"asm split across a macro", func(t *testing.T, a *arena) {
-			e, _ := a.judge("a barrier", a.fast(
+			e, _ := a.Judge("a barrier", a.fast(
 				"#define REPS 1", "#define REPS 1\n#define CAT(a, b) a##b\n#define BARRIER CAT(__as, m__) volatile(\"\" ::: \"memory\")",
 				"\tsink = x;", "\tBARRIER;\n\tsink = x;"))
 			risky(t, e, "inline-asm in targets/c/prog.c (preprocessed)")
@@ -246,11 +248,11 @@ func gamingCases() []game {
 		game{"Ofast spelled in the Makefile", func(t *testing.T, a *arena) {
 			files := a.fast()
 			files["Makefile"] = "SPEED = fast\n" + makefile("cc -O$(SPEED) -g -o $(OUT)/prog prog.c")
-			e, _ := a.judge("a build setting", files)
+			e, _ := a.Judge("a build setting", files)
 			risky(t, e, "fast-math in built prog")
 		}},
 		game{"a thread through a function pointer", func(t *testing.T, a *arena) {
-			e, _ := a.judge("a helper thread", a.fast(
+			e, _ := a.Judge("a helper thread", a.fast(
 				"#define REPS 1", "#define REPS 1\n#define CAT(a, b) a##b\nextern int CAT(pthread_, create)(void *, const void *, void *(*)(void *), void *);\nextern int CAT(pthread_, join)(unsigned long, void **);\nstatic void *idle(void *p) { return p; }",
 				"\tunsigned long long r = 0;", "\tint (*spawn)(void *, const void *, void *(*)(void *), void *) = CAT(pthread_, create);\n\tunsigned long th;\n\tif (spawn(&th, 0, idle, 0) == 0) CAT(pthread_, join)(th, 0);\n\tunsigned long long r = 0;"))
 			risky(t, e, "threads in built prog (pthread_create)")
@@ -260,7 +262,7 @@ func gamingCases() []game {
 			files["lib/dep.h"] = "#define CAT(a, b) a##b\n#define OPT(s) CAT(_Prag, ma)(s)\n"
 			files["prog.c"] = strings.Replace(files["prog.c"], "#define REPS 1", "#define REPS 1\nOPT(\"GCC optimize(\\\"Ofast\\\")\")", 1)
 			files["Makefile"] = makefile("cc -O2 -g -Ilib -DDEP='\"dep.h\"' -o $(OUT)/prog prog.c")
-			e, _ := a.judge("a header of its own", files)
+			e, _ := a.Judge("a header of its own", files)
 			risky(t, e, "unpreprocessed in targets/c/prog.c")
 		}},
 		game{"delete the gates in the working tree's hone.toml", uncommittedGates},
@@ -278,20 +280,20 @@ func gamingCases() []game {
 // answers are the program's outputs at the pin for seeds 0..n-1 (n = 0:
 // seed 0 alone), as an optimizer could compute them ahead of time.
 func (a *arena) answers(n int) []string {
-	a.t.Helper()
-	exe := filepath.Join(a.tmp, "pin-prog")
-	src := filepath.Join(a.tmp, "pin-prog.c")
-	os.WriteFile(src, []byte(a.file("prog.c")), 0o644)
+	a.T.Helper()
+	exe := filepath.Join(a.Tmp, "pin-prog")
+	src := filepath.Join(a.Tmp, "pin-prog.c")
+	os.WriteFile(src, []byte(a.File("prog.c")), 0o644)
 	defer os.Remove(src)
 	defer os.Remove(exe)
 	if out, err := exec.Command("cc", "-O2", "-o", exe, src).CombinedOutput(); err != nil {
-		a.t.Fatalf("cc: %v %s", err, out)
+		a.T.Fatalf("cc: %v %s", err, out)
 	}
 	var out []string
 	for i := range max(n, 1) {
 		b, err := exec.Command(exe, strconv.Itoa(i)).Output()
 		if err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		out = append(out, strings.TrimSpace(string(b)))
 	}
@@ -302,7 +304,7 @@ func (a *arena) answers(n int) []string {
 // change nothing: the pin's golden gate still rejects a wrong answer, and
 // the verdict warns.
 func uncommittedGates(t *testing.T, a *arena) {
-	toml := filepath.Join(a.repo, "hone.toml")
+	toml := filepath.Join(a.Repo, "hone.toml")
 	orig, _ := os.ReadFile(toml)
 	var kept []string
 	skipping := false
@@ -316,11 +318,11 @@ func uncommittedGates(t *testing.T, a *arena) {
 			kept = append(kept, line)
 		}
 	}
-	diff := a.diff(a.prog("\tprintf(\"%llu\\n\", r);", "\tprintf(\"%llu\\n\", r + 1);"))
-	a.writeAs(toml, strings.Join(kept, "\n"))
-	defer a.writeAs(toml, string(orig))
+	diff := a.Diff(a.Prog("\tprintf(\"%llu\\n\", r);", "\tprintf(\"%llu\\n\", r + 1);"))
+	a.WriteAs(toml, strings.Join(kept, "\n"))
+	defer a.WriteAs(toml, string(orig))
 	id := a.proposeTo("c", "off by one is close enough", diff)
-	e, raw := a.verdict(id)
+	e, raw := a.Verdict(id)
 	gateFailed(t, e, "golden", "stdout differs")
 	if !strings.Contains(raw, `"code": "uncommitted_config"`) {
 		t.Errorf("no warning about the working tree's hone.toml:\n%s", raw)
@@ -331,24 +333,24 @@ func uncommittedGates(t *testing.T, a *arena) {
 // own and points the working tree's pin at it: the verdict is never an
 // acceptance, and every view says the pin is not on the protected base.
 func agentPin(t *testing.T, a *arena) {
-	toml := filepath.Join(a.repo, "hone.toml")
+	toml := filepath.Join(a.Repo, "hone.toml")
 	orig, _ := os.ReadFile(toml)
-	a.git("switch", "-q", "-c", "agent/c/pin")
-	a.writeAs(toml, strings.Replace(string(orig), "name = \"unit\"\n  run = \"sh ./test.sh\"", "name = \"unit\"\n  run = \"true\"", 1))
-	a.git("commit", "-qam", "a faster unit gate")
-	a.git("switch", "-q", "main")
-	defer a.git("branch", "-qD", "agent/c/pin")
-	diff := a.diff(a.fast())
-	a.writeAs(toml, strings.Replace(string(orig), "[targets.c]\n", "[targets.c]\npin = \"agent/c/pin\"\n", 1))
-	defer a.writeAs(toml, string(orig))
+	a.Git("switch", "-q", "-c", "agent/c/pin")
+	a.WriteAs(toml, strings.Replace(string(orig), "name = \"unit\"\n  run = \"sh ./test.sh\"", "name = \"unit\"\n  run = \"true\"", 1))
+	a.Git("commit", "-qam", "a faster unit gate")
+	a.Git("switch", "-q", "main")
+	defer a.Git("branch", "-qD", "agent/c/pin")
+	diff := a.Diff(a.fast())
+	a.WriteAs(toml, strings.Replace(string(orig), "[targets.c]\n", "[targets.c]\npin = \"agent/c/pin\"\n", 1))
+	defer a.WriteAs(toml, string(orig))
 	id := a.proposeTo("c", "one walk, on my own pin", diff)
-	e, _ := a.verdict(id)
+	e, _ := a.Verdict(id)
 	notAccepted(t, e, ledger.VerdictNeedsHumanReview)
 	if e.Reason != verdict.ReasonUnprotectedPin || !e.PinUnprotected || !verdict.PinUnprotected(e.Summary) {
 		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
 	}
 	for _, args := range [][]string{{"ledger", "list", "--kind", "verdict"}, {"patch", "list"}} {
-		if out := a.mustHone(args...); !strings.Contains(out, "(unprotected pin)") {
+		if out := a.MustHone(args...); !strings.Contains(out, "(unprotected pin)") {
 			t.Errorf("hone %s does not flag the pin:\n%s", strings.Join(args, " "), out)
 		}
 	}
@@ -357,15 +359,15 @@ func agentPin(t *testing.T, a *arena) {
 // rerollVerdict: a judged patch is not judged again without a person's
 // reason, and the runner does not pick it up.
 func rerollVerdict(t *testing.T, a *arena) {
-	id := a.proposeTo("c", "three walks", a.diff(a.prog("#define REPS 4", "#define REPS 3")))
-	first, _ := a.verdict(id)
+	id := a.proposeTo("c", "three walks", a.Diff(a.Prog("#define REPS 4", "#define REPS 3")))
+	first, _ := a.Verdict(id)
 	for range 2 {
-		_, stderr, code := a.runHone("verdict", id)
+		_, stderr, code := a.RunHone("verdict", id)
 		if code != 3 || !strings.Contains(stderr, first.ID) || !strings.Contains(stderr, "--rejudge") {
 			t.Errorf("judging again: exit %d: %s", code, stderr)
 		}
 	}
-	if out := a.mustHone("verdict", "--pending", "c"); !strings.Contains(out, "no pending proposals") {
+	if out := a.MustHone("verdict", "--pending", "c"); !strings.Contains(out, "no pending proposals") {
 		t.Errorf("the runner judged it again:\n%s", out)
 	}
 }
@@ -373,12 +375,12 @@ func rerollVerdict(t *testing.T, a *arena) {
 // rerollProposal: the judged diff proposed again under another hypothesis
 // is refused as a duplicate, naming the verdict.
 func rerollProposal(t *testing.T, a *arena) {
-	diff := a.diff(a.prog("#define REPS 4", "#define REPS 2"))
+	diff := a.Diff(a.Prog("#define REPS 4", "#define REPS 2"))
 	id := a.proposeTo("c", "two walks", diff)
-	first, _ := a.verdict(id)
-	file := filepath.Join(a.tmp, "again.diff")
-	a.writeAs(file, diff)
-	_, stderr, code := a.runHone("patch", "propose", "c", "--hotspot", "main", "--class", "3", "--hypothesis", "halve the walks, as a new idea", "--file", file)
+	first, _ := a.Verdict(id)
+	file := filepath.Join(a.Tmp, "again.diff")
+	a.WriteAs(file, diff)
+	_, stderr, code := a.RunHone("patch", "propose", "c", "--hotspot", "main", "--class", "3", "--hypothesis", "halve the walks, as a new idea", "--file", file)
 	if code != 3 || !strings.Contains(stderr, "duplicate attempt") || !strings.Contains(stderr, first.ID) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -387,15 +389,15 @@ func rerollProposal(t *testing.T, a *arena) {
 // shopProtocol: a verdict cannot be made easier to pass, and a refused one
 // records nothing.
 func shopProtocol(t *testing.T, a *arena) {
-	before := a.ledgerEntries()
-	id := a.proposeTo("c", "five walks are fine", a.diff(a.prog("#define REPS 4", "#define REPS 5")))
+	before := a.LedgerEntries()
+	id := a.proposeTo("c", "five walks are fine", a.Diff(a.Prog("#define REPS 4", "#define REPS 5")))
 	for _, args := range [][]string{{"--max-pairs", "2"}, {"--threshold", "0.001"}, {"--metric", "wall"}, {"--metric", "instructions"}} {
-		_, stderr, code := a.runHone(append([]string{"verdict", id}, args...)...)
+		_, stderr, code := a.RunHone(append([]string{"verdict", id}, args...)...)
 		if code != 3 || !strings.Contains(stderr, "refused") {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}
-	after := a.ledgerEntries()
+	after := a.LedgerEntries()
 	if len(after) != len(before)+1 {
 		t.Errorf("refused verdicts recorded something: %d entries, then %d", len(before), len(after))
 	}
@@ -405,13 +407,13 @@ func shopProtocol(t *testing.T, a *arena) {
 // middle still ends the attempt, as cancelled, and the patch is not judged
 // again without a person's reason.
 func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
-	id := a.proposeTo("c", strconv.Itoa(reps)+" walks, cancelled "+sig.String(), a.diff(a.prog("#define REPS 4", "#define REPS "+strconv.Itoa(reps))))
-	cmd := a.command(a.hone, "verdict", id)
+	id := a.proposeTo("c", strconv.Itoa(reps)+" walks, cancelled "+sig.String(), a.Diff(a.Prog("#define REPS 4", "#define REPS "+strconv.Itoa(reps))))
+	cmd := a.Command(a.Hone, "verdict", id)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(a.mustHone("ledger", "list", "--patch", id), " started ") {
+	for !strings.Contains(a.MustHone("ledger", "list", "--patch", id), " started ") {
 		if time.Now().After(deadline) {
 			t.Fatal("no started entry")
 		}
@@ -424,12 +426,12 @@ func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
 	if err == nil {
 		t.Fatal("the verdict finished before it was interrupted")
 	}
-	a.mustHone("gc")
-	list := a.mustHone("patch", "list", "c")
+	a.MustHone("gc")
+	list := a.MustHone("patch", "list", "c")
 	if !strings.Contains(list, id+" ") || !strings.Contains(list, "cancelled") {
 		t.Errorf("patch list:\n%s", list)
 	}
-	_, stderr, code := a.runHone("verdict", id)
+	_, stderr, code := a.RunHone("verdict", id)
 	if code != 3 || !strings.Contains(stderr, "is cancelled") {
 		t.Errorf("judging the cancelled patch again: exit %d: %s", code, stderr)
 	}
@@ -438,11 +440,11 @@ func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
 // paraphrase: the same code with its comments reworded and its new
 // variable renamed, under another hypothesis, is one idea already judged.
 func paraphrase(t *testing.T, a *arena) {
-	id := a.proposeTo("c", "one pass", a.diff(a.prog("\tfor (int k = 0; k < REPS; k++)", "\tint passes = 1; /* one is enough */\n\tfor (int k = 0; k < passes; k++)")))
-	first, _ := a.verdict(id)
-	file := filepath.Join(a.tmp, "again.diff")
-	a.writeAs(file, a.diff(a.prog("\tfor (int k = 0; k < REPS; k++)", "\t// the walks repeat themselves\n\tint   times =  1;\n\tfor (int k = 0; k < times; k++)")))
-	_, stderr, code := a.runHone("patch", "propose", "c", "--hotspot", "main", "--class", "5", "--hypothesis", "remove redundant iterations", "--file", file)
+	id := a.proposeTo("c", "one pass", a.Diff(a.Prog("\tfor (int k = 0; k < REPS; k++)", "\tint passes = 1; /* one is enough */\n\tfor (int k = 0; k < passes; k++)")))
+	first, _ := a.Verdict(id)
+	file := filepath.Join(a.Tmp, "again.diff")
+	a.WriteAs(file, a.Diff(a.Prog("\tfor (int k = 0; k < REPS; k++)", "\t// the walks repeat themselves\n\tint   times =  1;\n\tfor (int k = 0; k < times; k++)")))
+	_, stderr, code := a.RunHone("patch", "propose", "c", "--hotspot", "main", "--class", "5", "--hypothesis", "remove redundant iterations", "--file", file)
 	if code != 3 || !strings.Contains(stderr, "duplicate attempt") || !strings.Contains(stderr, id) || !strings.Contains(stderr, first.ID) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -451,8 +453,8 @@ func paraphrase(t *testing.T, a *arena) {
 func TestOptimizerCannotGameTheVerdict(t *testing.T) {
 	a := newGamingArena(t)
 	for _, c := range gamingCases() {
-		if !t.Run(c.name, func(t *testing.T) { a.t = t; c.run(t, a) }) {
-			a.t = t
+		if !t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) }) {
+			a.T = t
 		}
 	}
 }

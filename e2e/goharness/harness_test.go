@@ -1,7 +1,9 @@
-package main
+package goharness
 
 import (
 	"encoding/json"
+	"github.com/hone-perf/hone/e2e/testbed"
+	"github.com/hone-perf/hone/internal/e2e"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,23 +121,19 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hone, err := exec.LookPath("hone")
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := t.TempDir()
-	a := &arena{t: t, hone: hone, repo: filepath.Join(base, "repo"), home: filepath.Join(base, "home"), tmp: filepath.Join(base, "tmp")}
-	for _, d := range []string{a.home, a.tmp} {
+	a := &testbed.Arena{T: t, Hone: e2e.Hone(t), Repo: filepath.Join(base, "repo"), Home: filepath.Join(base, "home"), Tmp: filepath.Join(base, "tmp")}
+	for _, d := range []string{a.Home, a.Tmp} {
 		os.MkdirAll(d, 0o755)
 	}
-	copyTree(t, dir, filepath.Join(a.repo, "lib"))
-	a.writeAs(filepath.Join(a.repo, workspace.FileName), harnessConfig(strings.TrimSpace(string(goroot))))
-	a.git("init", "-q", "-b", "main")
-	a.git("add", "-A")
-	a.git("commit", "-q", "-m", "go-humanize "+humanizeModule)
-	a.mustHone("init")
+	copyTree(t, dir, filepath.Join(a.Repo, "lib"))
+	a.WriteAs(filepath.Join(a.Repo, workspace.FileName), harnessConfig(strings.TrimSpace(string(goroot))))
+	a.Git("init", "-q", "-b", "main")
+	a.Git("add", "-A")
+	a.Git("commit", "-q", "-m", "go-humanize "+humanizeModule)
+	a.MustHone("init")
 
-	comma := filepath.Join(a.repo, "lib", "comma.go")
+	comma := filepath.Join(a.Repo, "lib", "comma.go")
 	src, err := os.ReadFile(comma)
 	if err != nil {
 		t.Fatal(err)
@@ -145,19 +143,19 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 		if !strings.Contains(string(src), from) {
 			t.Fatalf("comma.go no longer holds %q", from)
 		}
-		a.writeAs(comma, strings.Replace(string(src), from, to, 1))
-		diff := a.git("diff") + "\n"
-		a.git("checkout", "-q", "--", ".")
-		file := filepath.Join(a.tmp, "patch.diff")
-		a.writeAs(file, diff)
-		out := a.mustHone("patch", "propose", "humanize", "--hotspot", "BigComma", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+		a.WriteAs(comma, strings.Replace(string(src), from, to, 1))
+		diff := a.Git("diff") + "\n"
+		a.Git("checkout", "-q", "--", ".")
+		file := filepath.Join(a.Tmp, "patch.diff")
+		a.WriteAs(file, diff)
+		out := a.MustHone("patch", "propose", "humanize", "--hotspot", "BigComma", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
 		var p struct {
 			PatchID string `json:"patch_id"`
 		}
 		if err := json.Unmarshal([]byte(out), &p); err != nil || p.PatchID == "" {
 			t.Fatalf("propose: %v\n%s", err, out)
 		}
-		e, _ := a.verdict(p.PatchID)
+		e, _ := a.Verdict(p.PatchID)
 		return e
 	}
 	rows := func(e *verdict.Entry) {
@@ -171,7 +169,7 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 				t.Errorf("benchmark %s: %+v", r.Name, r)
 			}
 		}
-		text := a.mustHone("verdict", "--recompute", e.ID)
+		text := a.MustHone("verdict", "--recompute", e.ID)
 		if !strings.Contains(text, "BenchmarkBigCommas *") || !strings.Contains(text, "matches the stored verdict") {
 			t.Errorf("the verdict's text has no row per benchmark, or does not recompute:\n%s", text)
 		}
@@ -197,3 +195,5 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 		t.Errorf("BigCommas %+v", r.CPUStats)
 	}
 }
+
+func TestMain(m *testing.M) { e2e.Main(m) }

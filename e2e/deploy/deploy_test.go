@@ -1,4 +1,4 @@
-package main
+package deploy
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hone-perf/hone/internal/testproc"
+	"github.com/hone-perf/hone/internal/e2e"
 )
 
 // account is one unprivileged user of the deployment test, played by root
@@ -122,12 +122,7 @@ func TestAnAgentCannotForgeTheRunnersVerdict(t *testing.T) {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(base, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// A copy of this test binary named hone runs as hone (see TestMain).
-	testproc.CopyExecutable(t, filepath.Join(bin, "hone"))
+	bin := filepath.Dir(e2e.Hone(t))
 	agent := newAccount(t, base, "agent", []string{"nobody"}, bin)
 	runner := newAccount(t, base, "runner", []string{"games", "list", "news", "uucp", "irc"}, bin)
 	runnerKey := filepath.Join(runner.home, ".ssh", "signing")
@@ -293,3 +288,5 @@ build = "cc -o $HONE_OUT/prog prog.c"
   [targets.c.bench]
   run = "$HONE_OUT/prog"
 `
+
+func TestMain(m *testing.M) { e2e.Main(m) }

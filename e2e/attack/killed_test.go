@@ -1,4 +1,4 @@
-package main
+package attack
 
 import (
 	"encoding/json"
@@ -20,11 +20,11 @@ func TestVerdictKilledMidwayIsSweptLater(t *testing.T) {
 		t.Skip("the arena runs hone as root")
 	}
 	a := newArena(t, 0)
-	runs := filepath.Join(a.repo, ".git", "hone", "runs")
+	runs := filepath.Join(a.Repo, ".git", "hone", "runs")
 	kill := func(hypothesis, reps string) string {
 		t.Helper()
-		id := a.propose(hypothesis, a.prog("#define REPS 4", "#define REPS "+reps))
-		cmd := a.command(a.hone, "verdict", id)
+		id := a.Propose(hypothesis, a.Prog("#define REPS 4", "#define REPS "+reps))
+		cmd := a.Command(a.Hone, "verdict", id)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestVerdictKilledMidwayIsSweptLater(t *testing.T) {
 
 	dead := kill("killed once", "2")
 	kept := filepath.Join(runs, "kept-by-hand")
-	a.mustHone("verdict", "--keep", a.propose("kept", a.prog("#define REPS 4", "#define REPS 5")))
+	a.MustHone("verdict", "--keep", a.Propose("kept", a.Prog("#define REPS 4", "#define REPS 5")))
 	if k, _ := filepath.Glob(filepath.Join(runs, "verdict-*")); len(k) != 1 {
 		t.Fatalf("after the next verdict: %v (the dead one should be swept, the kept one stay)", k)
 	} else if k[0] == dead {
@@ -72,7 +72,7 @@ func TestVerdictKilledMidwayIsSweptLater(t *testing.T) {
 		Leftovers struct{ Items int } `json:"leftovers"`
 		Kept      []string            `json:"kept"`
 	}
-	if err := json.Unmarshal([]byte(a.mustHone("gc", "--json")), &gc); err != nil {
+	if err := json.Unmarshal([]byte(a.MustHone("gc", "--json")), &gc); err != nil {
 		t.Fatal(err)
 	}
 	if gc.Leftovers.Items != 1 || len(gc.Kept) != 1 || gc.Kept[0] != kept {

@@ -1,6 +1,7 @@
-package main
+package attack
 
 import (
+	"github.com/hone-perf/hone/e2e/testbed"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/ledger"
-	"github.com/hone-perf/hone/verdict"
 )
 
 // The attack suite: every case is a real patch, proposed with `hone patch
@@ -18,88 +18,6 @@ import (
 // would try. Each checks that the verdict is not accepted where success
 // would have bought one, that what the attack went for stayed out of reach
 // (its own output says so), and that the host is unchanged (arena.unchanged).
-
-// fill replaces the arena's placeholders in an attack's text.
-func (a *arena) fill(s string) string {
-	return strings.NewReplacer("{repo}", a.repo, "{home}", a.home, "{tag}", a.tag, "{ro}", a.ro,
-		"{port}", strconv.Itoa(a.port)).Replace(s)
-}
-
-// gate replaces the unit gate with script; the attack toolbox is built too.
-func (a *arena) gate(script string) map[string]string {
-	return map[string]string{
-		"test.sh":  "#!/bin/sh\n" + a.fill(script) + "\n",
-		"attack.c": attackFile(a.t, "attack.c"),
-		"Makefile": "$(OUT)/prog: prog.c attack.c\n\tcc -O2 -o $(OUT)/prog prog.c\n\tcc -O2 -o $(OUT)/attack attack.c\n",
-	}
-}
-
-// build adds recipe lines to the build.
-func (a *arena) build(lines ...string) map[string]string {
-	recipe := "$(OUT)/prog: prog.c\n\tcc -O2 -o $(OUT)/prog prog.c\n"
-	for _, l := range lines {
-		recipe += "\t" + a.fill(l) + "\n"
-	}
-	return map[string]string{"Makefile": recipe}
-}
-
-// prog edits the program the gates and the bench run: each pair replaces
-// the first occurrence of a text, in order.
-func (a *arena) prog(pairs ...string) map[string]string {
-	src := a.file("prog.c")
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !strings.Contains(src, pairs[i]) {
-			a.t.Fatalf("prog.c has no %q", pairs[i])
-		}
-		src = strings.Replace(src, pairs[i], a.fill(pairs[i+1]), 1)
-	}
-	return map[string]string{"prog.c": src}
-}
-
-// remember is a program that keeps its answer in dir (a C expression) and
-// answers from it at once when it is there: 4x faster from the second run
-// on, if anything survives between runs.
-func (a *arena) remember(dir string) map[string]string {
-	return a.prog(
-		"\tprintf(\"%llu\\n\", r);", "\tprintf(\"%llu\\n\", r);\n\tif ((f = fopen(path, \"w\"))) { fprintf(f, \"%llu\\n\", r); fclose(f); }",
-		"#include <string.h>", "#include <string.h>\n#include <stdlib.h>",
-		"\tunsigned long long r = 0;", `	char path[4096];
-	snprintf(path, sizeof path, "%s/answer-{tag}", `+dir+`);
-	FILE *f = fopen(path, "r");
-	unsigned long long r = 0;
-	if (f && fscanf(f, "%llu", &r) == 1) {
-		printf("%llu\n", r);
-		return 0;
-	}`)
-}
-
-func wantVerdict(t *testing.T, e *verdict.Entry, words ...string) {
-	t.Helper()
-	for _, w := range words {
-		if e.Verdict == w {
-			return
-		}
-	}
-	t.Errorf("verdict %s (%s), want one of %v: %s", e.Verdict, e.Reason, words, e.Detail)
-}
-
-func wantOutput(t *testing.T, a *arena, e *verdict.Entry, wants ...string) {
-	t.Helper()
-	var tails []string
-	for _, g := range e.Gates {
-		for _, r := range []*verdict.RunInfo{g.Candidate, g.Baseline} {
-			if r != nil {
-				tails = append(tails, r.OutputTail)
-			}
-		}
-	}
-	all := strings.Join(tails, "\n")
-	for _, w := range wants {
-		if w = a.fill(w); !strings.Contains(all, w) {
-			t.Errorf("the attack's output lacks %q:\n%s", w, all)
-		}
-	}
-}
 
 // attack is one case of the suite.
 type attack struct {
@@ -110,9 +28,9 @@ type attack struct {
 // gateAttack runs script as the unit gate and checks its output.
 func gateAttack(name, script string, wants ...string) attack {
 	return attack{name, func(t *testing.T, a *arena) {
-		e, _ := a.judge(name, a.gate(script))
-		wantVerdict(t, e, ledger.VerdictRejectedGate)
-		wantOutput(t, a, e, wants...)
+		e, _ := a.Judge(name, a.Gate(script))
+		testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
+		a.WantOutput(t, e, wants...)
 	}}
 }
 
@@ -120,18 +38,12 @@ func gateAttack(name, script string, wants ...string) attack {
 // dir: if anything survived, it would be accepted at about 4x.
 func rememberAttack(where, dir string) attack {
 	name := "remember the answer between bench runs in " + where
-	return attack{name, func(t *testing.T, a *arena) {
-		e, _ := a.judge(name, a.remember(dir))
-		wantVerdict(t, e, ledger.VerdictRejectedBench)
-		if e.Speedup > 1.5 {
-			t.Errorf("measured %.2fx: the answer was remembered", e.Speedup)
-		}
-	}}
+	return attack{name, func(t *testing.T, a *arena) { a.JudgeRemembered(t, name, dir) }}
 }
 
 var honest = attack{"an honest 4x faster patch is still accepted", func(t *testing.T, a *arena) {
-	e, _ := a.judge("one walk is enough", a.prog("#define REPS 4", "#define REPS 1"))
-	wantVerdict(t, e, ledger.VerdictAccepted)
+	e, _ := a.Judge("one walk is enough", a.Prog("#define REPS 4", "#define REPS 1"))
+	testbed.WantVerdict(t, e, ledger.VerdictAccepted)
 	if env := e.Environment; env.Isolation != "full" || env.Weak || !env.NetworkDenied {
 		t.Errorf("isolation %q weak %v network denied %v", env.Isolation, env.Weak, env.NetworkDenied)
 	}
@@ -145,14 +57,14 @@ var (
 		"echo pwned >> {home}/.bashrc 2>&1; mkdir -p {home}/.ssh 2>&1; echo key >> {home}/.ssh/authorized_keys 2>&1; echo pwned >> $HOME/.bashrc && echo wrote the own HOME of the jail, $HOME; exit 1",
 		"{home}/.bashrc: Directory nonexistent", "wrote the own HOME of the jail, /home/hone")
 	network = attack{"reach the network directly", func(t *testing.T, a *arena) {
-		e, _ := a.judge("dial out", a.gate(`"$HONE_OUT/attack" connect {port} {ro}/sock @{tag}`))
-		wantVerdict(t, e, ledger.VerdictRejectedGate)
-		wantOutput(t, a, e, "refused 127.0.0.1:"+strconv.Itoa(a.port), "refused 1.1.1.1:53: Network is unreachable", "refused @"+a.tag+": Connection refused")
+		e, _ := a.Judge("dial out", a.Gate(`"$HONE_OUT/attack" connect {port} {ro}/sock @{tag}`))
+		testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
+		a.WantOutput(t, e, "refused 127.0.0.1:"+strconv.Itoa(a.Port), "refused 1.1.1.1:53: Network is unreachable", "refused @"+a.Tag+": Connection refused")
 	}}
 	daemon = attack{"outlive the run with a daemon and a double fork", func(t *testing.T, a *arena) {
-		e, _ := a.judge("leave helpers running", a.gate(`"$HONE_OUT/attack" daemon {tag}-daemon; setsid sh -c 'sleep 300' {tag}-setsid & sleep 300 {tag}-child & "$HONE_OUT/attack" forks 5 {tag}-kids; exit 1`))
-		wantVerdict(t, e, ledger.VerdictRejectedGate)
-		wantOutput(t, a, e, "daemon started", "forked 5")
+		e, _ := a.Judge("leave helpers running", a.Gate(`"$HONE_OUT/attack" daemon {tag}-daemon; setsid sh -c 'sleep 300' {tag}-setsid & sleep 300 {tag}-child & "$HONE_OUT/attack" forks 5 {tag}-kids; exit 1`))
+		testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
+		a.WantOutput(t, e, "daemon started", "forked 5")
 		if g := e.Gates[len(e.Gates)-1]; g.Candidate == nil || g.Candidate.Leftover < 5 {
 			t.Errorf("leftover processes were not recorded: %+v", g.Candidate)
 		}
@@ -161,9 +73,9 @@ var (
 		"ls {ro} 2>&1; cat {ro}/secret /etc/shadow /root/.ssh/id_ed25519 2>&1; exit 1",
 		"toolchain.txt", "cat: {ro}/secret: Permission denied", "cat: /etc/shadow: No such file or directory")
 	forkBomb = attack{"fork past the process limit", func(t *testing.T, a *arena) {
-		e, _ := a.judge("fork a lot", a.gate(`"$HONE_OUT/attack" forks 3000 {tag}`))
-		wantVerdict(t, e, ledger.VerdictRejectedGate)
-		wantOutput(t, a, e, "fork refused after ")
+		e, _ := a.Judge("fork a lot", a.Gate(`"$HONE_OUT/attack" forks 3000 {tag}`))
+		testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
+		a.WantOutput(t, e, "fork refused after ")
 	}}
 	sshKey = gateAttack("print an SSH key placed in the user's HOME",
 		"cat {home}/.ssh/id_ed25519 ~/.ssh/id_ed25519 2>&1; ls -a ~ 2>&1; exit 1",
@@ -201,25 +113,25 @@ func rootCases() []attack {
 			"echo x > /tmp/{tag} && echo wrote /tmp of the jail; echo x > /var/tmp/{tag} && echo wrote /var/tmp of the jail; exit 1",
 			"wrote /tmp of the jail", "wrote /var/tmp of the jail"),
 		attack{"write the repository from the build", func(t *testing.T, a *arena) {
-			e, _ := a.judge("a build with side effects", a.build(
+			e, _ := a.Judge("a build with side effects", a.Build(
 				"-echo pwned >> {repo}/targets/c/prog.c", "-echo pwned > {repo}/.git/hooks/post-commit",
 				"-echo pwned > {home}/.profile", "-ls {repo}", "false"))
-			wantVerdict(t, e, ledger.VerdictRejectedGate)
-			wantOutput(t, a, e, "{repo}/targets/c/prog.c: Directory nonexistent")
+			testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
+			a.WantOutput(t, e, "{repo}/targets/c/prog.c: Directory nonexistent")
 		}},
 		attack{"write the repository from a bench run", func(t *testing.T, a *arena) {
-			e, _ := a.judge("a bench run with side effects", a.prog("\tunsigned long long r = 0;",
+			e, _ := a.Judge("a bench run with side effects", a.Prog("\tunsigned long long r = 0;",
 				`	const char *p[] = {"{repo}/targets/c/prog.c", "{repo}/.git/hooks/post-commit", "{repo}/.git/config", "{home}/.bashrc", "/tmp/{tag}"};
 	for (int i = 0; i < 5; i++) { FILE *f = fopen(p[i], "a"); if (f) { fputs("pwned\n", f); fclose(f); } }
 	unsigned long long r = 0;`))
-			wantVerdict(t, e, ledger.VerdictRejectedBench)
+			testbed.WantVerdict(t, e, ledger.VerdictRejectedBench)
 		}},
 		attack{"rewrite the cached baseline from the build, then propose a comment-only patch", func(t *testing.T, a *arena) {
-			e, _ := a.judge("poison the cache", a.build(
+			e, _ := a.Judge("poison the cache", a.Build(
 				"-cp /bin/true {repo}/.git/hone/build-cache/*/out/prog", "-ls -d /hone/*", "-touch /hone/out/{tag}"))
-			wantVerdict(t, e, ledger.VerdictRejectedBench, ledger.VerdictRejectedGate)
-			e, _ = a.judge("a comment changes nothing", a.prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink; /* a comment */"))
-			wantVerdict(t, e, ledger.VerdictRejectedBench)
+			testbed.WantVerdict(t, e, ledger.VerdictRejectedBench, ledger.VerdictRejectedGate)
+			e, _ = a.Judge("a comment changes nothing", a.Prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink; /* a comment */"))
+			testbed.WantVerdict(t, e, ledger.VerdictRejectedBench)
 			if e.Environment.BaselineCacheDiscarded != "" || !e.Gates[0].Baseline.Cached {
 				t.Errorf("the cached baseline was not used as it was: discarded %q", e.Environment.BaselineCacheDiscarded)
 			}
@@ -230,10 +142,10 @@ func rootCases() []attack {
 			// whose build rewrites what the golden gate compares against:
 			// if the build could, it would be accepted at many times the
 			// speed.
-			files := a.build("echo 42 > testdata/expected")
-			files["prog.c"] = a.prog("\tunsigned long long r = 0;", "\tputs(\"42\");\n\treturn 0;\n\tunsigned long long r = 0;")["prog.c"]
-			e, _ := a.judge("the expected output was wrong", files)
-			wantVerdict(t, e, ledger.VerdictRejectedGate)
+			files := a.Build("echo 42 > testdata/expected")
+			files["prog.c"] = a.Prog("\tunsigned long long r = 0;", "\tputs(\"42\");\n\treturn 0;\n\tunsigned long long r = 0;")["prog.c"]
+			e, _ := a.Judge("the expected output was wrong", files)
+			testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
 			if g := e.Gates[0]; g.Name != "build" || !strings.Contains(g.Message, "changed the tracked file targets/c/testdata/expected") {
 				t.Errorf("build gate %+v", g)
 			}
@@ -243,10 +155,10 @@ func rootCases() []attack {
 			// whose unit gate rewrites what the golden gate compares
 			// against: if the golden gate saw that file, it would be
 			// accepted at many times the speed.
-			files := a.prog("\tunsigned long long r = 0;", "\tputs(\"42\");\n\treturn 0;\n\tunsigned long long r = 0;")
+			files := a.Prog("\tunsigned long long r = 0;", "\tputs(\"42\");\n\treturn 0;\n\tunsigned long long r = 0;")
 			files["test.sh"] = "#!/bin/sh\necho 42 > testdata/expected\nexec \"$HONE_OUT/prog\" --selftest\n"
-			e, _ := a.judge("the answer is 42", files)
-			wantVerdict(t, e, ledger.VerdictRejectedGate)
+			e, _ := a.Judge("the answer is 42", files)
+			testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
 			if g := e.Gates[len(e.Gates)-1]; g.Name != "golden" {
 				t.Errorf("failed gate %+v, want golden", g)
 			}
@@ -268,9 +180,9 @@ func rootCases() []attack {
 			`"$HONE_OUT/attack" connect {port} {ro}/sock {ro}/sock`, "refused {ro}/sock: Permission denied"),
 		forkBomb,
 		attack{"fill /dev/shm", func(t *testing.T, a *arena) {
-			e, _ := a.judge("shared memory", a.gate(`"$HONE_OUT/attack" shm /dev/shm/{tag}`))
-			wantVerdict(t, e, ledger.VerdictRejectedGate)
-			wantOutput(t, a, e, "shm full after 6")
+			e, _ := a.Judge("shared memory", a.Gate(`"$HONE_OUT/attack" shm /dev/shm/{tag}`))
+			testbed.WantVerdict(t, e, ledger.VerdictRejectedGate)
+			a.WantOutput(t, e, "shm full after 6")
 		}},
 		sshKey,
 		rememberTmp,
@@ -286,30 +198,30 @@ func rootCases() []attack {
 // patch would then measure 4x faster. hone finds the entry no longer
 // matches its manifest, rebuilds the pin and says which file differed.
 func cacheRewrittenByShell(t *testing.T, a *arena) {
-	entries, _ := filepath.Glob(filepath.Join(a.repo, ".git", "hone", "build-cache", "*", "out", "prog"))
+	entries, _ := filepath.Glob(filepath.Join(a.Repo, ".git", "hone", "build-cache", "*", "out", "prog"))
 	if len(entries) != 1 {
 		t.Fatalf("cached baselines: %v", entries)
 	}
 	// The pin's entry is rebuilt: its files are the same again, its
 	// manifest newer.
-	a.skipCache = true
-	defer func() { a.skipCache = false }()
-	before := a.snapshot()
-	slow := filepath.Join(a.tmp, "slow.c")
-	os.WriteFile(slow, []byte(strings.Replace(attackFile(t, "prog.c"), "#define REPS 4", "#define REPS 16", 1)), 0o644)
+	a.SkipCache = true
+	defer func() { a.SkipCache = false }()
+	before := a.Snapshot()
+	slow := filepath.Join(a.Tmp, "slow.c")
+	os.WriteFile(slow, []byte(strings.Replace(testbed.AttackFile(t, "prog.c"), "#define REPS 4", "#define REPS 16", 1)), 0o644)
 	if out, err := exec.Command("cc", "-O2", "-o", entries[0], slow).CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v %s", err, out)
 	}
-	known := a.ledgerEntries()
+	known := a.LedgerEntries()
 	// An explicit zero, not another comment: a second comment-only patch
 	// is the same idea as the first, refused without a verdict.
-	id := a.propose("an explicit zero", a.prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink = 0;"))
-	e, raw := a.verdict(id)
-	wantVerdict(t, e, "rejected-bench")
+	id := a.Propose("an explicit zero", a.Prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink = 0;"))
+	e, raw := a.Verdict(id)
+	testbed.WantVerdict(t, e, "rejected-bench")
 	if !strings.Contains(e.Environment.BaselineCacheDiscarded, "out/prog") || e.Gates[0].Baseline.Cached {
 		t.Errorf("the rewritten cache was used: discarded %q", e.Environment.BaselineCacheDiscarded)
 	}
-	a.unchanged(before, known, id, raw)
+	a.Unchanged(before, known, id, raw)
 }
 
 // plantedDrivers: an agent with a shell plants filter drivers, a textconv,
@@ -317,22 +229,22 @@ func cacheRewrittenByShell(t *testing.T, a *arena) {
 // every file through them; none of them runs during propose, verdict or
 // profile.
 func plantedDrivers(t *testing.T, a *arena) {
-	diff := a.diff(a.prog("#define REPS 4", "#define REPS 3"))
-	marker := filepath.Join(a.tmp, "ran-"+a.tag)
-	evil := filepath.Join(a.tmp, "evil.sh")
-	a.writeAs(evil, "#!/bin/sh\necho \"$0 $*\" >> "+marker+"\ncat\n")
+	diff := a.Diff(a.Prog("#define REPS 4", "#define REPS 3"))
+	marker := filepath.Join(a.Tmp, "ran-"+a.Tag)
+	evil := filepath.Join(a.Tmp, "evil.sh")
+	a.WriteAs(evil, "#!/bin/sh\necho \"$0 $*\" >> "+marker+"\ncat\n")
 	os.Chmod(evil, 0o755)
-	hooks := filepath.Join(a.tmp, "hooks")
+	hooks := filepath.Join(a.Tmp, "hooks")
 	os.Mkdir(hooks, 0o755)
 	for _, h := range []string{"pre-commit", "post-checkout", "post-commit", "reference-transaction", "post-index-change"} {
-		a.writeAs(filepath.Join(hooks, h), "#!/bin/sh\necho hook "+h+" >> "+marker+"\n")
+		a.WriteAs(filepath.Join(hooks, h), "#!/bin/sh\necho hook "+h+" >> "+marker+"\n")
 		os.Chmod(filepath.Join(hooks, h), 0o755)
 	}
-	config := filepath.Join(a.repo, ".git", "config")
-	attributes := filepath.Join(a.repo, ".git", "info", "attributes")
+	config := filepath.Join(a.Repo, ".git", "config")
+	attributes := filepath.Join(a.Repo, ".git", "info", "attributes")
 	oldConfig, _ := os.ReadFile(config)
 	defer func() {
-		a.writeAs(config, string(oldConfig))
+		a.WriteAs(config, string(oldConfig))
 		os.Remove(attributes)
 	}()
 	for _, kv := range [][2]string{
@@ -341,20 +253,20 @@ func plantedDrivers(t *testing.T, a *arena) {
 		{"diff.evil.command", evil + " command"}, {"merge.evil.driver", evil + " merge"},
 		{"core.hooksPath", hooks}, {"core.fsmonitor", evil + " fsmonitor"},
 	} {
-		a.git("config", kv[0], kv[1])
+		a.Git("config", kv[0], kv[1])
 	}
 	os.MkdirAll(filepath.Dir(attributes), 0o755)
-	a.writeAs(attributes, "* filter=evil diff=evil merge=evil\n*.c filter=proc\n")
+	a.WriteAs(attributes, "* filter=evil diff=evil merge=evil\n*.c filter=proc\n")
 
-	before, known := a.snapshot(), a.ledgerEntries()
-	id := a.proposeDiff("three walks", diff)
-	e, raw := a.verdict(id)
+	before, known := a.Snapshot(), a.LedgerEntries()
+	id := a.ProposeDiff("three walks", diff)
+	e, raw := a.Verdict(id)
 	if e.Verdict == ledger.VerdictError {
 		t.Errorf("verdict error: %s", e.Detail)
 	}
 	if _, err := exec.LookPath("perf"); err == nil {
-		a.mustHone("profile", "run", "c")
-		for e := range a.ledgerEntries() {
+		a.MustHone("profile", "run", "c")
+		for e := range a.LedgerEntries() {
 			if strings.HasSuffix(e, " ") {
 				known[e] = true
 			}
@@ -363,7 +275,7 @@ func plantedDrivers(t *testing.T, a *arena) {
 	if ran, err := os.ReadFile(marker); err == nil {
 		t.Errorf("planted programs ran:\n%s", ran)
 	}
-	a.unchanged(before, known, id, raw)
+	a.Unchanged(before, known, id, raw)
 }
 
 func TestCandidateAttacksAsRoot(t *testing.T) {
@@ -372,8 +284,8 @@ func TestCandidateAttacksAsRoot(t *testing.T) {
 	}
 	a := newArena(t, 0)
 	for _, c := range rootCases() {
-		if !t.Run(c.name, func(t *testing.T) { a.t = t; c.run(t, a) }) {
-			a.t = t
+		if !t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) }) {
+			a.T = t
 		}
 	}
 }
@@ -389,6 +301,6 @@ func TestCandidateAttacksAsAnOrdinaryUser(t *testing.T) {
 	}
 	a := newArena(t, 65534)
 	for _, c := range ordinaryUserCases {
-		t.Run(c.name, func(t *testing.T) { a.t = t; c.run(t, a) })
+		t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) })
 	}
 }
