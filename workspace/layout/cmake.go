@@ -64,7 +64,29 @@ var (
 	cmakeExeRE     = regexp.MustCompile(`(?i)\badd_executable\s*\(\s*([^\s)]+)([^)]*)\)`)
 	cmakeTestRE    = regexp.MustCompile(`(?i)\badd_test\s*\(([^)]*)\)`)
 	genexTargetRE  = regexp.MustCompile(`^\$<TARGET_FILE:([^>]+)>$`)
+	// A configure step that writes where the sources are: file() with a
+	// writing mode, or configure_file() whose output names the source
+	// directory.
+	cmakeWritesSourceRE = regexp.MustCompile(`(?is)\b(file\s*\(\s*(?:RENAME|WRITE|APPEND|COPY|REMOVE|REMOVE_RECURSE|TOUCH|GENERATE)\b[^)]*|configure_file\s*\(\s*\S+\s+)\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR)\}`)
 )
+
+// sourceWrite is a CMakeLists.txt whose configure changes the source tree.
+type sourceWrite struct{ dir, what string }
+
+// writesSourceTree finds the first CMakeLists.txt that writes into the
+// source directory when configured (zlib's renames the tracked zconf.h).
+func writesSourceTree(files []buildFileIn) (sourceWrite, bool) {
+	for _, f := range files {
+		if m := cmakeWritesSourceRE.FindStringSubmatch(f.text); m != nil {
+			what := strings.Join(strings.Fields(m[1]), " ")
+			if i := strings.IndexByte(what, '('); i > 0 {
+				what = strings.TrimSpace(what[:i])
+			}
+			return sourceWrite{dir: f.dir, what: what + "()"}, true
+		}
+	}
+	return sourceWrite{}, false
+}
 
 func detectCMake(p *project, l *Layout) {
 	files := p.collect("CMakeLists.txt", cmakeCommentRE)
@@ -76,6 +98,19 @@ func detectCMake(p *project, l *Layout) {
 		"Configure and build out of the source tree, in $HONE_OUT/build.",
 		"RelWithDebInfo optimizes (-O2) and keeps line information for `hone profile`.",
 	}}
+	if f, ok := writesSourceTree(files); ok {
+		// hone refuses a build that changes a tracked file, so such a
+		// configure runs on a copy; the prefix map keeps the debug
+		// information naming the checkout's files, for `hone profile`.
+		l.Build = &Command{Run: script(p.env(),
+			"rm -rf $HONE_OUT/src && cp -a "+src+"/. $HONE_OUT/src",
+			`cmake -S $HONE_OUT/src -B $HONE_OUT/build -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=-ffile-prefix-map=$HONE_OUT/src=$(cd `+src+` && pwd)" "-DCMAKE_CXX_FLAGS=-ffile-prefix-map=$HONE_OUT/src=$(cd `+src+` && pwd)"`,
+			"cmake --build $HONE_OUT/build"), Why: []string{
+			join(f.dir, "CMakeLists.txt") + " changes files of the source tree when it configures (" + f.what + "),",
+			"so the build configures a copy of the tree in $HONE_OUT/src, out of that tree, in $HONE_OUT/build.",
+			"RelWithDebInfo optimizes (-O2) and keeps line information for `hone profile`.",
+		}}
+	}
 	tested := map[string]bool{}
 	hasTests := false
 	for _, f := range files {

@@ -326,15 +326,7 @@ func topSources(root, system string) []string {
 	return out
 }
 
-var (
-	notSource = regexp.MustCompile(`test|bench|fuzz|example|demo|sample`)
-	cMainRE   = regexp.MustCompile(`(?m)^\s*(?:int|void)?\s*main\s*\(`)
-)
-
-func definesMain(file string) bool {
-	b, err := os.ReadFile(file)
-	return err == nil && cMainRE.Match(b)
-}
+var notSource = regexp.MustCompile(`test|bench|fuzz|example|demo|sample`)
 
 func join(dir, name string) string {
 	if dir == "." || dir == "" {

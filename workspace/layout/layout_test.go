@@ -143,6 +143,28 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			prot: []string{"**/CMakeLists.txt", "tests/**"}, files_: []string{"json.c", "json.h"},
 		},
 		{
+			name: "cmake that renames a tracked header configures a copy, and keeps sources whose main is conditional",
+			files: map[string]string{
+				"CMakeLists.txt": "project(zlib C)\nif(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/zconf.h)\n  file(RENAME ${CMAKE_CURRENT_SOURCE_DIR}/zconf.h ${CMAKE_CURRENT_SOURCE_DIR}/zconf.h.included)\nendif()\n" +
+					"add_library(z crc32.c inflate.c)\nadd_executable(minigzip test/minigzip.c)\nenable_testing()\nadd_executable(example test/example.c)\nadd_test(NAME example COMMAND example)\n",
+				"zconf.h":           "",
+				"crc32.c":           "#ifdef MAKECRCH\nint main(void) { return 0; }\n#endif\nunsigned long crc32(void) { return 0; }\n",
+				"inflate.c":         "/* int main()\n   { }\n */\nint inflate(void) { return 0; }\n",
+				"test/minigzip.c":   cMain,
+				"test/example.c":    cMain,
+				"contrib/puff/p.c":  cMain,
+				"contrib/puff/p.h":  "",
+				"examples/zpipe.c":  cMain,
+				"examples/README":   "",
+				"test/infcover.c":   cMain,
+				"test/README":       "",
+				"contrib/README.md": "",
+			},
+			system: CMake, at: ".", build: "cp -a ./. $HONE_OUT/src",
+			gates: []string{"unit=ctest --test-dir /tmp/build", "golden=$HONE_OUT/build/minigzip {seed}"}, bench: "$HONE_OUT/build/minigzip {seed}",
+			files_: []string{"crc32.c", "inflate.c", "zconf.h"},
+		},
+		{
 			name:   "go sources at the top level: the target is the top level",
 			files:  map[string]string{"go.mod": "module m\n", "m.go": "package m\n", "m_test.go": "package m\n", "bench.go": "package m\n"},
 			system: Go, at: ".", build: "go build", gates: []string{"unit=go test ./..."}, files_: []string{"m.go"},

@@ -1,0 +1,1 @@
+#define ZLIKE 1
