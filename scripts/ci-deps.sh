@@ -18,6 +18,20 @@ jail_user() {
 	useradd --system --user-group --no-create-home --shell /usr/sbin/nologin hone-jail
 }
 
+# perf record needs kernel.perf_event_paranoid at 2 or below to sample a
+# user's own processes; Debian's kernels default to 3, which stops it.
+perf_paranoid() {
+	local f=/proc/sys/kernel/perf_event_paranoid
+	[ -r "$f" ] || return 0
+	[ "$(cat "$f")" -le 2 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "ci-deps.sh: kernel.perf_event_paranoid is $(cat "$f"), which stops perf record; run: sudo bash scripts/ci-deps.sh" >&2
+		return 1
+	fi
+	echo "ci-deps.sh: setting kernel.perf_event_paranoid=2 (was $(cat "$f")) so perf can sample" >&2
+	echo 2 >"$f"
+}
+
 declare -A pkg=([git]=git [cc]=gcc [c++]=g++ [perf]=linux-perf [valgrind]=valgrind [bwrap]=bubblewrap [chromium]=chromium [groff]=groff-base [make]=make [cmake]=cmake [meson]=meson [ninja]=ninja-build)
 missing=()
 for tool in git cc c++ perf valgrind bwrap chromium groff make cmake meson ninja; do
@@ -26,6 +40,7 @@ done
 [ -f /usr/include/benchmark/benchmark.h ] || missing+=(libbenchmark-dev)
 if [ ${#missing[@]} -eq 0 ]; then
 	jail_user
+	perf_paranoid
 	exit 0
 fi
 
@@ -33,11 +48,16 @@ if ! command -v go >/dev/null 2>&1; then
 	echo "ci-deps.sh: go is not installed; install Go (see go.mod for the version) first" >&2
 	exit 1
 fi
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+	echo "ci-deps.sh: missing packages: ${missing[*]}; installing them with sudo" >&2
+	exec sudo bash "$0"
+fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-	echo "ci-deps.sh: missing packages: ${missing[*]}; install them (e.g. sudo apt-get install -y ${missing[*]})" >&2
+	echo "ci-deps.sh: missing packages: ${missing[*]}; run: sudo bash scripts/ci-deps.sh (or apt-get install them yourself)" >&2
 	exit 1
 fi
 echo "ci-deps.sh: installing ${missing[*]}" >&2
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 jail_user
+perf_paranoid
