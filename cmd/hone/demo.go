@@ -140,6 +140,10 @@ func honeRunner(app *App) (demo.Runner, error) {
 
 // tick shows how long a command has been running, on a terminal only.
 func tick(app *App, what string) (stop func()) {
+	if f, ok := app.Err.(*os.File); !ok || !isTerminal(f) {
+		// The narration already says what runs; a line a second is noise.
+		return func() {}
+	}
 	done := make(chan struct{})
 	go func() {
 		start := time.Now()

@@ -33,9 +33,10 @@ func openPTY(t *testing.T) (control, term *os.File) {
 	return control, term
 }
 
-// Progress reaches stderr only when it is a terminal: pipes, files and
-// buffers (what agents and scripts read) never see it.
-func TestProgressOnlyOnTerminal(t *testing.T) {
+// Progress is drawn in place on a terminal, and is a plain line on a pipe
+// or a buffer (what CI and agents read), so a long verdict is never
+// minutes of silence; with --json stderr holds none of it.
+func TestProgressIsDrawnOnATerminalAndPlainElsewhere(t *testing.T) {
 	control, term := openPTY(t)
 	(&App{Err: term}).progress("step %d", 1)
 	(&App{Err: term}).endProgress()
@@ -44,8 +45,8 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := control.Read(buf)
-	if err != nil || !bytes.Contains(buf[:n], []byte("step 1")) {
-		t.Errorf("terminal got %q, %v; want the progress line", buf[:n], err)
+	if err != nil || !bytes.Contains(buf[:n], []byte("\r\x1b[Kstep 1")) {
+		t.Errorf("terminal got %q, %v; want the progress line drawn in place", buf[:n], err)
 	}
 
 	r, w, err := os.Pipe()
@@ -56,12 +57,13 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 	(&App{Err: w}).endProgress()
 	w.Close()
 	var got bytes.Buffer
-	if _, err := got.ReadFrom(r); err != nil || got.Len() != 0 {
-		t.Errorf("pipe got %q, %v; want nothing", got.String(), err)
+	if _, err := got.ReadFrom(r); err != nil || got.String() != "hone: step 2\n" {
+		t.Errorf("pipe got %q, %v; want one plain line", got.String(), err)
 	}
 	var b bytes.Buffer
 	(&App{Err: &b}).progress("step 3")
-	if b.Len() != 0 {
-		t.Errorf("buffer got %q; want nothing", b.String())
+	(&App{Err: &b, jsonOut: true}).progress("step 4")
+	if b.String() != "hone: step 3\n" {
+		t.Errorf("buffer got %q; want step 3 alone", b.String())
 	}
 }

@@ -283,15 +283,22 @@ func (app *App) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// progress writes a transient status line to stderr, only when stderr is a
-// terminal, so pipes and agents see clean output.
+// progress reports a phase or a batch on stderr: a status line drawn in
+// place on a terminal, a plain line otherwise (CI logs and agents' shell
+// tools are not terminals, and a verdict is minutes of silence without
+// it), nothing with --json, whose stderr holds at most one error object.
 func (app *App) progress(format string, args ...any) {
-	if f, ok := app.Err.(*os.File); ok && !app.jsonOut && isTerminal(f) {
-		fmt.Fprintf(f, "\r\x1b[K"+format, args...)
+	if app.jsonOut {
+		return
 	}
+	if f, ok := app.Err.(*os.File); ok && isTerminal(f) {
+		fmt.Fprintf(f, "\r\x1b[K"+format, args...)
+		return
+	}
+	fmt.Fprintf(app.Err, "hone: "+format+"\n", args...)
 }
 
-// endProgress clears the status line.
+// endProgress clears the status line of a terminal.
 func (app *App) endProgress() {
 	if f, ok := app.Err.(*os.File); ok && !app.jsonOut && isTerminal(f) {
 		fmt.Fprint(f, "\r\x1b[K")

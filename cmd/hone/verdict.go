@@ -94,7 +94,8 @@ is then that patch's. JSON: an array of {patch_id, entry, error}.
 PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
 characters; an ambiguous prefix exits 5 and lists the candidates.
 
-Progress goes to stderr when it is a terminal. Interrupting a verdict kills
+Progress goes to stderr: drawn in place on a terminal, a plain line at each
+phase and batch otherwise, none with --json. Interrupting a verdict kills
 its commands, removes its run folder and records it as cancelled, with the
 pairs measured so far; --keep leaves the run folder for inspection (hone gc
 never removes it).
