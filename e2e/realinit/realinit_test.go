@@ -108,7 +108,7 @@ unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned long l
 
 // workspace runs git and hone in a repository.
 type workspace struct {
-	t         *testing.T
+	t        *testing.T
 	dir, bin string
 }
 
@@ -126,7 +126,7 @@ func (w workspace) run(name string, args ...string) string {
 	return stdout.String()
 }
 
-func (w workspace) git(args ...string) string { w.t.Helper(); return w.run("git", args...) }
+func (w workspace) git(args ...string) string  { w.t.Helper(); return w.run("git", args...) }
 func (w workspace) hone(args ...string) string { w.t.Helper(); return w.run(w.bin, args...) }
 
 func (w workspace) json(v any, args ...string) {
