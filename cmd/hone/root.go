@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -138,10 +139,30 @@ func Main(args []string) int {
 	return app.Run(args)
 }
 
+// leadingJSON moves a --json given before the command (`hone --json ledger`,
+// as gh and kubectl users type it) to the command's own flags, where every
+// command that prints data defines it; a command without one then says so
+// as any unknown flag does.
+func leadingJSON(args []string) []string {
+	n := 0
+	for n < len(args) && args[n] == "--json" {
+		n++
+	}
+	if n == 0 || n == len(args) {
+		return args
+	}
+	rest := slices.Clone(args[n:])
+	if i := slices.Index(rest, "--"); i >= 0 {
+		return slices.Insert(rest, i, "--json")
+	}
+	return append(rest, "--json")
+}
+
 // Run executes one hone invocation on the App's streams.
 func (app *App) Run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	args = leadingJSON(args)
 	root := newRoot(app, args)
 	root.SetArgs(args)
 	cmd, err := root, checkSubcommands(root, args)
