@@ -104,7 +104,9 @@ func script() []step {
 					return "", err
 				}
 				s.show(res.Stdout, 12)
-				for _, want := range []string{s.FixID, s.SlowID, ledger.VerdictAccepted, ledger.VerdictRejectedBench} {
+				// Listings show each patch id as its shortest unique prefix,
+				// at least four characters of it.
+				for _, want := range []string{" " + s.FixID[:4], " " + s.SlowID[:4], ledger.VerdictAccepted, ledger.VerdictRejectedBench} {
 					if !strings.Contains(string(res.Stdout), want) {
 						return "", errs.Failuref("the ledger does not show %s", want)
 					}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,16 +58,18 @@ the ledger with plain git.`,
 
 func newLedgerListCmd(app *App) *cobra.Command {
 	var (
-		asJSON           bool
+		asJSON, all      bool
 		kind, patch, key string
 	)
 	cmd := &cobra.Command{
 		Use:   "list [TARGET] [--kind K] [--patch ID] [--attempt-key KEY] [--json]",
 		Short: "List attempts in time order",
-		Long: `List ledger entries oldest first, under a header row, one line each: id, kind,
-target, patch id, pin (abbreviated), hotspot, playbook class, verdict, speedup
-(baseline/candidate of the deciding metric), signer and hypothesis ("-" where
-empty). A proposal shows the latest verdict on its patch, its speedup and its
+		Long: `List ledger entries oldest first, under a header row, one line each: id and
+patch id (each as its shortest unique prefix, which every command accepts),
+kind, target, pin (abbreviated), hotspot, playbook class, verdict, speedup
+(baseline/candidate of the deciding metric), signer and hypothesis (clipped;
+"-" where empty). The started entry every verdict writes before its first run
+is listed with --all (or --kind started). A proposal shows the latest verdict on its patch, its speedup and its
 signer. An empty ledger prints nothing. --patch takes a patch id or a unique
 prefix of one.
 
@@ -111,12 +114,24 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 					return err
 				}
 			}
+			if !all && f.Kind == "" {
+				// A started entry says a verdict began; its verdict (or
+				// its absence, shown as cancelled) is the row that matters.
+				rows = slices.DeleteFunc(rows, func(r ledger.Row) bool { return r.Kind == ledger.KindStarted })
+			}
 			if asJSON {
 				return app.printJSON(rows)
 			}
 			if len(rows) == 0 {
 				return nil
 			}
+			everyRow := rows
+			if f != (ledger.Filter{}) || !all {
+				if everyRow, err = l.Rows(ctx, ledger.Filter{}); err != nil {
+					return err
+				}
+			}
+			ids, patches := rowAbbreviations(everyRow)
 			cells := make([][]string, 0, len(rows)+1)
 			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"})
 			for _, a := range rows {
@@ -124,8 +139,8 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 				if a.Class != 0 {
 					class = strconv.Itoa(a.Class)
 				}
-				cells = append(cells, []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(git.Short(a.Pin)),
-					dash(oneLine(a.Hotspot)), class, verdictWord(a.Verdict, a.Summary), speedup(a.Speedup), dash(a.Signer), dash(oneLine(a.Hypothesis))})
+				cells = append(cells, []string{ids[a.ID], string(a.Kind), a.Target, dash(patches[a.PatchID]), dash(git.Short(a.Pin)),
+					dash(clipText(a.Hotspot, 24)), class, verdictWord(a.Verdict, a.Summary), speedup(a.Speedup), dash(a.Signer), dash(clipText(a.Hypothesis, 48))})
 			}
 			return writeColumns(app.Out, cells)
 		}),
@@ -134,7 +149,21 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+ledger.KindNames())
 	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch `ID` (or a unique prefix of it)")
 	cmd.Flags().StringVar(&key, "attempt-key", "", "only entries with this attempt key")
+	cmd.Flags().BoolVar(&all, "all", false, "also list started entries (every verdict writes one before its first run)")
 	return cmd
+}
+
+// rowAbbreviations returns the shortest unique prefix of every entry id
+// and every patch id of the ledger's rows.
+func rowAbbreviations(rows []ledger.Row) (ids, patches map[string]string) {
+	var e, p []string
+	for _, r := range rows {
+		e = append(e, r.ID)
+		if r.PatchID != "" {
+			p = append(p, r.PatchID)
+		}
+	}
+	return abbreviations(e), abbreviations(p)
 }
 
 func newLedgerShowCmd(app *App) *cobra.Command {

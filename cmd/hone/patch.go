@@ -146,7 +146,7 @@ func newPatchListCmd(app *App) *cobra.Command {
 		Use:   "list [TARGET] [--json]",
 		Short: "List proposed patches, oldest first",
 		Long: `List the proposals recorded in the ledger, for one target or all of them,
-oldest first: patch id, target, pin (abbreviated), playbook class, hotspot,
+oldest first: patch id (its shortest unique prefix), target, pin (abbreviated), playbook class, hotspot,
 lines added and removed, the latest verdict on the patch and its speedup
 (baseline/candidate of the deciding metric), and the hypothesis. "-" marks a
 patch without a verdict, or a verdict without a bench.
@@ -173,9 +173,18 @@ weak isolation, says so beside its word.`,
 			if asJSON {
 				return app.printJSON(ps)
 			}
+			all, err := patch.List(ctx, ws, "")
+			if err != nil {
+				return err
+			}
+			ids := make([]string, len(all))
+			for i, p := range all {
+				ids[i] = p.PatchID
+			}
+			short := abbreviations(ids)
 			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"}}
 			for _, p := range ps {
-				rows = append(rows, []string{p.PatchID, p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
+				rows = append(rows, []string{short[p.PatchID], p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
 					fmt.Sprintf("+%d -%d", p.Added, p.Removed), verdictWord(p.Verdict, p.Summary), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
 			}
 			return writeColumns(app.Out, rows)
