@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -42,6 +43,10 @@ type Proposal struct {
 	// PinUnprotected is set when the pin is not reachable from the
 	// protected base refs: its hone.toml is an agent's, not the project's.
 	PinUnprotected bool `toml:"pin_unprotected,omitempty" json:"pin_unprotected,omitempty"`
+	// Author is who proposed the patch, "Name <email>": the author of the
+	// commit `hone patch land` makes. The patch commit itself has hone's
+	// fixed identity, so the same diff is the same commit in every clone.
+	Author string `toml:"author,omitempty" json:"author,omitempty"`
 }
 
 // Request is one proposal: an idea (hotspot, playbook class, hypothesis) and
@@ -52,6 +57,8 @@ type Request struct {
 	Class      int
 	Hypothesis string
 	Diff       []byte
+	// Author is "Name <email>"; empty means the repository's git user.
+	Author string
 }
 
 // Result is a stored patch. Existing is true when the same diff had been
@@ -192,8 +199,30 @@ func (r *Request) validate(lim workspace.PatchConfig) error {
 		return errs.Usagef("class %d is not a playbook class; use 1 to %d", r.Class, MaxClass)
 	case ledger.NormalizeHypothesis(r.Hypothesis) == "":
 		return errs.Usagef("a hypothesis is required: say in words why the patch should be faster")
+	case r.Author != "" && (len(r.Author) > maxAuthorBytes || !authorRE.MatchString(r.Author)):
+		return errs.Usagef("--author %q is not \"Name <email>\" on one line of at most %d bytes", r.Author, maxAuthorBytes)
 	}
 	return nil
+}
+
+const maxAuthorBytes = 256
+
+var authorRE = regexp.MustCompile(`^[^<>\x00-\x1f\x7f]+ <[^<>\s]+>$`)
+
+// gitUser is the repository's git user as "Name <email>", or "" when git
+// has none configured.
+func gitUser(ctx context.Context, dir string) string {
+	ident, err := git.Output(ctx, dir, "var", "GIT_AUTHOR_IDENT")
+	if err != nil {
+		return ""
+	}
+	if i := strings.LastIndexByte(ident, '>'); i > 0 {
+		ident = ident[:i+1]
+	}
+	if !authorRE.MatchString(ident) {
+		return ""
+	}
+	return ident
 }
 
 // ID derives a patch id from what the patch is: the target, the pin and the

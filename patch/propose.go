@@ -31,6 +31,9 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	if err := req.validate(ws.Config.Patch); err != nil {
 		return nil, err
 	}
+	if req.Author == "" {
+		req.Author = gitUser(ctx, ws.Root)
+	}
 	t, err := ws.Target(req.Target)
 	if err != nil {
 		return nil, err
@@ -67,7 +70,7 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 			Class: req.Class, Hypothesis: strings.TrimSpace(req.Hypothesis),
 		},
 		Files: c.Files, Added: c.Added, Removed: c.Removed,
-		ConfigBlob: c.goal.Blob, PinUnprotected: !c.goal.Protected,
+		ConfigBlob: c.goal.Blob, PinUnprotected: !c.goal.Protected, Author: req.Author,
 	}
 	if p.NormalizedSHA256, err = normalizedOf(ws, c.Pin, c.Changes, func(hash string) ([]byte, error) {
 		out, err := idx.git(ctx, nil, nil, "cat-file", "blob", hash)

@@ -28,7 +28,7 @@ commit at refs/hone/patches/<id> with a proposal entry in the ledger.`,
 		Example: `  git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words"
   hone patch list wordfreq`,
 	}
-	cmd.AddCommand(newPatchProposeCmd(app), newPatchListCmd(app), newPatchShowCmd(app))
+	cmd.AddCommand(newPatchProposeCmd(app), newPatchListCmd(app), newPatchShowCmd(app), newPatchLandCmd(app))
 	return cmd
 }
 
@@ -111,6 +111,7 @@ pin_unprotected, ...).`,
 	f.IntVar(&req.Class, "class", 0, fmt.Sprintf("the playbook class of the idea, 1-%d", patch.MaxClass))
 	f.StringVar(&req.Hypothesis, "hypothesis", "", "why the patch should be faster, in words")
 	f.StringVar(&file, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
+	f.StringVar(&req.Author, "author", "", "who proposes, `\"NAME <EMAIL>\"`: the author `hone patch land` gives the landed commit (default: the git user)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	for _, name := range []string{"hotspot", "class", "hypothesis"} {
 		_ = cmd.MarkFlagRequired(name)
@@ -236,6 +237,53 @@ with id, verdict, summary, created, ...).`,
 			return err
 		}),
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newPatchLandCmd(app *App) *cobra.Command {
+	var (
+		asJSON bool
+		opts   patch.LandOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "land ID [--reviewed] [--json]",
+		Short: "Apply an accepted patch to the current branch",
+		Long: `Apply a patch (by id, or a unique prefix of at least 4 characters) whose
+trusted verdict is accepted to the branch checked out, as one new commit:
+its author is the proposer (propose --author, by default the git user who
+proposed), its subject the target and the hypothesis, and its trailers
+Hone-Patch, Hone-Verdict and Hone-Pin lead back to the ledger. The commit
+goes through the repository's hooks, hone's guard included.
+
+A needs-human-review verdict lands only with --reviewed, which says a person
+did the review it asks for. The working tree must be clean; a patch that no
+longer applies to the branch is refused with the tree as it was: the pin
+has moved on, so re-propose the idea at the current pin.
+
+JSON fields: patch_id, commit, branch, author, verdict, speedup.`,
+		Example: `  hone patch land 3f2a
+  hone patch land 3f2a --reviewed`,
+		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
+		Args:        exactArgs(1),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := patch.Land(ctx, ws, args[0], opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(res)
+			}
+			fmt.Fprintf(app.Out, "landed patch %s (%s %s) on %s as %s, author %s\n",
+				res.PatchID, res.Verdict, speedup(res.Speedup), res.Branch, git.Short(res.Commit), res.Author)
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&opts.Reviewed, "reviewed", false, "land a needs-human-review verdict: you did the review it asks for")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
