@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -16,13 +15,12 @@ import (
 // metric's statistics, the sequential decision after each batch, and the
 // verdict word. It returns the recomputed entry and whether it matches the
 // stored one. Gate outcomes are facts of the run and are taken as stored.
-func Recompute(ctx context.Context, ws *workspace.Workspace, entryID string) (*Entry, bool, error) {
-	s, err := ledger.Open(ws).Get(ctx, entryID)
+// id is a verdict entry id, or a patch id whose latest verdict it is (either
+// may be a unique prefix), as Show takes.
+func Recompute(ctx context.Context, ws *workspace.Workspace, id string) (*Entry, bool, error) {
+	s, err := verdictEntry(ctx, ledger.Open(ws), id)
 	if err != nil {
 		return nil, false, err
-	}
-	if s.Kind != ledger.KindVerdict {
-		return nil, false, errs.Invalidf("entry %s is a %s entry, not a verdict", entryID, s.Kind)
 	}
 	var stored Entry
 	if err := s.Decode(&stored); err != nil {

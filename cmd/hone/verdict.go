@@ -78,8 +78,9 @@ A failed gate is summarised by its first failing line.
 hone verdict show ID [--gate NAME] prints a recorded verdict and a gate's
 full output (see hone verdict show --help).
 
---recompute ENTRY-ID re-derives a stored verdict from its samples and says
-whether it matches (exit 1 when it does not).
+--recompute ID re-derives a stored verdict from its samples and says whether
+it matches (exit 1 when it does not); ID is the verdict's entry id, or a
+patch id for the patch's latest verdict, as hone verdict show takes.
 
 --pending judges, one at a time and oldest first, every proposal of TARGET
 (every target without one) that has no trusted verdict, and prints one line
