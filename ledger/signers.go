@@ -50,6 +50,29 @@ func (s Signer) Name() string {
 	return "unsigned"
 }
 
+// Trust is how every view spells whether an entry's signer counts:
+// "signed by P (trusted)" for a key allowed_signers lists as P,
+// "untrusted" (with why) for any other when allowed signers are
+// configured, and "unsigned (no allowed_signers)" or "signed by KEY (no
+// allowed_signers)" when none are, where every verdict counts.
+func (s Signer) Trust(configured bool) string {
+	switch {
+	case s.Principal != "" && s.Trusted:
+		return "signed by " + s.Principal + " (trusted)"
+	case configured && s.Signature == string(signing.Bad):
+		return "untrusted: bad signature"
+	case configured && s.Signature == string(signing.Good):
+		return "untrusted: signed by " + s.Fingerprint + ", which allowed_signers does not list"
+	case configured:
+		return "untrusted: unsigned"
+	case s.Signature == string(signing.Good):
+		return "signed by " + s.Fingerprint + " (no allowed_signers)"
+	case s.Signature == string(signing.Bad):
+		return "bad signature (no allowed_signers)"
+	}
+	return "unsigned (no allowed_signers)"
+}
+
 // SigningKey is `git config hone.signingkey`: a private key, or the .pub of
 // a key ssh-agent holds, that every ledger commit this clone writes is
 // signed with. Empty: ledger commits are not signed.

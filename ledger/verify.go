@@ -55,6 +55,9 @@ type VerifyReport struct {
 	// Signed counts the verdicts a trusted key signed (every verdict counts
 	// as trusted when no allowed_signers are configured).
 	Trusted  int       `json:"trusted"`
+	// SignersConfigured: [ledger] allowed_signers is set at the protected
+	// base; without it every verdict counts, signed or not.
+	SignersConfigured bool `json:"signers_configured"`
 	Problems []Problem `json:"problems"`
 
 	missingNotes []*Stored // verdicts whose note line is absent: what RepairNotes adds
@@ -166,6 +169,7 @@ func (l *Ledger) verifySigners(ctx context.Context, entries map[string]*Stored, 
 	if err != nil {
 		return err
 	}
+	rep.SignersConfigured = tr.Configured()
 	for _, s := range sortedEntries(entries) {
 		if s.Kind != KindVerdict {
 			continue

@@ -217,7 +217,11 @@ hone profile show, hone calibrate).`,
 			if len(att) > 0 {
 				fmt.Fprintf(app.Out, "# attachments: %s\n", strings.Join(att, ", "))
 			}
-			fmt.Fprintf(app.Out, "# signer: %s (%s, added by %s)\n", signer.Name(), trustWord(signer.Trusted), dash(git.Short(signer.Commit)))
+			tr, err := l.Trust(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(app.Out, "# signer: %s, added by %s\n", signer.Trust(tr.Configured()), dash(git.Short(signer.Commit)))
 			_, err = app.Out.Write(s.Raw)
 			return err
 		}),
@@ -299,7 +303,11 @@ nothing else, and never moves the anchor.
 				return errs.Invalidf("ledger verify found %d problem(s) in %d entries", len(rep.Problems), rep.Entries)
 			}
 			if !asJSON {
-				fmt.Fprintf(app.Out, "ok: %d entries, %d commits, %d note lines, %d of %d verdicts trusted\n", rep.Entries, rep.Commits, rep.Notes, rep.Trusted, rep.Verdicts)
+				trust := fmt.Sprintf("%d of %d verdicts signed by an allowed signer (trusted)", rep.Trusted, rep.Verdicts)
+				if !rep.SignersConfigured {
+					trust = fmt.Sprintf("%d verdicts, unsigned or not checked (no allowed_signers: every verdict counts)", rep.Verdicts)
+				}
+				fmt.Fprintf(app.Out, "ok: %d entries, %d commits, %d note lines, %s\n", rep.Entries, rep.Commits, rep.Notes, trust)
 			}
 			return nil
 		}),
@@ -308,14 +316,6 @@ nothing else, and never moves the anchor.
 	cmd.Flags().BoolVar(&repair, "repair", false, "add missing verdict note lines before verifying")
 	cmd.Flags().BoolVar(&requireSigned, "require-signed", false, "report every verdict no allowed signer signed")
 	return cmd
-}
-
-// trustWord says whether a signer counts.
-func trustWord(trusted bool) string {
-	if trusted {
-		return "trusted"
-	}
-	return "untrusted: does not count"
 }
 
 func newLedgerSyncCmd(app *App, verb string) *cobra.Command {
