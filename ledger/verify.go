@@ -54,11 +54,11 @@ type VerifyReport struct {
 	Verdicts int    `json:"verdicts"`
 	// Signed counts the verdicts a trusted key signed (every verdict counts
 	// as trusted when no allowed_signers are configured).
-	Trusted  int       `json:"trusted"`
+	Trusted int `json:"trusted"`
 	// SignersConfigured: [ledger] allowed_signers is set at the protected
 	// base; without it every verdict counts, signed or not.
-	SignersConfigured bool `json:"signers_configured"`
-	Problems []Problem `json:"problems"`
+	SignersConfigured bool      `json:"signers_configured"`
+	Problems          []Problem `json:"problems"`
 
 	missingNotes []*Stored // verdicts whose note line is absent: what RepairNotes adds
 }
