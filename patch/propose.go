@@ -86,7 +86,8 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 		return nil, err
 	}
 	p.Retries = cmp.Or(sameCode, retries)
-	res := &Result{PatchID: p.PatchID, Warnings: append(c.goal.Warnings, warnings(ctx, l, p)...)}
+	// Warnings is [] rather than null in JSON when there are none.
+	res := &Result{PatchID: p.PatchID, Warnings: append(append([]errs.Warning{}, c.goal.Warnings...), warnings(ctx, l, p)...)}
 	if p.Retries != "" {
 		res.Warnings = append(res.Warnings, retriesNote(p.Retries))
 	}

@@ -68,9 +68,9 @@ type BenchConfig struct {
 	// verdict is reproducible from its samples. It is not the input seed
 	// (HONE_SEED, {seed}), which every verdict draws afresh.
 	OrderSeed int64 `toml:"order_seed" json:"order_seed"`
-	// Seed is order_seed's deprecated name: still read, with a warning,
-	// and mirrored here for JSON readers of the old key.
-	Seed    int64    `toml:"seed" json:"seed"`
+	// Seed is order_seed's deprecated name: still read, with a warning;
+	// JSON shows order_seed alone.
+	Seed    int64    `toml:"seed" json:"-"`
 	Timeout Duration `toml:"timeout" json:"timeout"` // per benchmark run
 	// Format is how the bench command reports: "process" (the default: the
 	// command is one workload, timed whole), "go" or "google-benchmark"

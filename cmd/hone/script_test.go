@@ -113,13 +113,21 @@ func cmdJSONKeys(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		values++
 		var bad []string
-		walkKeys(v, "", func(path, key string) {
+		var null []string
+		walkKeys(v, "", func(path, key string, value any) {
 			if !snakeCase.MatchString(key) {
 				bad = append(bad, path+"."+key)
+			}
+			if value == nil {
+				null = append(null, path+"."+key)
 			}
 		})
 		if len(bad) > 0 {
 			ts.Fatalf("jsonkeys: keys that are not snake_case: %s", strings.Join(bad, ", "))
+		}
+		// An empty list is [], an absent value is left out: null is neither.
+		if len(null) > 0 {
+			ts.Fatalf("jsonkeys: keys whose value is null: %s", strings.Join(null, ", "))
 		}
 	}
 	if values == 0 {
@@ -128,11 +136,11 @@ func cmdJSONKeys(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // walkKeys calls fn with every object key in v and the path to its object.
-func walkKeys(v any, path string, fn func(path, key string)) {
+func walkKeys(v any, path string, fn func(path, key string, value any)) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, sub := range x {
-			fn(path, k)
+			fn(path, k, sub)
 			walkKeys(sub, path+"."+k, fn)
 		}
 	case []any:

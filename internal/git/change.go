@@ -1,6 +1,7 @@
 package git
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,6 +15,18 @@ type Change struct {
 	Status  string `json:"status"` // git's letter: A, D, M, T
 	Binary  bool   `json:"binary,omitempty"`
 	Hash    string `json:"-"` // the new object
+}
+
+// MarshalJSON writes the modes as git writes them, octal strings such as
+// "100644" ("000000" for a side that does not exist), not as the decimal
+// numbers nobody reads modes in.
+func (c Change) MarshalJSON() ([]byte, error) {
+	type plain Change
+	return json.Marshal(struct {
+		plain
+		OldMode string `json:"old_mode"`
+		NewMode string `json:"new_mode"`
+	}{plain(c), fmt.Sprintf("%06o", c.OldMode), fmt.Sprintf("%06o", c.NewMode)})
 }
 
 // RawDiffArgs are the options of a diff-tree, diff-index or diff-files that

@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -53,5 +54,15 @@ func TestParseRawRefusesWhatGitDoesNotWrite(t *testing.T) {
 		if _, err := ParseRaw([]byte(out)); err == nil {
 			t.Errorf("ParseRaw(%q) accepted it", out)
 		}
+	}
+}
+
+func TestChangeModesAreOctalInJSON(t *testing.T) {
+	b, err := json.Marshal(Change{Path: "a.c", OldMode: 0o100644, NewMode: 0o100755, Status: "M"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"path":"a.c","status":"M","old_mode":"100644","new_mode":"100755"}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
 	}
 }
