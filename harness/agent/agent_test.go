@@ -187,11 +187,20 @@ func TestBrief(t *testing.T) {
 		"61.50% flat  80.00% cum  main.count  count.go:12",
 		"20.00% flat  20.00% cum  main.same (inlined into main.find)  count.go:30",
 		"Ledger: no earlier attempts", "  1. ", "  7. ",
-		"state your hypothesis", "cheapest untried playbook class first", "Never repeat an attempt", harness.DoneMarker,
+		"state your hypothesis", "Start where the profile points", "cheapest untried class first", "Never repeat an attempt", harness.DoneMarker,
+		// The spin target has no build file a patch may change.
+		"[closed on this target: its build command is hone.toml's",
 	} {
 		if !strings.Contains(b, want) {
 			t.Errorf("brief lacks %q:\n%s", want, b)
 		}
+	}
+	// A Makefile the allowlist lets patches change opens build configuration.
+	if err := os.WriteFile(filepath.Join(ws.Root, "targets", "spin", "Makefile"), []byte("all:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = Brief(context.Background(), ws, "spin"); err != nil || strings.Contains(b, "[closed on this target") {
+		t.Errorf("with a patchable Makefile the brief still closes class 1 (%v):\n%s", err, b)
 	}
 	if _, err := Brief(context.Background(), ws, "nope"); err == nil {
 		t.Error("Brief of an unknown target succeeded")

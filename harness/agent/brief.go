@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/hone-perf/hone/harness"
@@ -48,8 +51,13 @@ func Brief(ctx context.Context, ws *workspace.Workspace, target string) (string,
 		return "", err
 	}
 	b.WriteString("Playbook classes, cheapest first (read_playbook N for the procedure):\n")
+	buildOpen := buildFilesOpen(ws.Root, t)
 	for _, p := range pbs {
-		fmt.Fprintf(&b, "  %d. %s: %s\n", p.Number, p.Name, p.Summary)
+		fmt.Fprintf(&b, "  %d. %s: %s", p.Number, p.Name, p.Summary)
+		if p.Number == buildClass && !buildOpen {
+			b.WriteString(" [closed on this target: its build command is hone.toml's and no build file is patchable, so build flags cannot change]")
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n" + rules)
 	return b.String(), nil
@@ -57,11 +65,32 @@ func Brief(ctx context.Context, ws *workspace.Workspace, target string) (string,
 
 const rules = `Rules:
 1. Before each patch, state your hypothesis in words: which hotspot, which playbook class, and why the change should be faster.
-2. Try the cheapest untried playbook class first.
+2. Start where the profile points: the hotspot, and a class whose preconditions it meets; among those, the cheapest untried class first. A class marked closed cannot be tried on this target.
 3. Never repeat an attempt that already has a verdict (same hotspot, class and hypothesis); read_ledger lists them, and hone refuses repeats.
 4. Propose one patch per idea with propose_patch (a git-style unified diff against the pin), then judge it with run_verdict. The verdict is the only measure of success.
 5. When nothing is left worth trying, end your reply with a line holding only ` + harness.DoneMarker + `.
 `
+
+// buildClass is the playbook class of build configuration.
+const buildClass = 1
+
+// buildFileNames are the files that configure a build, where a patch could
+// change flags.
+var buildFileNames = []string{"Makefile", "GNUmakefile", "makefile", "CMakeLists.txt", "meson.build", "Cargo.toml", "build.rs", ".cargo/config.toml", "configure.ac"}
+
+// buildFilesOpen reports whether the target has a build file its
+// allowlist lets a patch change. The build command itself lives in
+// hone.toml, which no patch may touch.
+func buildFilesOpen(root string, t *workspace.Target) bool {
+	rules := t.Rules()
+	for _, name := range buildFileNames {
+		rel := path.Join(t.Path, name)
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && rules.Rule(rel) == "" {
+			return true
+		}
+	}
+	return false
+}
 
 func writeProfile(ctx context.Context, b *strings.Builder, ws *workspace.Workspace, target string) error {
 	p, err := profile.Latest(ctx, ws, target)
@@ -130,6 +159,6 @@ func FollowUp(ctx context.Context, ws *workspace.Workspace, target string, turn,
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Turn %d of %d. %s\nContinue with the cheapest untried idea, stating its hypothesis first, or end your reply with a line holding only %s if nothing is left worth trying.",
+	return fmt.Sprintf("Turn %d of %d. %s\nContinue with the most promising untried idea for the profile's hotspots (the cheapest first among equals), stating its hypothesis first, or end your reply with a line holding only %s if nothing is left worth trying.",
 		turn, turns, strings.TrimSuffix(LedgerSummary(attempts), "\n"), harness.DoneMarker), nil
 }
