@@ -79,7 +79,9 @@ func pinBases(ctx context.Context, r *repo.Repo, c *Config, head string) []strin
 		switch {
 		case strings.HasPrefix(pin, "refs/heads/"):
 			add(pin)
-		case refExists(r, "refs/heads/"+pin):
+		case refExists(r, "refs/heads/"+pin) && !refExists(r, "refs/tags/"+pin) && !refExists(r, "refs/"+pin):
+			// git resolves a short name to a tag before a branch: a branch
+			// of the tag's name must not become the base.
 			add("refs/heads/" + pin)
 		default:
 			// A tag, a commit, or anything else git resolves: a fixed point.
