@@ -74,4 +74,3 @@ func hashOf(s string) plumbing.Hash {
 	}
 	return plumbing.NewHash(s)
 }
-
