@@ -91,6 +91,25 @@ func (s *Server) fastForward(ctx context.Context, ref string, old, new plumbing.
 	return nil, nil
 }
 
+// onFirstParents refuses a ledger update whose first-parent history does
+// not pass through the old tip: the server's first-parent history is the
+// order entries arrived in, and a push may only add to its end (hone
+// ledger push merges with the remote's tip as the first parent).
+func (s *Server) onFirstParents(ctx context.Context, old, new plumbing.Hash) (*Refusal, error) {
+	if old.IsZero() || old == new {
+		return nil, nil
+	}
+	out, err := git.Output(ctx, s.Dir, "rev-list", "--first-parent", "--parents", new.String(), "^"+old.String())
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the pushed commits")
+	}
+	lines := strings.Split(out, "\n")
+	if f := strings.Fields(lines[len(lines)-1]); len(f) >= 2 && f[1] == old.String() {
+		return nil, nil
+	}
+	return &Refusal{Ref: s.Branch, Rule: fmt.Sprintf("%s does not have %s on its first-parent history: a merge must take the server's tip as its first parent, so that the ledger's history stays the order entries arrived in (hone ledger push does)", git.Short(new.String()), git.Short(old.String()))}, nil
+}
+
 // CheckBranch judges an update of the ledger branch from old to new (zero:
 // none): a fast-forward whose new commits modify or delete no file, whose
 // merges add nothing of their own, whose entries are well-formed and at
@@ -101,6 +120,12 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 	var out []Refusal
 	r, err := s.fastForward(ctx, s.Branch, old, new)
 	if err != nil || r != nil {
+		if r != nil {
+			out = append(out, *r)
+		}
+		return out, nil, err
+	}
+	if r, err := s.onFirstParents(ctx, old, new); err != nil || r != nil {
 		if r != nil {
 			out = append(out, *r)
 		}

@@ -87,9 +87,17 @@ per patch: its id, verdict and summary. It is what a verdict runner runs: a
 CI job or a service account on a quiet machine, whose signing key (git config
 hone.signingkey) only that account can read, runs hone ledger pull, hone
 verdict --pending and hone ledger push. With [ledger] allowed_signers
-configured, a runner without a signing key is refused (exit 3). A patch that
-cannot be judged is reported and the others are still judged; the exit status
-is then that patch's. JSON: an array of {patch_id, entry, error}.
+configured, a runner without a signing key is refused (exit 3). The queue
+is ordered by when the ledger received each proposal (its first-parent
+history, never a field the proposer writes), round robin across proposers
+(the signing key of the ledger commit that brought it, else its committer),
+at most [guard] max_queued (default 4) of each per run, and each patch
+commit once whatever the number of patch ids naming it. No input stops the
+run: a proposal that can never be judged as it stands (no patch ref, a patch
+ref its proposal disagrees with) gets one error verdict saying why; one that
+cannot be judged now (another runner's lock, a failure here) is skipped and
+reported; every other proposal is still judged, and the exit status is 0.
+JSON: an array of {patch_id, entry, error, skipped}.
 
 PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
 characters; an ambiguous prefix exits 5 and lists the candidates.
@@ -202,7 +210,7 @@ func judgePending(ctx context.Context, app *App, args []string, opts verdict.Opt
 			return
 		}
 		if j.Entry == nil {
-			fmt.Fprintf(app.Out, "%s  not judged: %s\n", j.PatchID, j.Error)
+			fmt.Fprintf(app.Out, "%s  skipped: %s\n", j.PatchID, j.Error)
 			return
 		}
 		fmt.Fprintf(app.Out, "%s  %s  %s\n", j.PatchID, j.Entry.Verdict, j.Entry.Summary)
@@ -218,7 +226,16 @@ func judgePending(ctx context.Context, app *App, args []string, opts verdict.Opt
 	} else if len(js) == 0 {
 		fmt.Fprintln(app.Out, "no pending proposals")
 	}
-	return verdict.Failed(js)
+	skipped := 0
+	for _, j := range js {
+		if j.Skipped {
+			skipped++
+		}
+	}
+	if skipped > 0 && !asJSON {
+		fmt.Fprintf(app.Err, "hone: %d of %d pending proposal(s) skipped (see above); everything else was judged\n", skipped, len(js))
+	}
+	return nil
 }
 
 func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id string, asJSON bool) error {
