@@ -57,8 +57,12 @@ var receiveChecks = []ReceiveCheck{
 }
 
 // RegisterReceiveCheck adds a check every push a server receives must
-// pass, after the built-in ones: how a new ref namespace gets its rules.
-func RegisterReceiveCheck(c ReceiveCheck) { receiveChecks = append(receiveChecks, c) }
+// pass, after the built-in ones, and what it guards (for `hone hooks
+// install --server` to show): how a new ref namespace gets its rules.
+func RegisterReceiveCheck(describe func(*Policy) []Namespace, c ReceiveCheck) {
+	namespaces = append(namespaces, describe)
+	receiveChecks = append(receiveChecks, c)
+}
 
 // CheckReceive checks the updates a server is receiving (pre-receive)
 // with every registered check: the guarded agent refs, the protected base
