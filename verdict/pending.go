@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/signing"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -39,8 +40,8 @@ type Judgement struct {
 // still judged. done, when set, is called after each. The error is only
 // for what stops every judgement: a runner without a signing key while
 // allowed signers are configured (its verdicts would not count, and every
-// later run would judge the same proposals again), an unreadable ledger,
-// an interruption.
+// later run would judge the same proposals again) or with one it cannot
+// sign with, an unreadable ledger, an interruption.
 func Pending(ctx context.Context, ws *workspace.Workspace, target string, opts Options, done func(Judgement)) ([]Judgement, error) {
 	if target != "" {
 		if _, err := ws.Target(target); err != nil {
@@ -54,6 +55,14 @@ func Pending(ctx context.Context, ws *workspace.Workspace, target string, opts O
 	}
 	if tr.Configured() && l.SigningKey() == "" {
 		return nil, errs.Policyf("refused: [ledger] allowed_signers is configured (%s), and this runner has no signing key, so its verdicts would not count; set `git config hone.signingkey` to a key that file lists", tr.File)
+	}
+	// A key that cannot sign fails every verdict alike: that is the
+	// runner's fault, not any proposal's, so it stops the run before a
+	// single proposal is blamed.
+	if key := l.SigningKey(); key != "" {
+		if _, err := signing.Sign(ctx, key, []byte("hone: can this runner sign?\n")); err != nil {
+			return nil, err
+		}
 	}
 	out := []Judgement{}
 	report := func(j Judgement) {
