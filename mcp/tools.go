@@ -5,6 +5,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/playbooks"
@@ -97,7 +98,10 @@ func (h *handlers) readLedger(ctx context.Context, _ *sdk.CallToolRequest, in ta
 	if err != nil {
 		return nil, ledgerOut{}, refusal(err)
 	}
-	return nil, ledgerOut{Target: in.Target, Attempts: attempts}, nil
+	out := ledgerOut{Target: in.Target, Attempts: attempts}
+	// Entries are anyone's to push: an agent reads their text escaped.
+	safetext.Strings(&out)
+	return nil, out, nil
 }
 
 func (h *handlers) readPlaybook(ctx context.Context, _ *sdk.CallToolRequest, in playbookIn) (*sdk.CallToolResult, *playbooks.Playbook, error) {
