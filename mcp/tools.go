@@ -64,7 +64,7 @@ func (h *handlers) addTools(s *sdk.Server) {
 	}, h.readSource)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "propose_patch",
-		Description: "Submit one patch with the hypothesis it tests. hone refuses a diff that touches anything outside the target's allowlist (as hone.toml at the pin defines it), an attempt (hotspot, class, hypothesis) that already has a verdict at the same pin, and a diff that is a judged patch's in other words (comments, whitespace, renamed new identifiers); otherwise it applies the diff with git onto the pin, stores it as a patch commit and records the proposal. Returns the patch id to pass to run_verdict.",
+		Description: "Submit one patch with the hypothesis it tests. hone refuses a diff that touches anything outside the target's allowlist (as hone.toml at the protected tip defines it), an attempt (hotspot, class, hypothesis) that already has a verdict at the same pin, and a diff that is a judged patch's in other words (comments, whitespace, renamed new identifiers); otherwise it applies the diff with git onto the pin, stores it as a patch commit and records the proposal. Returns the patch id to pass to run_verdict.",
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.proposePatch)
 	h.addVerdictTool(s)
