@@ -6,8 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/workspace"
 )
 
 // checkProposals holds a push to one proposal per patch id, one patch id
@@ -97,21 +99,18 @@ func (rc *Receive) patchRefs(ctx context.Context) (map[string]patchObjects, erro
 }
 
 // acceptablePin says why pin is not a pin a proposal of target may be made
-// at, or "" when it is: the commit the target's pin resolves to at the
-// protected base as it was before the push.
+// at, or "" when it is: the protected base as it was before the push must
+// accept it (workspace.Judge: its current pin, or an earlier one with the
+// same goalposts).
 func (rc *Receive) acceptablePin(ctx context.Context, target, pin string) (string, error) {
-	t, err := rc.target(target)
-	if err != nil {
-		return fmt.Sprintf("target %q is not defined by hone.toml at the protected base", target), nil
+	_, err := workspace.Judge(ctx, rc.repo, target, pin)
+	switch {
+	case err == nil:
+		return "", nil
+	case errs.Is(err, errs.Policy), errs.Is(err, errs.NotFound), errs.Is(err, errs.Invalid):
+		return err.Error(), nil
 	}
-	want, err := rc.repo.ResolveCommit(ctx, t.Pin)
-	if err != nil {
-		return fmt.Sprintf("the pin %q of target %s does not resolve on the server", t.Pin, target), nil
-	}
-	if pin != want {
-		return fmt.Sprintf("its pin %s is not the pin of target %s at the protected base (%s = %s); propose again from an up-to-date clone", git.Short(pin), target, t.Pin, git.Short(want)), nil
-	}
-	return "", nil
+	return "", err
 }
 
 func sortedIDs[V any](m map[string]V) []string {

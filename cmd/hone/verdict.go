@@ -51,17 +51,22 @@ patch whose attempt has a trusted verdict (cancelled included) is refused
 judged again: the new samples are pooled with the earlier ones, on the same
 input seed, and the entry links the earlier verdict. An error verdict (the
 baseline or the environment failed) may simply be run again, on the same
-seed. The protocol (metric, pairs, threshold) comes from hone.toml at the
-pin; --max-pairs and --threshold may only make it stricter, and the metric
-cannot be changed.
+seed. Every rule (gates, protocol, jail) comes from hone.toml at the tip of
+the protected base; --max-pairs and --threshold may only make it stricter,
+and the metric cannot be changed. A proposal at a pin the tip does not
+accept (not its current pin, nor an earlier one with the same hone.toml and
+protected files), or whose entry disagrees with its patch commit, is
+recorded as error (stale-pin, proposal-mismatch) without running any of it.
 
 Every command runs in the jail ([sandbox] in hone.toml): a bubblewrap
 sandbox with its own user, mount, PID, network, IPC and UTS namespaces, no
 capabilities, the system read-only, a private copy of the checkout thrown
 away after each run and the build output ($HONE_OUT) read-only after the
 build. When the jail is not available the verdict is error, saying what to
-install; [sandbox] isolation = "weak" opts out, and such verdicts say
-"weak isolation" in their summary.
+install; [sandbox] isolation = "weak" opts out where the account running
+the verdict allows it too (HONE_ALLOW_WEAK_ISOLATION=1, or git config
+--global hone.allowWeakIsolation true), else the verdict is error
+(weak-refused); weak verdicts say "weak isolation" in their summary.
 
 The verdict is one of accepted, needs-human-review (faster, but the patch adds
 atomics, locks, threads, unsafe code, inline asm or fast-math flags, found in

@@ -40,7 +40,7 @@ func TestAgentCannotProposeAnothersPatchAgain(t *testing.T) {
 	forged = replaceField(forged, "pin", badPin)
 	forged = replaceField(forged, "commit", commit)
 	w.plant(agent, "", map[string]string{p: forged})
-	w.refused(agent, "is not the pin of target c at the protected base", "git", "push", "origin", "hone/ledger", commit+":refs/hone/patches/"+fake)
+	w.refused(agent, "refused (stale-pin): target \"c\" is judged at its current pin", "git", "push", "origin", "hone/ledger", commit+":refs/hone/patches/"+fake)
 	if after := w.serverRefs(); after != before {
 		t.Fatalf("the server's refs changed:\n%s\nwas\n%s", after, before)
 	}
