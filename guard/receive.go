@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -45,23 +46,25 @@ func (rc *Receive) Existing(ctx context.Context) (map[string]ledger.Proposed, er
 // violations it finds; an error stops the hook (and refuses the push).
 type ReceiveCheck func(ctx context.Context, rc *Receive) ([]Violation, error)
 
-// receiveChecks run in order on every push; each looks only at the refs
-// of its own namespace.
-var receiveChecks = []ReceiveCheck{
-	checkAgentRefs,
-	checkBaseRefs,
-	checkShadowing,
-	checkLedgerRefs,
-	checkProposals,
-	checkPatchRefs,
-}
+// refChecks run in order on every push, each looking only at the refs of
+// its own namespace; then the registered checks; then proposalChecks,
+// which need every proposal the push brings (Receive.Proposed), however it
+// brings them.
+var (
+	refChecks      = []ReceiveCheck{checkAgentRefs, checkBaseRefs, checkShadowing, checkLedgerRefs}
+	registered     []ReceiveCheck
+	proposalChecks = []ReceiveCheck{checkProposals, checkPatchRefs}
+)
 
 // RegisterReceiveCheck adds a check every push a server receives must
-// pass, after the built-in ones, and what it guards (for `hone hooks
-// install --server` to show): how a new ref namespace gets its rules.
+// pass, and what it guards (for `hone hooks install --server` to show):
+// how a new ref namespace gets its rules. It runs after the checks of the
+// base, names and ledger refs and before the proposal and patch ref
+// checks, so a check that finds proposals in refs of its own adds them to
+// Receive.Proposed for those.
 func RegisterReceiveCheck(describe func(*Policy) []Namespace, c ReceiveCheck) {
 	namespaces = append(namespaces, describe)
-	receiveChecks = append(receiveChecks, c)
+	registered = append(registered, c)
 }
 
 // CheckReceive checks the updates a server is receiving (pre-receive)
@@ -92,7 +95,7 @@ func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Viola
 		}
 	}
 	var vs []Violation
-	for _, check := range receiveChecks {
+	for _, check := range slices.Concat(refChecks, registered, proposalChecks) {
 		found, err := check(ctx, rc)
 		if err != nil {
 			return nil, err
