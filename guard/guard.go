@@ -64,11 +64,20 @@ func Violated(vs []Violation) error {
 // first-parent diff hides. Rename detection is off so a move's source is
 // checked too; a root commit is checked against the empty tree.
 func Commits(ctx context.Context, dir string, a allowlist.Rules, revs ...string) ([]Violation, error) {
+	var vs []Violation
+	err := eachChange(ctx, dir, revs, func(commit, parent string, changes []git.Change) {
+		vs = append(vs, violations(changes, a, commit, parent)...)
+	})
+	return vs, err
+}
+
+// eachChange calls fn with what every commit rev-list selects changes
+// against each of its parents (a root commit: against the empty tree).
+func eachChange(ctx context.Context, dir string, revs []string, fn func(commit, parent string, changes []git.Change)) error {
 	out, err := git.Output(ctx, dir, append([]string{"rev-list", "--parents"}, revs...)...)
 	if err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "cannot list the commits %s", strings.Join(revs, " "))
+		return errs.Wrap(errs.Invalid, err, "cannot list the commits %s", strings.Join(revs, " "))
 	}
-	var vs []Violation
 	for _, line := range strings.Split(out, "\n") {
 		ids := strings.Fields(line)
 		if len(ids) == 0 {
@@ -87,16 +96,16 @@ func Commits(ctx context.Context, dir string, a allowlist.Rules, revs ...string)
 			}
 			raw, err := git.Run(ctx, git.Cmd{Dir: dir, Args: args})
 			if err != nil {
-				return nil, errs.Wrap(errs.Failure, err, "cannot diff commit %s", ids[0])
+				return errs.Wrap(errs.Failure, err, "cannot diff commit %s", ids[0])
 			}
 			changes, err := git.ParseRaw(raw)
 			if err != nil {
-				return nil, errs.Wrap(errs.Failure, err, "cannot diff commit %s", ids[0])
+				return errs.Wrap(errs.Failure, err, "cannot diff commit %s", ids[0])
 			}
-			vs = append(vs, violations(changes, a, ids[0], p)...)
+			fn(ids[0], p, changes)
 		}
 	}
-	return vs, nil
+	return nil
 }
 
 func violations(changes []git.Change, a allowlist.Rules, commit, parent string) []Violation {

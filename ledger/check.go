@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"path"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -30,10 +32,14 @@ type Refusal struct {
 	Ref, Path, Rule string
 }
 
-// Proposed is a proposal a pushed ledger update adds: what a pushed patch
-// ref must agree with.
+// Proposed is a proposal on the ledger or in a pushed update: what a pushed
+// patch ref must agree with.
 type Proposed struct {
-	Target, Commit, Pin string
+	ID, Target, Commit, Pin string
+}
+
+func proposedOf(e *Stored) Proposed {
+	return Proposed{ID: e.ID, Target: e.Target, Commit: e.Commit, Pin: e.Pin}
 }
 
 // Open starts reading objects; Close ends it.
@@ -85,6 +91,25 @@ func (s *Server) fastForward(ctx context.Context, ref string, old, new plumbing.
 	return nil, nil
 }
 
+// onFirstParents refuses a ledger update whose first-parent history does
+// not pass through the old tip: the server's first-parent history is the
+// order entries arrived in, and a push may only add to its end (hone
+// ledger push merges with the remote's tip as the first parent).
+func (s *Server) onFirstParents(ctx context.Context, old, new plumbing.Hash) (*Refusal, error) {
+	if old.IsZero() || old == new {
+		return nil, nil
+	}
+	out, err := git.Output(ctx, s.Dir, "rev-list", "--first-parent", "--parents", new.String(), "^"+old.String())
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the pushed commits")
+	}
+	lines := strings.Split(out, "\n")
+	if f := strings.Fields(lines[len(lines)-1]); len(f) >= 2 && f[1] == old.String() {
+		return nil, nil
+	}
+	return &Refusal{Ref: s.Branch, Rule: fmt.Sprintf("%s does not have %s on its first-parent history: a merge must take the server's tip as its first parent, so that the ledger's history stays the order entries arrived in (hone ledger push does)", git.Short(new.String()), git.Short(old.String()))}, nil
+}
+
 // CheckBranch judges an update of the ledger branch from old to new (zero:
 // none): a fast-forward whose new commits modify or delete no file, whose
 // merges add nothing of their own, whose entries are well-formed and at
@@ -95,6 +120,12 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 	var out []Refusal
 	r, err := s.fastForward(ctx, s.Branch, old, new)
 	if err != nil || r != nil {
+		if r != nil {
+			out = append(out, *r)
+		}
+		return out, nil, err
+	}
+	if r, err := s.onFirstParents(ctx, old, new); err != nil || r != nil {
 		if r != nil {
 			out = append(out, *r)
 		}
@@ -131,6 +162,12 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 		var sig *sigInfo
 		for _, f := range ch.novel {
 			if !isEntryPath(f.path) {
+				if ok, err := s.attachmentOrReadme(c.tree, f.path); err != nil || !ok {
+					if err != nil {
+						return nil, nil, err
+					}
+					out = append(out, Refusal{Ref: s.Branch, Path: f.path, Rule: fmt.Sprintf("commit %s adds a file that is not an entry (<target>/<kind>/<hh>/<id>.toml), an attachment beside one (<id>.<name>) or the README; the ledger branch holds nothing else", short)})
+				}
 				continue
 			}
 			raw, err := s.src.readBlob(f.hash)
@@ -150,7 +187,11 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 			}
 			switch e.Kind {
 			case KindProposal:
-				proposed[e.PatchID] = Proposed{Target: e.Target, Commit: e.Commit, Pin: e.Pin}
+				if prev, dup := proposed[e.PatchID]; dup {
+					out = append(out, Refusal{Ref: s.Branch, Path: f.path, Rule: fmt.Sprintf("proposal %s is a second proposal of patch %s in one push (the first is %s); a patch is proposed once", e.ID, e.PatchID, prev.ID)})
+					continue
+				}
+				proposed[e.PatchID] = proposedOf(e)
 			case KindVerdict, KindStarted:
 				// A started entry counts as much as a verdict: without
 				// its verdict it is the attempt's outcome (cancelled).
@@ -275,37 +316,66 @@ func lookupIn(src source, root plumbing.Hash, p string) (plumbing.Hash, bool, er
 	return h, true, nil
 }
 
-// FindProposal looks for the proposal of patchID on the ledger at tip, for
-// a patch ref pushed without its proposal. It reads every proposal entry,
-// so it is only for that case.
-func (s *Server) FindProposal(ctx context.Context, tip plumbing.Hash, patchID string) (*Proposed, error) {
+// Proposals returns every proposal on the ledger at tip by patch id (the
+// first in path order where a ledger, written before the server refused
+// them, holds two). It reads every proposal entry: a push that adds
+// proposals or patch refs pays for it once.
+func (s *Server) Proposals(ctx context.Context, tip plumbing.Hash) (map[string]Proposed, error) {
+	out := map[string]Proposed{}
+	err := s.eachEntry(ctx, tip, KindProposal, func(e *Stored) {
+		if _, ok := out[e.PatchID]; !ok {
+			out[e.PatchID] = proposedOf(e)
+		}
+	})
+	return out, err
+}
+
+// eachEntry calls fn with every well-formed entry of kind on the ledger at
+// tip (zero: none).
+func (s *Server) eachEntry(ctx context.Context, tip plumbing.Hash, kind Kind, fn func(*Stored)) error {
 	if tip.IsZero() {
-		return nil, nil
+		return nil
 	}
 	c, err := s.src.commitInfo(tip)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	files, err := listFiles(s.src, c.tree, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
-			return nil, errs.Wrap(errs.Failure, err, "looking for the proposal of %s interrupted", patchID)
+			return errs.Wrap(errs.Failure, err, "reading the ledger's %s entries interrupted", kind)
 		}
-		if !isEntryPath(f.path) || pathKind(f.path) != KindProposal {
+		if !isEntryPath(f.path) || pathKind(f.path) != kind {
 			continue
 		}
 		raw, err := s.src.readBlob(f.hash)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if e, err := parseStored(f.path, raw); err == nil && e.PatchID == patchID {
-			return &Proposed{Target: e.Target, Commit: e.Commit, Pin: e.Pin}, nil
+		if e, err := parseStored(f.path, raw); err == nil {
+			fn(e)
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+// attachmentOrReadme reports whether p, a file of the ledger tree root
+// that is not an entry, is the README or an attachment <id>.<name> beside
+// its entry <id>.toml.
+func (s *Server) attachmentOrReadme(root plumbing.Hash, p string) (bool, error) {
+	if p == "README.md" {
+		return true, nil
+	}
+	dir, name := path.Split(p)
+	id, att, ok := strings.Cut(name, ".")
+	if !ok || !validID(id) || !validName(att) || strings.Count(p, "/") != 3 {
+		return false, nil
+	}
+	_, found, err := lookupIn(s.src, root, dir+id+".toml")
+	return found, err
 }
 
 func pathKind(p string) Kind {
@@ -314,4 +384,76 @@ func pathKind(p string) Kind {
 		return ""
 	}
 	return Kind(segs[1])
+}
+
+// CheckNoteLines refuses every line the notes update from old to new adds
+// that is not the note line of a verdict entry on the ledger at ledgerTip
+// (the ledger as it will be after the push) on the object the note
+// annotates: a note says only what an entry says.
+func (s *Server) CheckNoteLines(ctx context.Context, old, new, ledgerTip plumbing.Hash) ([]Refusal, error) {
+	if new.IsZero() {
+		return nil, nil
+	}
+	before, err := s.noteLines(old)
+	if err != nil {
+		return nil, err
+	}
+	after, err := s.noteLines(new)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]map[string]bool{}
+	err = s.eachEntry(ctx, ledgerTip, KindVerdict, func(e *Stored) {
+		if want[e.Commit] == nil {
+			want[e.Commit] = map[string]bool{}
+		}
+		want[e.Commit][NoteLine(&e.Common)] = true
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []Refusal
+	for obj, lines := range after {
+		for line := range lines {
+			if before[obj][line] || want[obj][line] {
+				continue
+			}
+			out = append(out, Refusal{Ref: s.NotesRef, Path: obj, Rule: fmt.Sprintf("the note line %q on %s matches no verdict entry of the ledger; notes only repeat what verdict entries say", errs.Clip(line), git.Short(obj))})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path+out[i].Rule < out[j].Path+out[j].Rule })
+	return out, nil
+}
+
+// noteLines reads every note of the notes commit h (zero: none) as the
+// set of its lines, by the object it annotates, whatever the fan-out.
+func (s *Server) noteLines(h plumbing.Hash) (map[string]map[string]bool, error) {
+	out := map[string]map[string]bool{}
+	if h.IsZero() {
+		return out, nil
+	}
+	c, err := s.src.commitInfo(h)
+	if err != nil {
+		return nil, err
+	}
+	files, err := listFiles(s.src, c.tree, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		b, err := s.src.readBlob(f.hash)
+		if err != nil {
+			return nil, err
+		}
+		obj := strings.ReplaceAll(f.path, "/", "")
+		if out[obj] == nil {
+			out[obj] = map[string]bool{}
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line != "" {
+				out[obj][line] = true
+			}
+		}
+	}
+	return out, nil
 }

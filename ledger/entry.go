@@ -117,6 +117,9 @@ const (
 	FlagUnprotectedPin = "unprotected-pin"
 	// FlagStalePin: the proposal's pin is not one the protected tip accepts.
 	FlagStalePin = "stale-pin"
+	// FlagProposalMismatch: the proposal entry's fields disagree with its
+	// patch commit (pin, target, config blob, diff hash); nothing ran.
+	FlagProposalMismatch = "proposal-mismatch"
 	// FlagUnseeded: the target's outputs do not depend on the input seed.
 	FlagUnseeded = "unseeded"
 	// FlagWorkUnverified: a harness bench without outputs that check its work.

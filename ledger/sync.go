@@ -233,7 +233,10 @@ func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, 
 			return next, nil
 		}
 		how = "merged"
-		next, err = l.obj.commit(ctx, union, []plumbing.Hash{cur, r}, "hone: merge the ledger of another clone\n", l.sig(), l.signingKey())
+		// The remote's tip is the first parent: the ledger's first-parent
+		// history is then the order in which the remote received entries,
+		// which runners queue by (see Queue) and the server enforces.
+		next, err = l.obj.commit(ctx, union, []plumbing.Hash{r, cur}, "hone: merge the ledger of another clone\n", l.sig(), l.signingKey())
 		return next, err
 	})
 	if err != nil || how == "up-to-date" {

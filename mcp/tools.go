@@ -5,6 +5,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/playbooks"
@@ -63,7 +64,7 @@ func (h *handlers) addTools(s *sdk.Server) {
 	}, h.readSource)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "propose_patch",
-		Description: "Submit one patch with the hypothesis it tests. hone refuses a diff that touches anything outside the target's allowlist (as hone.toml at the pin defines it), an attempt (hotspot, class, hypothesis) that already has a verdict at the same pin, and a diff that is a judged patch's in other words (comments, whitespace, renamed new identifiers); otherwise it applies the diff with git onto the pin, stores it as a patch commit and records the proposal. Returns the patch id to pass to run_verdict.",
+		Description: "Submit one patch with the hypothesis it tests. hone refuses a diff that touches anything outside the target's allowlist (as hone.toml at the protected tip defines it), an attempt (hotspot, class, hypothesis) that already has a verdict at the same pin, and a diff that is a judged patch's in other words (comments, whitespace, renamed new identifiers); otherwise it applies the diff with git onto the pin, stores it as a patch commit and records the proposal. Returns the patch id to pass to run_verdict.",
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.proposePatch)
 	h.addVerdictTool(s)
@@ -97,7 +98,10 @@ func (h *handlers) readLedger(ctx context.Context, _ *sdk.CallToolRequest, in ta
 	if err != nil {
 		return nil, ledgerOut{}, refusal(err)
 	}
-	return nil, ledgerOut{Target: in.Target, Attempts: attempts}, nil
+	out := ledgerOut{Target: in.Target, Attempts: attempts}
+	// Entries are anyone's to push: an agent reads their text escaped.
+	safetext.Strings(&out)
+	return nil, out, nil
 }
 
 func (h *handlers) readPlaybook(ctx context.Context, _ *sdk.CallToolRequest, in playbookIn) (*sdk.CallToolResult, *playbooks.Playbook, error) {

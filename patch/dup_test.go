@@ -182,7 +182,7 @@ func TestUncommittedConfigMovesNoGoalposts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Warnings) == 0 || res.Warnings[0].Code != "uncommitted_config" || !strings.Contains(res.Warnings[0].Message, "edits change nothing") {
+	if len(res.Warnings) == 0 || res.Warnings[0].Code != "uncommitted_config" || !strings.Contains(res.Warnings[0].Message, "change nothing") {
 		t.Errorf("warnings %+v", res.Warnings)
 	}
 }

@@ -2,10 +2,13 @@ package patch
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/workspace"
 )
 
 // A diff made with `git diff --relative` inside the target names lib.go, not
@@ -63,5 +66,45 @@ func TestHugeInputsAreRefusedWithoutBeingEchoed(t *testing.T) {
 	}
 	if ws.Config.Patch.MaxHypothesisBytes != 2048 || ws.Config.Patch.MaxHotspotBytes != 256 {
 		t.Errorf("defaults: %+v", ws.Config.Patch)
+	}
+}
+
+// An agent raises the limits in its working tree's hone.toml: the limits
+// are the protected tip's, so the huge diff and hypothesis are still
+// refused.
+func TestWorkingTreeCannotRaiseTheLimits(t *testing.T) {
+	ws := newFixture(t, fixtureFiles())
+	raised := strings.Replace(fixtureToml, "max_diff_bytes = 65536\n", "max_diff_bytes = 1000000\nmax_hypothesis_bytes = 1000000\n", 1)
+	if err := os.WriteFile(filepath.Join(ws.Root, "hone.toml"), []byte(raised), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(ws.Root)
+	if err != nil || ws.Config.Patch.MaxDiffBytes != 1000000 {
+		t.Fatalf("the working tree's limits: %v", err)
+	}
+	diff := readLegit(t, "modify")
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Target: "t", Hotspot: "A", Class: 1, Hypothesis: strings.Repeat("faster ", 1000), Diff: diff}, "max_hypothesis_bytes"},
+		{Request{Target: "t", Hotspot: "A", Class: 1, Hypothesis: "ten", Diff: append(diff, []byte(strings.Repeat("\n", 70_000))...)}, "max_diff_bytes"},
+	} {
+		if _, err := Propose(context.Background(), ws, tc.req); !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want the tip's %s, got %.300v", tc.want, err)
+		}
+	}
+}
+
+// A hypothesis that would clear the screen of whoever reads the ledger is
+// stored with its control characters escaped.
+func TestHypothesisCannotRedrawTheTerminal(t *testing.T) {
+	ws := newFixture(t, fixtureFiles())
+	res, err := Propose(context.Background(), ws, Request{Target: "t", Hotspot: "A\x1b[8m", Class: 1, Hypothesis: "ten\x1b[2J\x9b1A", Diff: readLegit(t, "modify")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Proposal; p.Hypothesis != `ten\x1b[2J\x9b1A` || p.Hotspot != `A\x1b[8m` {
+		t.Errorf("stored %q, %q", p.Hypothesis, p.Hotspot)
 	}
 }

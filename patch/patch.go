@@ -30,9 +30,12 @@ type Proposal struct {
 	Files   []string `toml:"files" json:"files"`
 	Added   int      `toml:"added" json:"added"`
 	Removed int      `toml:"removed" json:"removed"`
-	// ConfigBlob is the hone.toml blob at the pin, whose allowlist the
-	// patch was checked against.
+	// ConfigBlob is the hone.toml blob at the pin (the patch commit's
+	// parent), which the protected tip accepted as its own goalposts'.
 	ConfigBlob string `toml:"config_blob,omitempty" json:"config_blob,omitempty"`
+	// PinRef is the pin as the protected tip names it, resolved to a full
+	// ref name (or the commit it names); Pin is the commit proposed at.
+	PinRef string `toml:"pin_ref,omitempty" json:"pin_ref,omitempty"`
 	// NormalizedSHA256 is the hash of the patch's normalised form (see
 	// normalize.go): equal for the same code in other words.
 	NormalizedSHA256 string `toml:"normalized_sha256,omitempty" json:"normalized_sha256,omitempty"`
@@ -40,8 +43,9 @@ type Proposal struct {
 	// normalised diff) at an earlier pin, which this proposal tries again
 	// now that the pin has moved.
 	Retries string `toml:"retries,omitempty" json:"retries,omitempty"`
-	// PinUnprotected is set when the pin is not reachable from the
-	// protected base refs: its hone.toml is an agent's, not the project's.
+	// PinUnprotected was set by earlier versions when the pin was not on
+	// the protected base; such a pin is now refused, so only old entries
+	// carry it.
 	PinUnprotected bool `toml:"pin_unprotected,omitempty" json:"pin_unprotected,omitempty"`
 	// Author is who proposed the patch, "Name <email>": the author of the
 	// commit `hone patch land` makes. The patch commit itself has hone's
@@ -80,7 +84,7 @@ type Checked struct {
 	Changes []git.Change `json:"changes"`
 	Summary
 	// goal is what the diff was checked against: the target as hone.toml
-	// at the pin defines it.
+	// at the protected tip defines it.
 	goal *workspace.Goalposts
 }
 
@@ -97,23 +101,17 @@ func Check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 	return c, err
 }
 
-// The working tree's hone.toml names the target and its pin; the allowlist
-// comes from hone.toml at that pin, which no uncommitted edit changes.
+// The working tree's hone.toml may ask for a pin; the protected tip decides
+// whether it is acceptable, and every rule (the allowlist, the diff limit)
+// is the tip's, which no uncommitted edit changes.
 func check(ctx context.Context, ws *workspace.Workspace, target string, diff []byte) (*Checked, *scratchIndex, error) {
-	t, err := ws.Target(target)
+	gp, err := ws.Proposing(ctx, target)
 	if err != nil {
 		return nil, nil, err
 	}
-	pin, err := ws.ResolvePin(ctx, t)
-	if err != nil {
-		return nil, nil, err
-	}
-	gp, err := ws.GoalpostsAt(ctx, target, pin)
-	if err != nil {
-		return nil, nil, err
-	}
+	pin := gp.Pin
 	a := gp.Target.Rules()
-	sum, err := frontCheck(diff, a, ws.Config.Patch.MaxDiffBytes)
+	sum, err := frontCheck(diff, a, gp.Config.Patch.MaxDiffBytes)
 	if err != nil {
 		return nil, nil, relativeHint(ws, pin, a, diff, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/repo"
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -28,24 +29,23 @@ const (
 // errors naming the path or header and the rule; a malformed diff is Invalid;
 // an unknown target NotFound. A refusal leaves no ref, entry or object behind.
 func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result, error) {
-	if err := req.validate(ws.Config.Patch); err != nil {
+	if strings.TrimSpace(req.Target) == "" {
+		return nil, errs.Usagef("a target is required")
+	}
+	// The idea's words are shown wherever the ledger is: stored escaped,
+	// they cannot redraw a terminal (see safetext).
+	req.Hotspot, req.Hypothesis = safetext.Line(req.Hotspot), safetext.Log(req.Hypothesis)
+	gp, err := ws.Proposing(ctx, req.Target)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.validate(gp.Config.Patch); err != nil {
 		return nil, err
 	}
 	if req.Author == "" {
 		req.Author = gitUser(ctx, ws.Root)
 	}
-	t, err := ws.Target(req.Target)
-	if err != nil {
-		return nil, err
-	}
-	pin, err := ws.ResolvePin(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	gp, err := ws.GoalpostsAt(ctx, req.Target, pin)
-	if err != nil {
-		return nil, err
-	}
+	pin := gp.Pin
 	l := ledger.Open(ws)
 	key := ledger.AttemptKey(req.Target, req.Hotspot, req.Class, req.Hypothesis)
 	judged, err := judgedAttempts(ctx, ws, l, req.Target, gp.Target.Path, pin)
@@ -70,7 +70,7 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 			Class: req.Class, Hypothesis: strings.TrimSpace(req.Hypothesis),
 		},
 		Files: c.Files, Added: c.Added, Removed: c.Removed,
-		ConfigBlob: c.goal.Blob, PinUnprotected: !c.goal.Protected, Author: req.Author,
+		ConfigBlob: c.goal.PinBlob, PinRef: c.goal.PinRef, Author: req.Author,
 	}
 	if p.NormalizedSHA256, err = normalizedOf(ws, c.Pin, c.Changes, func(hash string) ([]byte, error) {
 		out, err := idx.git(ctx, nil, nil, "cat-file", "blob", hash)

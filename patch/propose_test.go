@@ -138,8 +138,9 @@ func TestProposeValidatesTheIdea(t *testing.T) {
 }
 
 func TestDefaultSizeLimit(t *testing.T) {
-	ws := newFixture(t, fixtureFiles())
-	ws.Config.Patch.MaxDiffBytes = 4 << 20
+	files := fixtureFiles()
+	files["hone.toml"] = fileSpec{"100644", strings.Replace(fixtureToml, "max_diff_bytes = 65536\n", "", 1)}
+	ws := newFixture(t, files)
 	big := "diff --git a/targets/t/big.txt b/targets/t/big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/targets/t/big.txt\n@@ -0,0 +1,400000 @@\n" + strings.Repeat("+0123456789abcdef\n", 400000)
 	_, err := Check(context.Background(), ws, "t", []byte(big))
 	if !errs.Is(err, errs.Policy) || !strings.Contains(err.Error(), "over the limit of 4194304") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/profile"
 	"github.com/hone-perf/hone/verdict"
@@ -78,6 +79,8 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 		}
 		r.Profiles = append(r.Profiles, rp)
 	}
+	// Entries are anyone's to push: the report shows their text escaped.
+	safetext.Strings(r)
 	return r, nil
 }
 

@@ -26,7 +26,8 @@ const (
 	ReasonWallSlower   = "wall-slower"  // needs-human-review: faster in cpu-time, slower in wall time
 	ReasonInterrupted  = "interrupted"  // cancelled: the verdict was interrupted before it could finish
 	// ReasonUnprotectedPin: needs-human-review, faster at a pin that is not
-	// on the protected base, whose gates and bench an agent may have written.
+	// on the protected base; recorded by earlier versions only, since such
+	// a pin is now refused as stale (workspace.ReasonStalePin).
 	ReasonUnprotectedPin = "unprotected-pin"
 )
 

@@ -106,6 +106,14 @@ func (f *fixture) patch(edits map[string]func(string) string) string {
 	return testgit.Git(f.t, root, "commit-tree", tree, "-p", f.pin, "-m", "patch")
 }
 
+// repin makes commit the pin: main moves there, as a maintainer's commit
+// would move it, so the protected tip names it.
+func (f *fixture) repin(commit string) {
+	f.t.Helper()
+	testgit.Git(f.t, f.ws.Root, "update-ref", "refs/heads/main", commit)
+	f.pin = commit
+}
+
 func replace(old, new string) func(string) string {
 	return func(s string) string {
 		if !strings.Contains(s, old) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -100,14 +101,15 @@ func (l *gateLogs) attachments() ([]ledger.Attachment, error) {
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
 	for _, f := range l.files {
-		hdr := &tar.Header{Name: f.Gate + "/" + f.Name, Mode: 0o644, Size: int64(len(f.Data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		data := []byte(safetext.Log(string(f.Data)))
+		hdr := &tar.Header{Name: f.Gate + "/" + f.Name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 		if f.Cut {
 			hdr.PAXRecords = map[string]string{paxCut: "1"}
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, errs.Wrap(errs.Failure, err, "cannot archive the gate logs")
 		}
-		if _, err := tw.Write(f.Data); err != nil {
+		if _, err := tw.Write(data); err != nil {
 			return nil, errs.Wrap(errs.Failure, err, "cannot archive the gate logs")
 		}
 	}

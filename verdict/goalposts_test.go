@@ -49,13 +49,9 @@ func TestUncommittedGateDeletionCannotPassAWrongAnswer(t *testing.T) {
 }
 
 // An agent commits a hone.toml without gates on a branch of its own and
-// proposes a patch pinned there: the verdict uses that commit's goalposts,
-// since that is the pin, but every record of it says the pin is not on the
-// protected base.
-func TestAgentCommitAsPinIsFlagged(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a real verdict")
-	}
+// writes a proposal pinned there: the protected tip never named that pin,
+// so the verdict is error (stale-pin), flagged, and nothing of it ran.
+func TestAgentCommitAsPinIsStale(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", cToml)
 	root := f.ws.Root
 	i := strings.Index(cToml, "  [[targets.c.gates]]")
@@ -73,11 +69,8 @@ func TestAgentCommitAsPinIsFlagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != ReasonUnprotectedPin || !e.PinUnprotected || !PinUnprotected(e.Summary) || !strings.Contains(e.Detail, "not reachable from the protected base") || len(e.Gates) != 1 {
-		t.Fatalf("%s: %s\n%s\ngates %+v", e.Verdict, e.Summary, e.Detail, e.Gates)
-	}
-	rows, err := ledger.Open(f.ws).Rows(context.Background(), ledger.Filter{Kind: ledger.KindProposal})
-	if err != nil || len(rows) != 1 || !PinUnprotected(rows[0].Summary) {
-		t.Errorf("the ledger's view: %+v %v", rows, err)
+	f.want(e, ledger.VerdictError, workspace.ReasonStalePin)
+	if !e.HasFlag(ledger.FlagStalePin) || len(e.Gates) != 0 || e.Started != "" || !strings.Contains(e.Detail, "never the current pin") {
+		t.Fatalf("flags %v, gates %+v, started %q: %s", e.Flags, e.Gates, e.Started, e.Detail)
 	}
 }

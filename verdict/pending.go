@@ -4,28 +4,44 @@ import (
 	"context"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/signing"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
 
-// Judgement is the outcome of judging one pending proposal: its verdict
-// entry, or why none was reached.
+// ReasonUnjudgeable is the reason of an error verdict a runner records for
+// a proposal it can never judge as it stands (no patch ref, a patch ref
+// that disagrees with its proposal): recorded once, so the proposal leaves
+// the queue and stops costing every runner loop.
+const ReasonUnjudgeable = "unjudgeable"
+
+// Judgement is the outcome of one pending proposal: its verdict entry, or
+// why none was reached.
 type Judgement struct {
 	PatchID string `json:"patch_id"`
 	Entry   *Entry `json:"entry,omitempty"`
 	Error   string `json:"error,omitempty"`
-	err     error
+	// Skipped is set when the queue left the proposal out (a patch commit
+	// judged under another id, a proposer over [guard] max_queued) or it
+	// could not be judged now (a lock another runner holds, a failure of
+	// this machine): nothing was recorded, and a later run sees it again
+	// unless it was a duplicate.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
-// Pending judges, one at a time and oldest first, every proposal of target
-// ("" for every target) that has no trusted verdict: what a verdict runner
-// (a CI job, or a service account on a quiet machine, holding the signing
-// key) runs after fetching the ledger and before `hone ledger push`. Each
-// patch is judged by Run; one that cannot be judged is reported in its
-// Judgement and the others are still judged. done, when set, is called
-// after each. With allowed signers configured, a runner without a signing
-// key is refused before anything runs: its verdicts would not count, and
-// every later run would judge the same proposals again.
+// Pending judges, one at a time, the proposals of target ("" for every
+// target) that have no trusted verdict, in the order of the ledger's queue
+// (ledger.Queue: by arrival, round robin across proposers, each patch
+// commit once): what a verdict runner (a CI job, or a service account on a
+// quiet machine, holding the signing key) runs after fetching the ledger
+// and before `hone ledger push`. No single input stops it: a proposal that
+// cannot be judged as it stands gets an error verdict saying why (once),
+// one that cannot be judged now is skipped, and every other proposal is
+// still judged. done, when set, is called after each. The error is only
+// for what stops every judgement: a runner without a signing key while
+// allowed signers are configured (its verdicts would not count, and every
+// later run would judge the same proposals again) or with one it cannot
+// sign with, an unreadable ledger, an interruption.
 func Pending(ctx context.Context, ws *workspace.Workspace, target string, opts Options, done func(Judgement)) ([]Judgement, error) {
 	if target != "" {
 		if _, err := ws.Target(target); err != nil {
@@ -40,37 +56,62 @@ func Pending(ctx context.Context, ws *workspace.Workspace, target string, opts O
 	if tr.Configured() && l.SigningKey() == "" {
 		return nil, errs.Policyf("refused: [ledger] allowed_signers is configured (%s), and this runner has no signing key, so its verdicts would not count; set `git config hone.signingkey` to a key that file lists", tr.File)
 	}
-	attempts, err := l.Attempts(ctx, ledger.Filter{Target: target})
-	if err != nil {
-		return nil, err
+	// A key that cannot sign fails every verdict alike: that is the
+	// runner's fault, not any proposal's, so it stops the run before a
+	// single proposal is blamed.
+	if key := l.SigningKey(); key != "" {
+		if _, err := signing.Sign(ctx, key, []byte("hone: can this runner sign?\n")); err != nil {
+			return nil, err
+		}
 	}
 	out := []Judgement{}
-	for _, a := range attempts {
-		if a.ProposalID == "" || a.Outcome() != nil || a.Running() != nil {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return out, errs.Wrap(errs.Failure, err, "judging the pending proposals interrupted after %d", len(out))
-		}
-		j := Judgement{PatchID: a.PatchID}
-		j.Entry, j.err = Run(ctx, ws, a.PatchID, opts)
-		if j.err != nil {
-			j.Error = j.err.Error()
-		}
+	report := func(j Judgement) {
 		out = append(out, j)
 		if done != nil {
 			done(j)
 		}
 	}
+	queue, err := l.Queue(ctx, ledger.QueueOptions{Target: target, Skip: func(a ledger.Attempt, why string) {
+		report(Judgement{PatchID: a.PatchID, Error: why, Skipped: true})
+	}})
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range queue {
+		if err := ctx.Err(); err != nil {
+			return out, errs.Wrap(errs.Failure, err, "judging the pending proposals interrupted after %d", len(out))
+		}
+		j := Judgement{PatchID: a.PatchID}
+		e, err := Run(ctx, ws, a.PatchID, opts)
+		switch {
+		case err == nil:
+			j.Entry = e
+		case ctx.Err() != nil:
+			return out, errs.Wrap(errs.Failure, err, "judging the pending proposals interrupted after %d", len(out))
+		case errs.Is(err, errs.NotFound) || errs.Is(err, errs.Invalid):
+			j.Error = err.Error()
+			if j.Entry, err = recordUnjudgeable(ctx, l, a, j.Error); err != nil {
+				j.Error += " (and its error verdict could not be recorded: " + err.Error() + ")"
+				j.Skipped = true
+			}
+		default:
+			j.Error, j.Skipped = err.Error(), true
+		}
+		report(j)
+	}
 	return out, nil
 }
 
-// Failed returns the first Judgement that reached no verdict, or nil.
-func Failed(js []Judgement) error {
-	for _, j := range js {
-		if j.err != nil {
-			return errs.Wrap(errs.CodeOf(j.err), j.err, "patch %s could not be judged", j.PatchID)
-		}
+// recordUnjudgeable appends an error verdict for attempt a, saying why it
+// cannot be judged. A proposal without a 40-hex commit cannot carry one.
+func recordUnjudgeable(ctx context.Context, l *ledger.Ledger, a ledger.Attempt, why string) (*Entry, error) {
+	e := newEntry(ledger.Common{PatchID: a.PatchID, Commit: a.Commit, Pin: a.Pin, AttemptKey: a.AttemptKey,
+		Hotspot: a.Hotspot, Class: a.Class, Hypothesis: a.Hypothesis}, a.Target)
+	e.setVerdict(ledger.VerdictError, ReasonUnjudgeable, why)
+	rec, err := e.record(ctx, l)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	e.Schema, e.ID, e.Created = rec.Schema, rec.ID, rec.Created
+	return e, nil
 }

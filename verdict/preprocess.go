@@ -16,7 +16,6 @@ import (
 
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/jail"
 )
 
@@ -82,13 +81,9 @@ var cSources = map[string]bool{".c": true, ".h": true, ".cc": true, ".cpp": true
 
 // changedSources lists the C and C++ files the patch adds or modifies.
 func changedSources(ctx context.Context, root, pin, commit string) ([]changedSource, error) {
-	out, err := git.Run(ctx, git.Cmd{Dir: root, Isolated: true, Args: append(append([]string{"diff-tree"}, git.RawDiffArgs...), "--no-commit-id", pin, commit)})
+	changes, err := patchChanges(ctx, root, pin, commit)
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot list the patch's changes")
-	}
-	changes, err := git.ParseRaw(out)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read git's list of changes")
+		return nil, err
 	}
 	var files []changedSource
 	for _, c := range changes {

@@ -12,9 +12,9 @@ import (
 	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/hostinfo"
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -67,13 +67,33 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 	if err != nil {
 		return nil, err
 	}
+	if prop.mismatch != "" {
+		return refuse(ctx, l, prop, ReasonProposalMismatch, ledger.FlagProposalMismatch, prop.mismatch, "")
+	}
 	gp, err := ws.GoalpostsAt(ctx, prop.Target, prop.Pin)
+	var stale *workspace.StalePinError
+	if errors.As(err, &stale) {
+		return refuse(ctx, l, prop, workspace.ReasonStalePin, ledger.FlagStalePin, stale.Error(), "")
+	}
 	if err != nil {
 		return nil, err
+	}
+	if why, err := prop.outside(ctx, ws, gp.Target.Rules()); err != nil || why != "" {
+		if err != nil {
+			return nil, err
+		}
+		return refuse(ctx, l, prop, ReasonProposalMismatch, ledger.FlagProposalMismatch, why, gp.Blob)
 	}
 	if opts.Warnings != nil {
 		for _, w := range gp.Warnings {
 			opts.Warnings(w)
+		}
+	}
+	if sb := gp.Config.Sandbox; sb.Isolation == workspace.IsolationWeak {
+		if ok, err := workspace.WeakAllowed(ctx); err != nil {
+			return nil, err
+		} else if !ok {
+			return refuse(ctx, l, prop, ReasonWeakRefused, "", weakRefused, gp.Blob)
 		}
 	}
 	proto, over, err := protocol(gp.Target, opts)
@@ -105,8 +125,10 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 	if e.Rejudges != "" {
 		e.RejudgeReason = opts.Rejudge
 	}
-	e.markPin(gp)
 	e.markWeak()
+	if e.Environment.Weak {
+		e.AddFlag(ledger.FlagWeak)
+	}
 	if err != nil {
 		if _, aerr := e.record(context.WithoutCancel(ctx), l); aerr != nil {
 			return nil, fmt.Errorf("%w (and the cancelled verdict could not be recorded: %v)", err, aerr)
@@ -126,7 +148,10 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 }
 
 // record appends e to the ledger, with the gates' whole output beside it.
+// Every string of e is escaped first (see safetext): a gate's output must
+// not be able to redraw the terminal that shows the verdict.
 func (e *Entry) record(ctx context.Context, l *ledger.Ledger) (*ledger.Stored, error) {
+	safetext.Strings(e)
 	logs, err := e.logs.attachments()
 	if err != nil {
 		return nil, err
@@ -138,7 +163,9 @@ func (e *Entry) record(ctx context.Context, l *ledger.Ledger) (*ledger.Stored, e
 }
 
 // lookupPatch returns the proposal of patchID (or of the patch it is a
-// unique prefix of), its commit checked against refs/hone/patches/<id>.
+// unique prefix of), its commit read from refs/hone/patches/<id>. A
+// proposal is only what its patch ref holds: mismatch says which of the
+// entry's fields disagree with what the commit derives (see derive).
 func lookupPatch(ctx context.Context, ws *workspace.Workspace, patchID string) (proposal, error) {
 	l := ledger.Open(ws)
 	patchID, err := l.ResolvePatch(ctx, patchID)
@@ -172,14 +199,20 @@ func lookupPatch(ctx context.Context, ws *workspace.Workspace, patchID string) (
 		return proposal{}, errs.Invalidf("patch %q: %s points at %s but its proposal recorded %s; run `hone ledger verify`", patchID, ledger.PatchRef(patchID), commit, prop.Commit)
 	}
 	prop.Commit = commit
+	if prop.mismatch, err = prop.derive(ctx, ws); err != nil {
+		return proposal{}, err
+	}
 	return *prop, nil
 }
 
-// proposal is what a verdict reads of a proposal entry: its common fields
-// and the earlier attempt at another pin it retries, if any.
+// proposal is what a verdict reads of a proposal entry: its common fields,
+// the config blob it names, and the earlier attempt at another pin it
+// retries, if any.
 type proposal struct {
 	ledger.Common
-	Retries string `toml:"retries,omitempty"`
+	ConfigBlob string `toml:"config_blob,omitempty"`
+	Retries    string `toml:"retries,omitempty"`
+	mismatch   string
 }
 
 // evaluate builds, gates and benchmarks one patch and returns the unrecorded
@@ -465,29 +498,13 @@ func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overri
 	return proto, &over, nil
 }
 
-// markPin records that the pin is not on the protected base: the goalposts
-// were written by whoever made that commit. The summary says so, for
-// every view of the ledger.
-// An acceptance there is only the agent's word: it needs a person.
-func (e *Entry) markPin(gp *workspace.Goalposts) {
-	if gp.Protected {
-		return
-	}
-	e.PinUnprotected = true
-	if e.Verdict == ledger.VerdictAccepted {
-		e.Verdict, e.Reason = ledger.VerdictNeedsHumanReview, ReasonUnprotectedPin
-	}
-	e.Summary = oneLine(unprotectedPrefix + git.Short(e.Pin) + "): " + e.Summary)
-	e.Detail = fmt.Sprintf("The pin %s is not reachable from the protected base (%s): its hone.toml, gates and bench were not reviewed there.\n%s",
-		git.Short(e.Pin), strings.Join(gp.Base, ", "), e.Detail)
-}
-
-// unprotectedPrefix heads the summary of a verdict whose pin is not on the
-// protected base.
-const unprotectedPrefix = "unprotected pin ("
-
 // PinUnprotected reports whether a verdict's summary says its pin is not
-// on the protected base, for views that show the verdict word alone.
+// on the protected base, for views that show the verdict word alone. Only
+// verdicts recorded before such pins were refused say so.
 func PinUnprotected(summary string) bool {
 	return strings.HasPrefix(summary, unprotectedPrefix) || strings.Contains(summary, "): "+unprotectedPrefix)
 }
+
+// unprotectedPrefix headed the summary of a verdict whose pin was not on
+// the protected base.
+const unprotectedPrefix = "unprotected pin ("

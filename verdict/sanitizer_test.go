@@ -101,7 +101,7 @@ func TestUseAfterFreeThatPassesItsUnitTestIsRejectedByAnAddressGate(t *testing.T
 func TestUseAfterFreeAlreadyAtThePinIsTheBaselinesFault(t *testing.T) {
 	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
-	f.pin = f.patch(map[string]func(string) string{"prog.c": onePass})
+	f.repin(f.patch(map[string]func(string) string{"prog.c": onePass}))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"test.sh": replace("# The unit gate", "# The unit gate, reworded")}), Options{})
 	f.want(e, ledger.VerdictError, ReasonBaseline)
 	if !strings.Contains(e.Detail, `gate "unit-asan": the baseline reports it too (AddressSanitizer: heap-use-after-free in drop_last prog.c:`) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -38,6 +39,9 @@ func Show(ctx context.Context, ws *workspace.Workspace, id, gate string) (*Shown
 	if err := s.Decode(&e); err != nil {
 		return nil, err
 	}
+	// Anyone may push an entry: show what it says, never what its bytes
+	// would do to a terminal.
+	safetext.Strings(&e)
 	sh := &Shown{Entry: &e}
 	if gate == "" {
 		return sh, nil
@@ -67,6 +71,9 @@ func Show(ctx context.Context, ws *workspace.Workspace, id, gate string) (*Shown
 		return nil, err
 	}
 	sh.Files, err = readLogs(archive, gate)
+	for i := range sh.Files {
+		sh.Files[i].Data = []byte(safetext.Log(string(sh.Files[i].Data)))
+	}
 	return sh, err
 }
 

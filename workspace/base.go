@@ -58,8 +58,9 @@ func ProtectedBase(ctx context.Context, r *repo.Repo) (*Base, error) {
 	return nil, errs.NotFoundf("no protected base ref (%s) holds a %s; create it, or set [guard] base in %s on %s", strings.Join(refs, ", "), FileName, FileName, head)
 }
 
-// pinBases is the default protected base: the ref each target's pin names,
-// in target order, or the default branch when no target names one.
+// pinBases is the default protected base: the branch each target's pin
+// names (see ResolvePinRef), in target order, or the default branch when no
+// target names one.
 func pinBases(ctx context.Context, r *repo.Repo, c *Config, head string) []string {
 	names := make([]string, 0, len(c.Targets))
 	for n := range c.Targets {
@@ -75,17 +76,15 @@ func pinBases(ctx context.Context, r *repo.Repo, c *Config, head string) []strin
 		}
 	}
 	for _, n := range names {
-		pin := c.Targets[n].Pin
+		// A branch pin protects the branch; a tag or a commit is a fixed
+		// point. An ambiguous pin protects nothing: Judge refuses it.
+		ref, commit, err := ResolvePinRef(ctx, r, c.Targets[n].Pin)
 		switch {
-		case strings.HasPrefix(pin, "refs/heads/"):
-			add(pin)
-		case refExists(r, "refs/heads/"+pin):
-			add("refs/heads/" + pin)
+		case err != nil:
+		case strings.HasPrefix(ref, "refs/heads/"):
+			add(ref)
 		default:
-			// A tag, a commit, or anything else git resolves: a fixed point.
-			if commit, err := r.ResolveCommit(ctx, pin); err == nil {
-				add(commit)
-			}
+			add(commit)
 		}
 	}
 	if len(refs) == 0 {

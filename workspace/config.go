@@ -132,7 +132,22 @@ type GuardConfig struct {
 	// Refs are patterns such as "refs/heads/agent/<target>/*"; the target is
 	// taken from the ref name where <target> stands. Unset: DefaultGuardRefs.
 	Refs []string `toml:"refs" json:"refs"`
+	// Maintainers names a file in git's allowed-signers format, read at
+	// the protected base as it was before a push: the keys whose signed
+	// commits may change what judges pushes there (hone.toml, the allowed
+	// signers, this file, a protected path). Empty: the server's hook
+	// refuses every such change, which then needs the forge's branch
+	// protection.
+	Maintainers string `toml:"maintainers" json:"maintainers,omitempty"`
+	// MaxQueued caps the proposals of one proposer that a runner's queue
+	// holds at a time; the rest wait until those are judged. Zero after
+	// parsing means DefaultMaxQueued.
+	MaxQueued int `toml:"max_queued" json:"max_queued"`
 }
+
+// DefaultMaxQueued is [guard] max_queued when hone.toml sets none: enough
+// for an agent's batch of ideas, too few to hold the runners for long.
+const DefaultMaxQueued = 4
 
 // DefaultGuardRefs are the refs agents push to, guarded when hone.toml has
 // no [guard] refs: a repository without the key is not left unguarded.

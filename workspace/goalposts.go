@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -12,50 +13,148 @@ import (
 	"github.com/hone-perf/hone/internal/repo"
 )
 
-// Goalposts are what judges a target's patches, read from the commit the
-// target is pinned at, never from a working tree: the target (allowlist,
-// build, gates, bench) and the jail settings, as hone.toml holds them at
-// the pin. An optimizer with a shell may edit the working tree's hone.toml;
-// that changes nothing here, and Warnings say so.
+// Goalposts are what judges a target's patches: every rule (the target's
+// allowlist, build, gates and bench, the protocol, the jail settings, the
+// patch limits) as hone.toml holds it at the tip of the protected base, the
+// maintainer's current word. Nothing an agent writes chooses them: not a
+// working tree, not a pin, not a ledger entry. The files those rules name
+// (gate scripts, test data, harnesses) are read at Pin, which the tip
+// accepted because its goalposts equal the current pin's.
 type Goalposts struct {
+	// Committed is hone.toml at the protected tip (Commit, Blob, Config).
 	*Committed
 	Target *Target
-	// Protected reports that the pin is reachable from a protected base
-	// ref (see ProtectedBase). A pin that is not (an agent's own commit
-	// named by an edited pin) is still used, and every record of a verdict
-	// at it says so.
-	Protected bool
-	// Base names the protected base refs the pin was checked against.
-	Base []string
-	// Warnings: the working tree's hone.toml differs from the pin's.
+	// Pin is the accepted pin (40-hex) the patch is judged at.
+	Pin string
+	// Current is the commit the tip's pin names now, and PinRef that pin
+	// as a full ref name (or the commit it names).
+	Current, PinRef string
+	// PinBlob is the id of hone.toml's blob at Pin ("" when it has none).
+	PinBlob string
+	// Base names the protected base refs, and BaseRef the one the tip was
+	// read from.
+	Base    []string
+	BaseRef string
+	// Warnings: the working tree's hone.toml differs from the tip's.
 	Warnings []errs.Warning
 }
 
-// GoalpostsAt reads target name from hone.toml at pin (a 40-hex commit)
-// and checks its jail settings as Load checks the working tree's. A target
-// the pin's hone.toml does not define is a NotFound error saying to commit
-// it.
-func (w *Workspace) GoalpostsAt(ctx context.Context, name, pin string) (*Goalposts, error) {
-	c, err := LoadAt(ctx, w.Repo, pin)
+// Judge returns the goalposts of target for a patch at pin (a 40-hex
+// commit), read from the protected tip of repository r, which may be bare (a
+// server's hook calls it). A pin the tip does not accept is a
+// *StalePinError (errs.Policy, reason ReasonStalePin): acceptable are the
+// current pin and an earlier current pin (on the first-parent history of
+// the current one) whose hone.toml blob and protected paths equal the
+// current pin's. A target the tip does not define is NotFound.
+func Judge(ctx context.Context, r *repo.Repo, target, pin string) (*Goalposts, error) {
+	g, err := Tip(ctx, r, target)
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.Target(name)
+	if err := g.accept(ctx, r, pin); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Tip returns the goalposts of target at its current pin.
+func Tip(ctx context.Context, r *repo.Repo, target string) (*Goalposts, error) {
+	base, err := ProtectedBase(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	at := git.Short(base.Commit) + ":" + FileName
+	t, err := base.Target(target)
 	if errs.Is(err, errs.NotFound) {
-		return nil, errs.NotFoundf("target %q is not defined in %s at its pin %s; patches are judged by the committed file: commit the target there", name, FileName, git.Short(pin))
+		return nil, errs.NotFoundf("target %q is not defined in %s at the protected tip (%s); patches are judged by the maintainer's rules there: commit the target on %s", target, FileName, at, base.Ref)
 	}
 	if err != nil {
 		return nil, err
 	}
-	at := &Workspace{Repo: w.Repo, ConfigPath: git.Short(pin) + ":" + FileName, Config: c.Config}
-	if err := at.checkReadOnly(); err != nil {
+	ws := &Workspace{Repo: r, ConfigPath: at, Config: base.Config}
+	if err := ws.checkReadOnly(); err != nil {
 		return nil, err
 	}
-	g := &Goalposts{Committed: c, Target: t}
-	if g.Protected, g.Base, err = protected(ctx, w.Repo, pin); err != nil {
+	ref, current, err := ResolvePinRef(ctx, r, t.Pin)
+	if errors.Is(err, repo.ErrNoCommit) {
+		return nil, base.Config.Errorf([]string{"targets", t.Name, "pin"}, "%q names no branch, tag or commit; set it to one that exists", t.Pin)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if drift := w.drift(c); drift != "" {
+	if err := base.Config.CheckTree(r, t, current); err != nil {
+		return nil, err
+	}
+	blob, err := ConfigBlob(r, current)
+	if err != nil {
+		return nil, err
+	}
+	return &Goalposts{Committed: base.Committed, Target: t, Pin: current, Current: current, PinRef: ref, PinBlob: blob, Base: base.Refs, BaseRef: base.Ref}, nil
+}
+
+// accept makes pin the goalposts' pin when the tip accepts it.
+func (g *Goalposts) accept(ctx context.Context, r *repo.Repo, pin string) error {
+	if pin == g.Current {
+		return nil
+	}
+	stale := &StalePinError{Target: g.Target.Name, Pin: pin, Current: g.Current, PinRef: g.PinRef}
+	was, err := firstParentOf(ctx, r, g.Current, pin)
+	if err != nil {
+		return err
+	}
+	if !was {
+		return stale
+	}
+	blob, err := ConfigBlob(r, pin)
+	if err != nil {
+		return err
+	}
+	if blob != g.PinBlob {
+		stale.Differs = append(stale.Differs, FileName)
+	}
+	paths, err := protectedDiff(r, g.Target, g.Current, pin)
+	if err != nil {
+		return err
+	}
+	if stale.Differs = append(stale.Differs, paths...); len(stale.Differs) > 0 {
+		return stale
+	}
+	g.Pin, g.PinBlob = pin, blob
+	return nil
+}
+
+// firstParentOf reports whether commit is on the first-parent history of
+// tip: the commits a branch pin has named, one after the other. A commit
+// merged in from a side branch never was the pin.
+func firstParentOf(ctx context.Context, r *repo.Repo, tip, commit string) (bool, error) {
+	c, err := r.Git.CommitObject(plumbing.NewHash(tip))
+	if err != nil {
+		return false, errs.Wrap(errs.Failure, err, "cannot read the current pin %s", git.Short(tip))
+	}
+	for {
+		if c.Hash.String() == commit {
+			return true, nil
+		}
+		if c.NumParents() == 0 {
+			return false, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return false, errs.Wrap(errs.Failure, err, "checking the pin %s interrupted", git.Short(commit))
+		}
+		if c, err = c.Parent(0); err != nil {
+			return false, errs.Wrap(errs.Failure, err, "cannot read the history of the current pin %s", git.Short(tip))
+		}
+	}
+}
+
+// GoalpostsAt is Judge for a workspace, with a warning when the working
+// tree's hone.toml differs from the tip's: its edits change nothing.
+func (w *Workspace) GoalpostsAt(ctx context.Context, name, pin string) (*Goalposts, error) {
+	g, err := Judge(ctx, w.Repo, name, pin)
+	if err != nil {
+		return nil, err
+	}
+	if drift := w.drift(g.Committed); drift != "" {
 		g.Warnings = append(g.Warnings, errs.Warning{Code: "uncommitted_config", Message: drift})
 	}
 	return g, nil
@@ -70,39 +169,29 @@ func (w *Workspace) drift(c *Committed) string {
 	if plumbing.ComputeHash(plumbing.BlobObject, b).String() == c.Blob {
 		return ""
 	}
-	return fmt.Sprintf("%s differs from %s at the pin %s: hone judges patches by the committed file, so the working tree's edits change nothing; commit them to the pin's branch for them to count",
+	return fmt.Sprintf("%s differs from %s at the protected tip %s: hone judges patches by the maintainer's committed rules, so the working tree's edits (its pin too) change nothing",
 		w.ConfigPath, FileName, git.Short(c.Commit))
 }
 
-// protected reports whether commit is reachable from a protected base ref,
-// and which refs those are. A repository whose protected base cannot be
-// found protects nothing.
-func protected(ctx context.Context, r *repo.Repo, commit string) (bool, []string, error) {
-	base, err := ProtectedBase(ctx, r)
+// Proposing returns the goalposts of a new proposal of target from this
+// workspace. The working tree's hone.toml may ask for a pin (its target's
+// pin), which the tip must accept like any other; a working tree that does
+// not define the target asks for the current pin.
+func (w *Workspace) Proposing(ctx context.Context, target string) (*Goalposts, error) {
+	t, err := w.Target(target)
 	if errs.Is(err, errs.NotFound) {
-		return false, nil, nil
+		tip, err := Tip(ctx, w.Repo, target)
+		if err != nil {
+			return nil, err
+		}
+		return w.GoalpostsAt(ctx, target, tip.Current)
 	}
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
-	for _, ref := range base.Refs {
-		tip, err := r.ResolveCommit(ctx, ref)
-		if err != nil {
-			continue
-		}
-		if tip == commit {
-			return true, base.Refs, nil
-		}
-		_, err = git.Run(ctx, git.Cmd{Dir: r.Dir(), Isolated: true, Args: []string{"merge-base", "--is-ancestor", commit, tip}})
-		if err == nil {
-			return true, base.Refs, nil
-		}
-		if ctx.Err() != nil {
-			return false, nil, errs.Wrap(errs.Failure, ctx.Err(), "checking the pin against the protected base interrupted")
-		}
-		if git.ExitCode(err) != 1 {
-			return false, nil, errs.Wrap(errs.Failure, err, "cannot check whether %s is on %s", git.Short(commit), ref)
-		}
+	pin, err := w.ResolvePin(ctx, t)
+	if err != nil {
+		return nil, err
 	}
-	return false, base.Refs, nil
+	return w.GoalpostsAt(ctx, target, pin)
 }

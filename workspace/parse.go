@@ -207,9 +207,18 @@ func (p *parser) validate(c *Config) error {
 		return p.errf(toml.Key{"worktree", "base"}, "must be \"head\" or \"fresh\", not %q", c.Worktree.Base)
 	}
 	if c.Ledger.AllowedSigners != "" {
-		if f := c.Ledger.AllowedSigners; path.IsAbs(f) || path.Clean(f) != f || f == "." || strings.HasPrefix(f, "../") || strings.Contains(f, "\\") {
-			return p.errf(toml.Key{"ledger", "allowed_signers"}, "%q must be a clean path relative to the repository's top level", f)
+		if !cleanRelative(c.Ledger.AllowedSigners) {
+			return p.errf(toml.Key{"ledger", "allowed_signers"}, "%q must be a clean path relative to the repository's top level", c.Ledger.AllowedSigners)
 		}
+	}
+	if f := c.Guard.Maintainers; f != "" && !cleanRelative(f) {
+		return p.errf(toml.Key{"guard", "maintainers"}, "%q must be a clean path relative to the repository's top level", f)
+	}
+	switch {
+	case c.Guard.MaxQueued < 0:
+		return p.errf(toml.Key{"guard", "max_queued"}, "must be at least 1, not %d", c.Guard.MaxQueued)
+	case c.Guard.MaxQueued == 0:
+		c.Guard.MaxQueued = DefaultMaxQueued
 	}
 	for _, ref := range c.Guard.Base {
 		if !strings.HasPrefix(ref, "refs/") || strings.ContainsAny(ref, " \t*?[") {
@@ -498,4 +507,10 @@ func CheckTargetPath(p string) error {
 		return errs.Invalidf("target path %v", err)
 	}
 	return nil
+}
+
+// cleanRelative reports whether f is a clean slash path inside the
+// repository: what a file named by hone.toml and read from a commit must be.
+func cleanRelative(f string) bool {
+	return !path.IsAbs(f) && path.Clean(f) == f && f != "." && !strings.HasPrefix(f, "../") && !strings.Contains(f, "\\")
 }

@@ -71,12 +71,12 @@ func (w *Workspace) Target(name string) (*Target, error) { return w.Config.Targe
 // TargetNames lists the targets in name order.
 func (w *Workspace) TargetNames() []string { return w.Config.TargetNames() }
 
-// ResolvePin returns the 40-hex commit the target's pin names, after
-// checking the target against the pin's tree (see CheckTree). A pin that
-// does not resolve, or a tree the target does not fit, is a hone.toml error
-// (exit 5) naming the key and its line.
+// ResolvePin returns the 40-hex commit the target's pin names (see
+// ResolvePinRef), after checking the target against the pin's tree (see
+// CheckTree). A pin that does not resolve, or a tree the target does not
+// fit, is a hone.toml error (exit 5) naming the key and its line.
 func (w *Workspace) ResolvePin(ctx context.Context, t *Target) (string, error) {
-	pin, err := w.ResolveCommit(ctx, t.Pin)
+	_, pin, err := ResolvePinRef(ctx, w.Repo, t.Pin)
 	if errors.Is(err, repo.ErrNoCommit) {
 		hint := "set it to a branch, tag or commit that exists"
 		if !w.HasCommits() {

@@ -142,12 +142,31 @@ branch says), never from anything pushed.
   verdict the push adds must come in a commit signed by a listed key.
 - refs/hone/patches/<id>: created once, never moved or deleted; a commit
   with one parent, the pin of the proposal that names the patch (in the same
-  push or already on the ledger), whose diff stays in that proposal's target.
+  push or already on the ledger), whose diff stays in that proposal's target;
+  no commit or tree another patch id holds.
+- The protected base and the default branch: never deleted; a commit that
+  changes hone.toml, the allowed signers, the [guard] maintainers file or a
+  protected path must be signed by a key that file lists at the ref's old
+  tip (without the file, every such change is refused: the forge's branch
+  protection must cover it).
+- New branches and tags: none named like a commit id, a branch named as a
+  short pin, or a name another ref already answers to.
+- The ledger branch also: merges take the server's tip as first parent (its
+  first-parent history is the order of arrival runners queue by); only
+  entries, attachments and the README; one proposal per patch id, at its
+  target's pin, arriving with its patch ref.
+- refs/notes/hone also: every added line is the note line of a verdict entry
+  of the ledger as it will be after the push.
+
+The rules, allowed signers and maintainers are those of the protected base
+before the push. ` + "`hone hooks install --server`" + ` writes this hook and lists
+every namespace, its writers and its checks.
 
 Prints each violation; any violation refuses the whole push (exit 3). The
 first push to an empty repository, which only creates its default branch (and
 brings the hone.toml later pushes are judged by), is let through.`,
-		Example:     `  printf '#!/bin/sh\nexec /usr/local/bin/hone guard pre-receive\n' > hooks/pre-receive`,
+		Example: `  cd /srv/git/app.git && hone hooks install --server
+  printf '#!/bin/sh\nexec /usr/local/bin/hone guard pre-receive\n' > hooks/pre-receive`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {

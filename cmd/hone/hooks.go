@@ -38,9 +38,9 @@ The server's pre-receive hook is the guarantee; see ` + "`hone guard pre-receive
 }
 
 func newHooksInstallCmd(app *App) *cobra.Command {
-	var force, asJSON bool
+	var force, asJSON, server bool
 	cmd := &cobra.Command{
-		Use:   "install [--force] [--json]",
+		Use:   "install [--force] [--server] [--json]",
 		Short: "Write the pre-commit and pre-push hooks",
 		Long: `Write the pre-commit, pre-push and reference-transaction hooks, which call this
 hone binary by its absolute path, and say what they guard and what they do
@@ -53,20 +53,29 @@ runs first; installing again updates hone's hooks in place. If both a foreign
 hook and a chained one exist, install refuses; --force then saves the foreign
 hook as <hook>.hone-backup and replaces it.
 
+--server, run in a server's repository (bare or not) once its default
+branch holds hone.toml, writes its pre-receive hook instead (never over one
+that is not hone's) and prints every ref namespace the hook guards, who may
+write it and what it checks there.
+
 JSON: an array of {hook, path, action, hone, guards} with action installed,
-updated, chained or replaced.`,
+updated, chained or replaced; with --server, {hook, namespaces: [{refs,
+writer, checks}]}.`,
 		Example: `  hone hooks install
   hone hooks install --force --json`,
 		Annotations: exits(errs.Policy, errs.NotFound),
 		Args:        exactArgs(0),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			p, err := app.policy(ctx)
-			if err != nil {
-				return err
-			}
 			self, err := os.Executable()
 			if err != nil {
 				return errs.Wrap(errs.Failure, err, "cannot tell where this hone binary is")
+			}
+			if server {
+				return installServerHook(ctx, app, self, asJSON)
+			}
+			p, err := app.policy(ctx)
+			if err != nil {
+				return err
 			}
 			acts, err := guard.InstallHooks(ctx, app.Dir, p, self, force)
 			if err != nil {
@@ -87,6 +96,7 @@ updated, chained or replaced.`,
 		}),
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace a foreign hook even when a chained one exists (it is backed up)")
+	cmd.Flags().BoolVar(&server, "server", false, "install the server's pre-receive hook and say what it guards")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
@@ -123,5 +133,32 @@ func (app *App) printHookActions(acts []guard.HookAction, asJSON bool) error {
 	for _, a := range acts {
 		fmt.Fprintf(app.Out, "%s: %s (%s)\n", a.Hook, a.Action, a.Path)
 	}
+	return nil
+}
+
+// installServerHook writes a server's pre-receive hook and prints what it
+// guards.
+func installServerHook(ctx context.Context, app *App, self string, asJSON bool) error {
+	r, err := openServerRepo(app.Dir)
+	if err != nil {
+		return err
+	}
+	p, err := guard.Load(ctx, r)
+	if err != nil {
+		return err
+	}
+	act, err := guard.InstallServerHook(ctx, p, self)
+	if err != nil {
+		return err
+	}
+	ns := p.Namespaces()
+	if asJSON {
+		return app.printJSON(map[string]any{"hook": act, "namespaces": ns})
+	}
+	fmt.Fprintf(app.Out, "%s: %s (%s)\n\nguarded by the server (rules from %s at %s, as it is before each push):\n", act.Hook, act.Action, act.Path, "hone.toml", p.Base().Ref)
+	for _, n := range ns {
+		fmt.Fprintf(app.Out, "  %s\n    written by: %s\n    checked: %s\n", n.Refs, n.Writer, n.Checks)
+	}
+	fmt.Fprintln(app.Out, "every other ref: not checked")
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/profile"
@@ -109,6 +110,8 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 			if err != nil {
 				return err
 			}
+			// Entries are anyone's to push: show their text escaped.
+			safetext.Strings(&rows)
 			if len(rows) == 0 && f.Target != "" {
 				if _, err := ws.Target(f.Target); err != nil {
 					return err

@@ -53,8 +53,12 @@ diff may not name a path outside the target, a protected path, a .git path in
 any spelling, .gitattributes or .gitmodules, a symlink or gitlink, a mode
 other than 100644/100755, a copy, or binary content (exit 3); only "diff --git
 a/... b/..." diffs are accepted, and a parse error anywhere refuses it whole
-(exit 5). The allowlist comes from hone.toml at the pin, never from the
-working tree (hone warns when the two differ).
+(exit 5). The allowlist and the limits come from hone.toml at the tip of the
+protected base, never from the working tree (hone warns when the two
+differ). The pin is the tip's too: the working tree's hone.toml may name an
+earlier pin only when its hone.toml and protected files equal the current
+pin's; any other pin is refused (exit 3, stale-pin), naming the current pin
+and what differs, so re-propose there.
 
 An idea is judged once per pin: an attempt (target, hotspot, class,
 hypothesis) that already has a verdict, or a diff that is a judged one's but

@@ -51,17 +51,22 @@ patch whose attempt has a trusted verdict (cancelled included) is refused
 judged again: the new samples are pooled with the earlier ones, on the same
 input seed, and the entry links the earlier verdict. An error verdict (the
 baseline or the environment failed) may simply be run again, on the same
-seed. The protocol (metric, pairs, threshold) comes from hone.toml at the
-pin; --max-pairs and --threshold may only make it stricter, and the metric
-cannot be changed.
+seed. Every rule (gates, protocol, jail) comes from hone.toml at the tip of
+the protected base; --max-pairs and --threshold may only make it stricter,
+and the metric cannot be changed. A proposal at a pin the tip does not
+accept (not its current pin, nor an earlier one with the same hone.toml and
+protected files), or whose entry disagrees with its patch commit, is
+recorded as error (stale-pin, proposal-mismatch) without running any of it.
 
 Every command runs in the jail ([sandbox] in hone.toml): a bubblewrap
 sandbox with its own user, mount, PID, network, IPC and UTS namespaces, no
 capabilities, the system read-only, a private copy of the checkout thrown
 away after each run and the build output ($HONE_OUT) read-only after the
 build. When the jail is not available the verdict is error, saying what to
-install; [sandbox] isolation = "weak" opts out, and such verdicts say
-"weak isolation" in their summary.
+install; [sandbox] isolation = "weak" opts out where the account running
+the verdict allows it too (HONE_ALLOW_WEAK_ISOLATION=1, or git config
+--global hone.allowWeakIsolation true), else the verdict is error
+(weak-refused); weak verdicts say "weak isolation" in their summary.
 
 The verdict is one of accepted, needs-human-review (faster, but the patch adds
 atomics, locks, threads, unsafe code, inline asm or fast-math flags, found in
@@ -88,9 +93,17 @@ per patch: its id, verdict and summary. It is what a verdict runner runs: a
 CI job or a service account on a quiet machine, whose signing key (git config
 hone.signingkey) only that account can read, runs hone ledger pull, hone
 verdict --pending and hone ledger push. With [ledger] allowed_signers
-configured, a runner without a signing key is refused (exit 3). A patch that
-cannot be judged is reported and the others are still judged; the exit status
-is then that patch's. JSON: an array of {patch_id, entry, error}.
+configured, a runner without a signing key is refused (exit 3). The queue
+is ordered by when the ledger received each proposal (its first-parent
+history, never a field the proposer writes), round robin across proposers
+(the signing key of the ledger commit that brought it, else its committer),
+at most [guard] max_queued (default 4) of each per run, and each patch
+commit once whatever the number of patch ids naming it. No input stops the
+run: a proposal that can never be judged as it stands (no patch ref, a patch
+ref its proposal disagrees with) gets one error verdict saying why; one that
+cannot be judged now (another runner's lock, a failure here) is skipped and
+reported; every other proposal is still judged, and the exit status is 0.
+JSON: an array of {patch_id, entry, error, skipped}.
 
 PATCH-ID and ENTRY-ID may be abbreviated to a unique prefix of at least 4
 characters; an ambiguous prefix exits 5 and lists the candidates.
@@ -204,7 +217,7 @@ func judgePending(ctx context.Context, app *App, args []string, opts verdict.Opt
 			return
 		}
 		if j.Entry == nil {
-			fmt.Fprintf(app.Out, "%s  not judged: %s\n", j.PatchID, j.Error)
+			fmt.Fprintf(app.Out, "%s  skipped: %s\n", j.PatchID, j.Error)
 			return
 		}
 		fmt.Fprintf(app.Out, "%s  %s  %s\n", j.PatchID, j.Entry.Verdict, j.Entry.Summary)
@@ -220,7 +233,16 @@ func judgePending(ctx context.Context, app *App, args []string, opts verdict.Opt
 	} else if len(js) == 0 {
 		fmt.Fprintln(app.Out, "no pending proposals")
 	}
-	return verdict.Failed(js)
+	skipped := 0
+	for _, j := range js {
+		if j.Skipped {
+			skipped++
+		}
+	}
+	if skipped > 0 && !asJSON {
+		fmt.Fprintf(app.Err, "hone: %d of %d pending proposal(s) skipped (see above); everything else was judged\n", skipped, len(js))
+	}
+	return nil
 }
 
 func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id string, asJSON bool) error {

@@ -330,8 +330,9 @@ func uncommittedGates(t *testing.T, a *arena) {
 }
 
 // agentPin: an agent commits a hone.toml without gates on a branch of its
-// own and points the working tree's pin at it: the verdict is never an
-// acceptance, and every view says the pin is not on the protected base.
+// own and points the working tree's pin at it: the protected tip does not
+// accept that pin, so the proposal is refused (exit 3, stale-pin), naming
+// the current pin, and no patch ref or entry is left behind.
 func agentPin(t *testing.T, a *arena) {
 	toml := filepath.Join(a.Repo, "hone.toml")
 	orig, _ := os.ReadFile(toml)
@@ -343,16 +344,15 @@ func agentPin(t *testing.T, a *arena) {
 	diff := a.Diff(a.fast())
 	a.WriteAs(toml, strings.Replace(string(orig), "[targets.c]\n", "[targets.c]\npin = \"agent/c/pin\"\n", 1))
 	defer a.WriteAs(toml, string(orig))
-	id := a.proposeTo("c", "one walk, on my own pin", diff)
-	e, _ := a.Verdict(id)
-	notAccepted(t, e, ledger.VerdictNeedsHumanReview)
-	if e.Reason != verdict.ReasonUnprotectedPin || !e.PinUnprotected || !verdict.PinUnprotected(e.Summary) {
-		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	before := a.LedgerEntries()
+	file := filepath.Join(a.Tmp, "patch.diff")
+	a.WriteAs(file, diff)
+	_, errOut, code := a.RunHone("patch", "propose", "c", "--hotspot", "walk", "--class", "1", "--hypothesis", "one walk, on my own pin", "--file", file)
+	if code != 3 || !strings.Contains(errOut, "stale-pin") || !strings.Contains(errOut, "re-propose the patch at the current pin") {
+		t.Errorf("a proposal at the agent's own pin: exit %d\n%s", code, errOut)
 	}
-	for _, args := range [][]string{{"ledger", "list", "--kind", "verdict"}, {"patch", "list"}} {
-		if out := a.MustHone(args...); !strings.Contains(out, "(unprotected pin)") {
-			t.Errorf("hone %s does not flag the pin:\n%s", strings.Join(args, " "), out)
-		}
+	if after := a.LedgerEntries(); len(after) != len(before) {
+		t.Errorf("the refused proposal left %d entries", len(after)-len(before))
 	}
 }
 

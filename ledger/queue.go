@@ -1,0 +1,170 @@
+package ledger
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// QueueOptions select the queue a runner judges from.
+type QueueOptions struct {
+	Target string // "": every target
+	// MaxPerProposer caps how many proposals of one proposer the queue
+	// holds; 0: [guard] max_queued of the protected base.
+	MaxPerProposer int
+	// Skip, when set, is called with each pending proposal the queue
+	// leaves out and why: a patch commit or tree judged or queued under
+	// another patch id, or a proposer over the cap (it comes back once the
+	// proposer's earlier ones are judged).
+	Skip func(a Attempt, reason string)
+}
+
+// Queue returns the proposals waiting for a verdict (no trusted outcome,
+// none running), in the order a runner should judge them: by when they
+// reached the ledger, which is their place on its first-parent history
+// (the server's pre-receive keeps every push on it, so each push's
+// entries follow the previous tip's; no field an agent writes counts),
+// taken round robin across proposers, at most MaxPerProposer of each. A
+// proposer is the key that signed the ledger commit that brought the
+// proposal, or that commit's committer when it is not signed. Each patch
+// commit is queued once, whatever the number of patch ids naming it. The
+// order is stable for a given ledger tip.
+func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
+	if o.MaxPerProposer <= 0 {
+		o.MaxPerProposer = workspace.DefaultMaxQueued
+		b, err := workspace.ProtectedBase(ctx, l.ws.Repo)
+		switch {
+		case err == nil:
+			o.MaxPerProposer = b.Config.Guard.MaxQueued
+		case !errs.Is(err, errs.NotFound):
+			return nil, err
+		}
+	}
+	attempts, err := l.Attempts(ctx, Filter{Target: o.Target})
+	if err != nil {
+		return nil, err
+	}
+	arrivals, err := l.arrivals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	skip := func(a Attempt, why string) {
+		if o.Skip != nil {
+			o.Skip(a, why)
+		}
+	}
+	judged := map[string]string{} // patch commit or tree -> the patch id that holds it
+	var pending []Attempt
+	for _, a := range attempts {
+		if a.ProposalID == "" {
+			continue
+		}
+		if a.Outcome() != nil || a.Running() != nil {
+			for _, k := range l.patchKeys(a.PatchID) {
+				judged[k] = a.PatchID
+			}
+			continue
+		}
+		pending = append(pending, a)
+	}
+	sort.SliceStable(pending, func(i, j int) bool {
+		return arrivals[pending[i].ProposalID].seq < arrivals[pending[j].ProposalID].seq
+	})
+	byProposer := map[string][]Attempt{}
+	var proposers []string // in the order of their first queued proposal
+pending:
+	for _, a := range pending {
+		keys := l.patchKeys(a.PatchID)
+		for _, k := range keys {
+			if other, ok := judged[k]; ok {
+				skip(a, "its patch commit is also patch "+other+", judged or queued already; one commit, one verdict")
+				continue pending
+			}
+		}
+		for _, k := range keys {
+			judged[k] = a.PatchID
+		}
+		who := arrivals[a.ProposalID].proposer
+		if len(byProposer[who]) >= o.MaxPerProposer {
+			skip(a, "its proposer "+who+" has as many proposals queued as [guard] max_queued allows")
+			continue
+		}
+		if byProposer[who] == nil {
+			proposers = append(proposers, who)
+		}
+		byProposer[who] = append(byProposer[who], a)
+	}
+	var out []Attempt
+	for round := 0; len(out) < len(pending); round++ {
+		took := false
+		for _, who := range proposers {
+			if q := byProposer[who]; round < len(q) {
+				out, took = append(out, q[round]), true
+			}
+		}
+		if !took {
+			break
+		}
+	}
+	return out, nil
+}
+
+// patchKeys are what makes two patch ids one attempt: the commit and the
+// tree their patch ref holds (none without a ref: the runner reports it).
+func (l *Ledger) patchKeys(patchID string) []string {
+	h, ok, err := l.refs.Read(PatchRefPrefix + patchID)
+	if err != nil || !ok {
+		return nil
+	}
+	keys := []string{"commit " + h.String()}
+	if tree, err := l.obj.commitTree(h); err == nil {
+		keys = append(keys, "tree "+tree.String())
+	}
+	return keys
+}
+
+// arrival is where an entry reached the ledger and who brought it.
+type arrival struct {
+	seq      int
+	proposer string
+}
+
+// arrivals maps each entry id to the first-parent commit of the ledger
+// branch that added it, oldest first.
+func (l *Ledger) arrivals(ctx context.Context) (map[string]arrival, error) {
+	out := map[string]arrival{}
+	if _, ok, err := l.refs.Read(l.branchRef()); err != nil || !ok {
+		return out, err
+	}
+	raw, err := l.git(ctx, "log", "--first-parent", "--reverse", "--diff-merges=first-parent", "--no-renames",
+		"--diff-filter=A", "--name-only", "--format=%x00%H %cn <%ce>", l.branchRef(), "--")
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read the order of the ledger's commits")
+	}
+	for seq, rec := range strings.Split(string(raw), "\x00") {
+		head, files, _ := strings.Cut(rec, "\n")
+		commit, committer, ok := strings.Cut(head, " ")
+		if !ok || !plumbing.IsHash(commit) {
+			continue
+		}
+		who := committer
+		if s, err := l.signerOf(ctx, plumbing.NewHash(commit)); err == nil && s.Fingerprint != "" {
+			who = s.Fingerprint
+		}
+		for _, f := range strings.Fields(files) {
+			if !isEntryPath(f) {
+				continue
+			}
+			id := strings.TrimSuffix(f[strings.LastIndexByte(f, '/')+1:], ".toml")
+			if _, seen := out[id]; !seen {
+				out[id] = arrival{seq: seq, proposer: who}
+			}
+		}
+	}
+	return out, nil
+}

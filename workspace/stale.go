@@ -1,0 +1,150 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hone-perf/hone/allowlist"
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
+)
+
+// ReasonStalePin is the stable code of a pin the protected tip does not
+// accept, in refusals and in the verdicts recorded for such proposals.
+const ReasonStalePin = "stale-pin"
+
+// StalePinError refuses a pin the protected tip does not accept. It is an
+// errs.Policy error (exit 3); Differs says what changed since Pin was the
+// current pin, and is empty when Pin never was one.
+type StalePinError struct {
+	Target  string
+	Pin     string // the refused commit
+	Current string // the current pin, and the ref that names it
+	PinRef  string
+	Differs []string
+}
+
+func (e *StalePinError) Error() string {
+	why := fmt.Sprintf("%s was never the current pin (it is not on the first-parent history of %s)", git.Short(e.Pin), e.PinRef)
+	if len(e.Differs) > 0 {
+		why = fmt.Sprintf("the goalposts changed since %s: %s differ", git.Short(e.Pin), listed(e.Differs, 5))
+	}
+	return fmt.Sprintf("refused (%s): target %q is judged at its current pin %s (%s), and %s; re-propose the patch at the current pin %s",
+		ReasonStalePin, e.Target, git.Short(e.Current), e.PinRef, why, git.Short(e.Current))
+}
+
+// Unwrap makes the refusal a Policy error for errs.CodeOf.
+func (e *StalePinError) Unwrap() error { return &errs.Error{Code: errs.Policy, Msg: e.Error()} }
+
+// listed joins at most n names, saying how many more there were.
+func listed(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// ConfigBlob is the id of hone.toml's blob at commit, or "" without one.
+func ConfigBlob(r *repo.Repo, commit string) (string, error) {
+	root, err := treeOf(r, commit)
+	if err != nil {
+		return "", err
+	}
+	e, err := root.FindEntry(FileName)
+	if errors.Is(err, object.ErrEntryNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot read %s at %s", FileName, git.Short(commit))
+	}
+	return e.Hash.String(), nil
+}
+
+func treeOf(r *repo.Repo, commit string) (*object.Tree, error) {
+	co, err := r.Git.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
+	}
+	root, err := co.Tree()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read the tree of %s", git.Short(commit))
+	}
+	return root, nil
+}
+
+// protectedDiff lists the paths under t's protect patterns (gate scripts,
+// test data, harnesses) that differ between commits a and b, sorted.
+func protectedDiff(r *repo.Repo, t *Target, a, b string) ([]string, error) {
+	if len(t.Protect) == 0 {
+		return nil, nil
+	}
+	pa, err := protectedFiles(r, t.Rules(), a)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := protectedFiles(r, t.Rules(), b)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for p, h := range pa {
+		if pb[p] != h {
+			out = append(out, p)
+		}
+	}
+	for p := range pb {
+		if _, ok := pa[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// protectedFiles maps every file under rules' protect patterns at commit
+// to its mode and blob.
+func protectedFiles(r *repo.Repo, rules allowlist.Rules, commit string) (map[string]string, error) {
+	root, err := treeOf(r, commit)
+	if err != nil {
+		return nil, err
+	}
+	sub := root
+	if rules.Root != "." {
+		sub, err = root.Tree(rules.Root)
+		if errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+			return map[string]string{}, nil
+		}
+		if err != nil {
+			return nil, errs.Wrap(errs.Failure, err, "cannot read %s at %s", rules.Root, git.Short(commit))
+		}
+	}
+	out := map[string]string{}
+	w := object.NewTreeWalker(sub, true, nil)
+	defer w.Close()
+	for {
+		name, e, err := w.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, errs.Wrap(errs.Failure, err, "cannot read %s at %s", rules.Root, git.Short(commit))
+		}
+		if !e.Mode.IsFile() {
+			continue
+		}
+		for _, pat := range rules.Protect {
+			if allowlist.Protected(pat, name) {
+				out[path.Join(rules.Root, name)] = e.Mode.String() + " " + e.Hash.String()
+				break
+			}
+		}
+	}
+}
