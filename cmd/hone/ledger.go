@@ -185,6 +185,7 @@ hone profile show, hone calibrate).`,
 				if att == nil {
 					att = []string{}
 				}
+				safetext.Strings(entry)
 				return app.printJSON(map[string]any{"path": s.Path, "attachments": att, "entry": entry, "signer": signer})
 			}
 			fmt.Fprintf(app.Out, "# %s\n", s.Path)
@@ -192,7 +193,7 @@ hone profile show, hone calibrate).`,
 				fmt.Fprintf(app.Out, "# attachments: %s\n", strings.Join(att, ", "))
 			}
 			fmt.Fprintf(app.Out, "# signer: %s (%s, added by %s)\n", signer.Name(), trustWord(signer.Trusted), dash(git.Short(signer.Commit)))
-			_, err = app.Out.Write(s.Raw)
+			_, err = io.WriteString(app.Out, safetext.Log(string(s.Raw)))
 			return err
 		}),
 	}
