@@ -5,6 +5,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -58,6 +59,8 @@ func List(ctx context.Context, ws *workspace.Workspace, target string) ([]*Liste
 		}
 		out = append(out, &p)
 	}
+	// Entries are anyone's to push: their text is shown escaped.
+	safetext.Strings(out)
 	return out, nil
 }
 
@@ -110,5 +113,6 @@ func Show(ctx context.Context, ws *workspace.Workspace, id string) (*Shown, erro
 		return nil, errs.Wrap(errs.Failure, err, "cannot show the diff of patch %s", id)
 	}
 	sh.Diff = string(out)
+	safetext.Strings(sh)
 	return sh, nil
 }

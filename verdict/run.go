@@ -19,8 +19,8 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-// Options adjust one verdict. The protocol comes from hone.toml at the pin;
-// a person may only tighten it (MaxPairs, Threshold), never choose another
+// Options adjust one verdict. The protocol comes from hone.toml at the
+// protected tip; a person may only tighten it (MaxPairs, Threshold), never choose another
 // metric, and MCP passes none of these.
 type Options struct {
 	Metric    string  // must be the pin's [bench] metric when set
@@ -32,7 +32,8 @@ type Options struct {
 	Keep     bool // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
 	Progress func(Progress)
 	// Warnings, when set, is told what the caller should show: the working
-	// tree's hone.toml differs from the pin's, which is the one used.
+	// tree's hone.toml differs from the protected tip's, which is the one
+	// used.
 	Warnings func(errs.Warning)
 }
 
@@ -258,7 +259,7 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, gp *workspace.Goalpo
 	}
 	env.Perf, env.InstructionsVia = m.perf, m.instrVia
 
-	// The pin's hone.toml bounds the logs too: a working tree cannot cut
+	// The tip's hone.toml bounds the logs too: a working tree cannot cut
 	// them short.
 	e.logs = newGateLogs(gp.Config.Ledger.GateLogBytes)
 	j := &judging{ws: ws, t: t, e: e, run: run, m: m, seed: seed, proto: proto, prior: prior, progress: progress, onBench: opts.Progress}
@@ -460,9 +461,10 @@ func nilIfEmpty(m map[string]string) map[string]string {
 	return m
 }
 
-// protocol is t's bench protocol (from hone.toml at the pin) with what a
-// person may change: a verdict may be made harder to pass, never easier
-// and never on another metric. The tightenings are returned for the entry.
+// protocol is t's bench protocol (from hone.toml at the protected tip) with
+// what a person may change: a verdict may be made harder to pass, never
+// easier and never on another metric. The tightenings are returned for the
+// entry.
 func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overrides, error) {
 	proto := t.Bench
 	var over Overrides
@@ -471,12 +473,12 @@ func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overri
 			return proto, nil, errs.Usagef("--metric: %v", err)
 		}
 		if opts.Metric != proto.Metric {
-			return proto, nil, errs.Policyf("refused: --metric %s: the metric is %s, from hone.toml at the pin; a verdict cannot choose another (change [bench] metric and commit it)", opts.Metric, proto.Metric)
+			return proto, nil, errs.Policyf("refused: --metric %s: the metric is %s, from hone.toml at the protected tip; a verdict cannot choose another (change [bench] metric and commit it)", opts.Metric, proto.Metric)
 		}
 	}
 	if opts.MaxPairs > 0 {
 		if opts.MaxPairs < proto.MaxPairs {
-			return proto, nil, errs.Policyf("refused: --max-pairs %d is below the pin's max_pairs %d: a verdict may measure more pairs, never fewer", opts.MaxPairs, proto.MaxPairs)
+			return proto, nil, errs.Policyf("refused: --max-pairs %d is below the protected tip's max_pairs %d: a verdict may measure more pairs, never fewer", opts.MaxPairs, proto.MaxPairs)
 		}
 		if opts.MaxPairs > proto.MaxPairs {
 			proto.MaxPairs, over.MaxPairs = opts.MaxPairs, opts.MaxPairs
@@ -487,7 +489,7 @@ func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overri
 		case opts.Threshold >= 1:
 			return proto, nil, errs.Usagef("--threshold %g: must be a fraction below 1, e.g. 0.05 for 5%%", opts.Threshold)
 		case opts.Threshold < proto.Threshold:
-			return proto, nil, errs.Policyf("refused: --threshold %g is below the pin's threshold %g: a verdict may ask for more, never less", opts.Threshold, proto.Threshold)
+			return proto, nil, errs.Policyf("refused: --threshold %g is below the protected tip's threshold %g: a verdict may ask for more, never less", opts.Threshold, proto.Threshold)
 		case opts.Threshold > proto.Threshold:
 			proto.Threshold, over.Threshold = opts.Threshold, opts.Threshold
 		}

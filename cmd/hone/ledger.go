@@ -214,6 +214,7 @@ hone profile show, hone calibrate).`,
 				if att == nil {
 					att = []string{}
 				}
+				safetext.Strings(entry)
 				return app.printJSON(map[string]any{"path": s.Path, "attachments": att, "entry": entry, "signer": signer})
 			}
 			fmt.Fprintf(app.Out, "# %s\n", s.Path)
@@ -225,7 +226,7 @@ hone profile show, hone calibrate).`,
 				return err
 			}
 			fmt.Fprintf(app.Out, "# signer: %s, added by %s\n", signer.Trust(tr.Configured()), dash(git.Short(signer.Commit)))
-			_, err = app.Out.Write(s.Raw)
+			_, err = io.WriteString(app.Out, safetext.Log(string(s.Raw)))
 			return err
 		}),
 	}
