@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,11 +74,11 @@ func TestAgentCommitAsPinIsFlagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != ReasonUnprotectedPin || !e.PinUnprotected || !PinUnprotected(e.Summary) || !strings.Contains(e.Detail, "not reachable from the protected base") || len(e.Gates) != 1 {
+	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != ReasonUnprotectedPin || !e.PinUnprotected || !e.HasFlag(ledger.FlagUnprotectedPin) || !strings.Contains(e.Detail, "not reachable from the protected base") || len(e.Gates) != 1 {
 		t.Fatalf("%s: %s\n%s\ngates %+v", e.Verdict, e.Summary, e.Detail, e.Gates)
 	}
 	rows, err := ledger.Open(f.ws).Rows(context.Background(), ledger.Filter{Kind: ledger.KindProposal})
-	if err != nil || len(rows) != 1 || !PinUnprotected(rows[0].Summary) {
+	if err != nil || len(rows) != 1 || !slices.Contains(rows[0].Flags, ledger.FlagUnprotectedPin) {
 		t.Errorf("the ledger's view: %+v %v", rows, err)
 	}
 }

@@ -466,14 +466,15 @@ func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overri
 }
 
 // markPin records that the pin is not on the protected base: the goalposts
-// were written by whoever made that commit. The summary says so, for
-// every view of the ledger.
+// were written by whoever made that commit. FlagUnprotectedPin says so to
+// programs and views, the summary to people.
 // An acceptance there is only the agent's word: it needs a person.
 func (e *Entry) markPin(gp *workspace.Goalposts) {
 	if gp.Protected {
 		return
 	}
 	e.PinUnprotected = true
+	e.AddFlag(ledger.FlagUnprotectedPin)
 	if e.Verdict == ledger.VerdictAccepted {
 		e.Verdict, e.Reason = ledger.VerdictNeedsHumanReview, ReasonUnprotectedPin
 	}
@@ -485,9 +486,3 @@ func (e *Entry) markPin(gp *workspace.Goalposts) {
 // unprotectedPrefix heads the summary of a verdict whose pin is not on the
 // protected base.
 const unprotectedPrefix = "unprotected pin ("
-
-// PinUnprotected reports whether a verdict's summary says its pin is not
-// on the protected base, for views that show the verdict word alone.
-func PinUnprotected(summary string) bool {
-	return strings.HasPrefix(summary, unprotectedPrefix) || strings.Contains(summary, "): "+unprotectedPrefix)
-}

@@ -344,7 +344,7 @@ func agentPin(t *testing.T, a *arena) {
 	id := a.proposeTo("c", "one walk, on my own pin", diff)
 	e, _ := a.verdict(id)
 	notAccepted(t, e, ledger.VerdictNeedsHumanReview)
-	if e.Reason != verdict.ReasonUnprotectedPin || !e.PinUnprotected || !verdict.PinUnprotected(e.Summary) {
+	if e.Reason != verdict.ReasonUnprotectedPin || !e.PinUnprotected || !e.HasFlag(ledger.FlagUnprotectedPin) {
 		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
 	}
 	for _, args := range [][]string{{"ledger", "list", "--kind", "verdict"}, {"patch", "list"}} {
