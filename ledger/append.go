@@ -161,7 +161,7 @@ func (l *Ledger) commitFiles(ctx context.Context, files []file, msg string) erro
 	}
 	defer held.Release()
 	var made plumbing.Hash
-	old, err := l.refs.Update(ctx, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	old, err := repo.UpdateRef(ctx, l.refs, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		base, err := l.obj.commitTree(tip)
 		if err != nil {
 			return tip, err
