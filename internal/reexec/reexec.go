@@ -4,9 +4,6 @@
 // the function that is its whole life; main and every TestMain call Init
 // first, so which program a process is gets decided in one visible place
 // and no package's init takes the process over behind its importer's back.
-//
-// A test binary re-executed under a registered name is such a child, not a
-// test run: Init keeps go test's coverage out of it (see Init).
 package reexec
 
 import (
@@ -14,17 +11,20 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 var (
 	mu         sync.Mutex
-	registered = map[string]func(){}
+	registered = map[string]func() int{}
+	// initialized is set by Init.
+	initialized bool
 )
 
-// Register makes main the program of processes started as name. main
-// never returns: it ends the process with os.Exit. Registering a name
-// twice is a programming error and panics.
-func Register(name string, main func()) {
+// Register makes main the program of processes started as name; it
+// returns the process's exit status. Registering a name twice is a
+// programming error and panics.
+func Register(name string, main func() int) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := registered[name]; dup {
@@ -35,21 +35,31 @@ func Register(name string, main func()) {
 
 // Init runs the registered program whose name the process was started by
 // and does not return; it returns false when the process is no such
-// child, which then goes on as itself.
-//
-// A child of a test binary built with -cover would write coverage
-// counters of its own into GOCOVERDIR at exit, and go test would fold
-// lines the child ran (the meter, the driver) into the figure of the
-// package under test; the child drops GOCOVERDIR first so the figure
-// counts the test process alone.
+// child, which then goes on as itself. Call it first in main and in the
+// TestMain of every package whose tests start such children.
 func Init() bool {
 	mu.Lock()
+	initialized = true
 	main, ok := registered[filepath.Base(os.Args[0])]
 	mu.Unlock()
 	if !ok {
 		return false
 	}
-	os.Unsetenv("GOCOVERDIR")
-	main()
-	panic("reexec: the program registered as " + filepath.Base(os.Args[0]) + " returned")
+	// Straight to the kernel, past os.Exit's exit hooks: in a test binary
+	// built with -cover, the hook would write coverage files the child has
+	// no folder for and warn "GOCOVERDIR not set" on its stderr, which is
+	// the jailed command's stderr. The children thus run as if built
+	// without cover, and the figure go test prints is the tests' own.
+	syscall.Exit(main())
+	panic("unreachable")
+}
+
+// Initialized reports whether Init has run in this process: a package
+// about to start its executable as a child asks first, since without Init
+// the child would run as the parent again (a test binary would run its
+// tests) instead of as the program it was started for.
+func Initialized() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return initialized
 }
