@@ -10,12 +10,16 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 // scratch holds the harness binaries the tests build once per process.
 var scratch string
 
 func TestMain(m *testing.M) {
+	if reexec.Init() {
+		return
+	}
 	dir, err := os.MkdirTemp("", "benchformat-test-")
 	if err != nil {
 		panic(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/atomicfile"
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 // Go keeps a build cache that later builds trust blindly: whoever can write
@@ -33,14 +34,14 @@ const (
 )
 
 func init() {
-	if filepath.Base(os.Args[0]) == goCacheProgName {
+	reexec.Register(goCacheProgName, func() int {
 		err := serveGoCache(os.Stdin, os.Stdout, os.Getenv(envGoCache), os.Getenv(envGoCachePuts))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", goCacheProgName, err)
-			os.Exit(1)
+			return 1
 		}
-		os.Exit(0)
-	}
+		return 0
+	})
 }
 
 // goRequest and goResponse are the messages of cmd/go/internal/cacheprog.

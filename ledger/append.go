@@ -161,7 +161,7 @@ func (l *Ledger) commitFiles(ctx context.Context, files []file, msg string) erro
 	}
 	defer held.Release()
 	var made plumbing.Hash
-	old, err := l.refs.Update(ctx, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	old, err := repo.UpdateRef(ctx, l.refs, l.branchRef(), func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		base, err := l.obj.commitTree(tip)
 		if err != nil {
 			return tip, err
@@ -199,19 +199,23 @@ func (s *Stored) Decode(into Record) error {
 	if _, err := toml.Decode(string(s.Raw), into); err != nil {
 		return errs.Wrap(errs.Invalid, err, "ledger entry %s (%s) is not valid TOML", s.ID, s.Path)
 	}
-	if m := into.Meta(); m.Schema > SchemaVersion {
+	m := into.Meta()
+	if m.Schema > SchemaVersion {
 		return errs.Invalidf("ledger entry %s has schema %d, newer than this hone understands (%d); upgrade hone", m.ID, m.Schema, SchemaVersion)
 	}
+	m.Flags = s.Flags
 	return nil
 }
 
-// parseStored reads the common part of a stored entry.
+// parseStored reads the common part of a stored entry, with the flags of
+// an entry written before flags existed derived from its old fields.
 func parseStored(path string, raw []byte) (*Stored, error) {
-	s := &Stored{Path: path, Raw: raw}
-	if _, err := toml.Decode(string(raw), &s.Common); err != nil {
+	var e legacyEntry
+	if _, err := toml.Decode(string(raw), &e); err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "ledger entry %s is not valid TOML", path)
 	}
-	return s, nil
+	e.deriveFlags()
+	return &Stored{Common: e.Common, Path: path, Raw: raw}, nil
 }
 
 func isEntryPath(p string) bool { return strings.HasSuffix(p, ".toml") && strings.Count(p, "/") == 3 }

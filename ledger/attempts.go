@@ -38,6 +38,10 @@ type Judged struct {
 	Summary string    `json:"summary"`
 	Speedup float64   `json:"speedup,omitempty" jsonschema:"baseline/candidate median of the deciding metric; absent without a bench"`
 	Created time.Time `json:"created"`
+	// Flags and RunnerClass are the verdict's Common.Flags and
+	// Common.RunnerClass, read from the index row.
+	Flags       []string `json:"flags,omitempty" jsonschema:"facts about the verdict: weak-isolation, unprotected-pin, stale-pin, unseeded, work-unverified, one-layout, layout-sensitive"`
+	RunnerClass string   `json:"runner_class,omitempty" jsonschema:"the label of the runner that judged the verdict; absent when judged in a workspace"`
 	// Signer is Signer.Name: a trusted key's principal, "untrusted",
 	// "unsigned", or a key fingerprint when no signers are configured.
 	Signer    string `json:"signer" jsonschema:"who signed the ledger commit that added the verdict: a principal of allowed_signers, untrusted, unsigned, or a key fingerprint"`
@@ -175,7 +179,7 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 				return nil, err
 			}
 			a := g.attempt(r)
-			j := Judged{ID: r.ID, Verdict: r.Verdict, Summary: r.Summary, Speedup: r.Speedup,
+			j := Judged{ID: r.ID, Verdict: r.Verdict, Summary: r.Summary, Speedup: r.Speedup, Flags: r.Flags, RunnerClass: r.RunnerClass,
 				Created: time.Unix(0, r.Created).UTC(), Signer: s.Name(), Trusted: s.Trusted, Signature: s.Signature, AddedBy: s.Commit}
 			if r.Kind == string(KindStarted) {
 				a.started = append(a.started, j)
@@ -284,8 +288,11 @@ type Row struct {
 	Path      string  `json:"path"`
 	Pin       string  `json:"pin,omitempty"`
 	Speedup   float64 `json:"speedup,omitempty"`
-	Signer    string  `json:"signer,omitempty"`
-	Trusted   *bool   `json:"trusted,omitempty"`
+	// Flags and RunnerClass are that verdict's too.
+	Flags       []string `json:"flags,omitempty"`
+	RunnerClass string   `json:"runner_class,omitempty"`
+	Signer      string   `json:"signer,omitempty"`
+	Trusted     *bool    `json:"trusted,omitempty"`
 	// AddedBy is the ledger commit that added the entry itself.
 	AddedBy string `json:"added_by,omitempty"`
 }
@@ -302,7 +309,8 @@ func (l *Ledger) Rows(ctx context.Context, f Filter) ([]Row, error) {
 	for _, r := range g.rows {
 		row := Row{ID: r.ID, Kind: Kind(r.Kind), Target: r.Target, Created: time.Unix(0, r.Created).UTC(),
 			PatchID: r.PatchID, Commit: r.Commit, AttemptKey: r.AttemptKey, Hotspot: r.Hotspot, Class: r.Class,
-			Hypothesis: r.Hypothesis, Verdict: r.Verdict, Summary: r.Summary, Path: r.Path, Pin: r.Pin, Speedup: r.Speedup}
+			Hypothesis: r.Hypothesis, Verdict: r.Verdict, Summary: r.Summary, Path: r.Path, Pin: r.Pin, Speedup: r.Speedup,
+			Flags: r.Flags, RunnerClass: r.RunnerClass}
 		if !r.AddedBy.IsZero() {
 			row.AddedBy = r.AddedBy.String()
 		}
@@ -323,6 +331,7 @@ func (l *Ledger) Rows(ctx context.Context, f Filter) ([]Row, error) {
 		if v != nil {
 			trusted := v.Trusted
 			row.Verdict, row.VerdictID, row.Summary, row.Speedup = v.Verdict, v.ID, v.Summary, v.Speedup
+			row.Flags, row.RunnerClass = v.Flags, v.RunnerClass
 			row.Signer, row.Trusted = v.Signer, &trusted
 		}
 		out = append(out, row)

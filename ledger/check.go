@@ -24,7 +24,8 @@ type Server struct {
 	NotesRef string
 	Trust    *Trust
 
-	src *catFile
+	cat *git.CatFile
+	src reader
 }
 
 // Refusal is one reason a push of the ledger's refs is refused.
@@ -44,14 +45,17 @@ func proposedOf(e *Stored) Proposed {
 
 // Open starts reading objects; Close ends it.
 func (s *Server) Open(ctx context.Context) error {
-	c, err := openCatFile(ctx, s.Dir)
-	s.src = c
-	return err
+	c, err := git.OpenCatFile(ctx, s.Dir)
+	if err != nil {
+		return err
+	}
+	s.cat, s.src = c, catFileReader(c)
+	return nil
 }
 
 func (s *Server) Close() {
-	if s.src != nil {
-		s.src.close()
+	if s.cat != nil {
+		s.cat.Close()
 	}
 }
 

@@ -32,7 +32,10 @@ import (
 // updated incrementally when the new tip's tree only adds files to the
 // cached one (the ledger's normal case, merges included); any other change
 // rebuilds it whole.
-const indexMagic = "hone-ledger-index 4"
+//
+// Format 5 added the flags and the runner class; a cache of an older
+// format is rebuilt.
+const indexMagic = "hone-ledger-index 5"
 
 // errCorruptIndex makes a query drop the cache and rebuild it.
 var errCorruptIndex = errors.New("ledger index is corrupt")
@@ -88,6 +91,8 @@ type row struct {
 	Summary          string
 	Pin              string
 	Speedup          float64
+	Flags            []string // Common.Flags, sorted
+	RunnerClass      string
 	AddedBy          plumbing.Hash // the ledger commit that added the entry; zero when unknown
 }
 
@@ -110,6 +115,8 @@ const (
 	fieldSummary
 	fieldPin
 	fieldSpeedup
+	fieldFlags
+	fieldRunnerClass
 	fieldAddedBy
 	rowFields
 )
@@ -124,7 +131,7 @@ func (r *row) line() string {
 	return strings.Join([]string{"e", esc(r.Path), r.Blob.String(), esc(r.AttemptKey), esc(r.PatchID),
 		strconv.FormatInt(r.Created, 10), esc(r.Commit), strconv.Itoa(r.Class), esc(r.Verdict),
 		esc(r.Hotspot), esc(r.Hypothesis), esc(r.Summary), esc(r.Pin),
-		strconv.FormatFloat(r.Speedup, 'g', -1, 64), added}, "\t") + "\n"
+		strconv.FormatFloat(r.Speedup, 'g', -1, 64), esc(strings.Join(r.Flags, ",")), esc(r.RunnerClass), added}, "\t") + "\n"
 }
 
 func fileLine(f file) string {
@@ -213,7 +220,11 @@ func parseRow(line []byte, r *row) error {
 		AttemptKey: unesc(f[fieldAttemptKey]), PatchID: unesc(f[fieldPatchID]),
 		Commit: unesc(f[fieldCommit]), Class: class, Verdict: unesc(f[fieldVerdict]),
 		Hotspot: unesc(f[fieldHotspot]), Hypothesis: unesc(f[fieldHypothesis]),
-		Summary: unesc(f[fieldSummary]), Pin: unesc(f[fieldPin]), Speedup: speedup}
+		Summary: unesc(f[fieldSummary]), Pin: unesc(f[fieldPin]), Speedup: speedup,
+		RunnerClass: unesc(f[fieldRunnerClass])}
+	if flags := unesc(f[fieldFlags]); flags != "" {
+		r.Flags = strings.Split(flags, ",")
+	}
 	if s != "" {
 		r.AddedBy = plumbing.NewHash(s)
 	}
@@ -241,7 +252,8 @@ func rowOf(s *Stored, blob plumbing.Hash) row {
 	return row{ID: s.ID, Kind: string(s.Kind), Target: s.Target, Created: s.Created.UnixNano(),
 		PatchID: s.PatchID, Commit: s.Commit, AttemptKey: s.AttemptKey, Class: s.Class,
 		Verdict: s.Verdict, Path: s.Path, Blob: blob, Hotspot: s.Hotspot,
-		Hypothesis: s.Hypothesis, Summary: s.Summary, Pin: s.Pin, Speedup: s.Speedup}
+		Hypothesis: s.Hypothesis, Summary: s.Summary, Pin: s.Pin, Speedup: s.Speedup,
+		Flags: s.Flags, RunnerClass: s.RunnerClass}
 }
 
 var escaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)

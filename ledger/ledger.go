@@ -10,7 +10,6 @@ import (
 	"errors"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -90,7 +89,7 @@ func (f Filter) keep() func([]byte) bool {
 type Ledger struct {
 	ws   *workspace.Workspace
 	now  func() time.Time
-	refs *repo.Refs
+	refs repo.Store // the ledger's seam to git; obj reads and writes through it
 	obj  objects
 
 	mu sync.Mutex // guards ix
@@ -109,11 +108,12 @@ type Ledger struct {
 // Open returns the ledger of ws. It does not touch git; a ledger whose branch
 // does not exist yet is empty.
 func Open(ws *workspace.Workspace) *Ledger {
+	st := ws.Store("hone: ledger")
 	return &Ledger{
+		refs: st,
+		obj:  newObjects(st),
 		ws:   ws,
 		now:  time.Now,
-		refs: ws.Refs().WithReason("hone: ledger"),
-		obj:  objects{st: ws.Git.Storer, dir: filepath.Join(ws.CommonDir, "objects")},
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // notePrefix starts every note line hone writes; lines without it belong to
@@ -37,7 +39,7 @@ func noteEntryID(line string) (string, bool) {
 // that already holds the line is left as it is, so repair can call it again.
 func (l *Ledger) addNote(ctx context.Context, s *Stored) error {
 	line := NoteLine(&s.Common)
-	_, err := l.refs.Update(ctx, l.ws.Config.Ledger.NotesRef, func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	_, err := repo.UpdateRef(ctx, l.refs, l.ws.Config.Ledger.NotesRef, func(tip plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		tree, err := l.obj.commitTree(tip)
 		if err != nil {
 			return tip, err

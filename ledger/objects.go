@@ -3,13 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
-	"hash/adler32"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,24 +12,24 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/signing"
 )
 
-// objects writes and reads git objects straight in the object store, without
-// an index or a worktree. Reads go through go-git, which knows packs; writes
-// are loose objects written here the way git writes them, because go-git's
-// writer compresses at zlib's default level with a fresh compressor per
-// object, which is most of the cost of an append.
+// objects builds and reads the ledger's blobs, trees and commits through
+// the repository's Store: no index, no worktree. Its writer is the Store's
+// loose-object writer (repo.Repo.WriteObject says why hone has its own).
 type objects struct {
-	st  storer.EncodedObjectStorer
-	dir string // the objects directory
+	reader
+	st repo.Store
 }
 
+func newObjects(st repo.Store) objects { return objects{reader: reader{read: st.ReadObject}, st: st} }
+
 func (o objects) writeBlob(data []byte) (plumbing.Hash, error) {
-	return o.put(plumbing.BlobObject, data)
+	return o.st.WriteObject(plumbing.BlobObject, data)
 }
 
 // store writes an object go-git encoded in memory.
@@ -49,98 +43,7 @@ func (o objects) store(obj *plumbing.MemoryObject) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a git object")
 	}
-	return o.put(obj.Type(), data)
-}
-
-// put writes one loose object, "<type> <size>\0<content>" in a zlib stream,
-// into a temporary file that is then renamed to objects/<2 hex>/<38 hex>, so
-// readers never see a partial object. An object that already exists loose is
-// not written again.
-func (o objects) put(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	h := plumbing.ComputeHash(t, data)
-	hex := h.String()
-	dir := filepath.Join(o.dir, hex[:2])
-	path := filepath.Join(dir, hex[2:])
-	if _, err := os.Lstat(path); err == nil {
-		return h, nil
-	}
-	fail := func(err error) (plumbing.Hash, error) {
-		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write object %s to %s", hex, o.dir)
-	}
-	f, err := os.CreateTemp(o.dir, "tmp_obj_")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	payload := append([]byte(t.String()+" "+strconv.Itoa(len(data))+"\x00"), data...)
-	if _, err := f.Write(storedZlib(payload)); err != nil {
-		f.Close()
-		return fail(err)
-	}
-	if err := f.Chmod(0o444); err != nil {
-		f.Close()
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fail(err)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fail(err)
-		}
-		if err := os.Rename(f.Name(), path); err != nil {
-			return fail(err)
-		}
-	}
-	return h, nil
-}
-
-// storedZlib wraps p in a zlib stream of uncompressed ("stored") deflate
-// blocks: what git itself writes with core.looseCompression=0. A hone process
-// writes a handful of small objects and exits; setting up a compressor (over
-// half a megabyte of tables, every page a fresh fault) costs more than the
-// bytes it would save, and git gc compresses the objects when it packs them.
-func storedZlib(p []byte) []byte {
-	const maxBlock = 0xffff
-	sum := adler32.Checksum(p)
-	blocks := max(1, (len(p)+maxBlock-1)/maxBlock)
-	out := make([]byte, 0, 2+5*blocks+len(p)+4)
-	out = append(out, 0x78, 0x01) // deflate, 32 KiB window, fastest; the header's check bits hold
-	for {
-		n := min(len(p), maxBlock)
-		var final byte
-		if n == len(p) {
-			final = 1
-		}
-		out = append(out, final, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
-		out = append(out, p[:n]...)
-		if p = p[n:]; len(p) == 0 {
-			return binary.BigEndian.AppendUint32(out, sum)
-		}
-	}
-}
-
-func (o objects) readBlob(h plumbing.Hash) ([]byte, error) {
-	obj, err := o.st.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
-	}
-	return readAll(obj)
-}
-
-// tree returns the entries of tree h; the zero hash is the empty tree.
-func (o objects) tree(h plumbing.Hash) ([]object.TreeEntry, error) {
-	if h.IsZero() {
-		return nil, nil
-	}
-	t, err := object.GetTree(o.st, h)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", h)
-	}
-	return t.Entries, nil
+	return o.st.WriteObject(obj.Type(), data)
 }
 
 // writeTree stores entries in git's tree order: by name, a directory
@@ -181,7 +84,7 @@ func (o objects) commit(ctx context.Context, tree plumbing.Hash, parents []plumb
 		}
 		payload = signing.AddSignature(payload, armored)
 	}
-	return o.put(plumbing.CommitObject, payload)
+	return o.st.WriteObject(plumbing.CommitObject, payload)
 }
 
 func readAll(obj plumbing.EncodedObject) ([]byte, error) {
@@ -195,25 +98,6 @@ func readAll(obj plumbing.EncodedObject) ([]byte, error) {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read git object %s", obj.Hash())
 	}
 	return b, nil
-}
-
-// commitInfo reads a commit's tree, parents and raw content.
-func (o objects) commitInfo(h plumbing.Hash) (*commitInfo, error) {
-	hex := h.String()
-	if _, err := os.Lstat(filepath.Join(o.dir, hex[:2], hex[2:])); err != nil {
-		if raw, ok := packedCommit(o.dir, h); ok {
-			return parseCommit(h, raw)
-		}
-	}
-	obj, err := o.st.EncodedObject(plumbing.CommitObject, h)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", h)
-	}
-	raw, err := readAll(obj)
-	if err != nil {
-		return nil, err
-	}
-	return parseCommit(h, raw)
 }
 
 // parseCommit reads the tree and parents from a commit's headers.

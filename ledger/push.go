@@ -11,13 +11,14 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // mergeNotes brings remote notes commit r into the notes ref: notes only one
 // side has are taken as they are, and notes both sides have become the sorted
 // union of their lines (cat_sort_uniq), in a two-parent commit.
 func (l *Ledger) mergeNotes(ctx context.Context, r plumbing.Hash) (how string, err error) {
-	_, err = l.refs.Update(ctx, l.ws.Config.Ledger.NotesRef, func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	_, err = repo.UpdateRef(ctx, l.refs, l.ws.Config.Ledger.NotesRef, func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		if !ok {
 			how = "created"
 			return r, nil

@@ -3,7 +3,6 @@ package ledger
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -237,22 +235,23 @@ func LoadTrust(r *repo.Repo, b *workspace.Base) (*Trust, error) {
 		return &Trust{}, nil
 	}
 	at := git.Short(b.Commit) + ":" + name
-	c, err := r.Git.CommitObject(plumbing.NewHash(b.Commit))
+	src := newObjects(r.Store(""))
+	c, err := src.commitInfo(plumbing.NewHash(b.Commit))
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(b.Commit))
 	}
-	f, err := c.File(name)
-	if errors.Is(err, object.ErrFileNotFound) {
+	h, found, err := lookupIn(src, c.tree, name)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read %s", at)
+	}
+	if !found {
 		return nil, errs.Invalidf("[ledger] allowed_signers names %s, which the protected base %s (%s) does not have; commit it there", name, b.Ref, git.Short(b.Commit))
 	}
+	text, err := src.readBlob(h)
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read %s", at)
 	}
-	text, err := f.Contents()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read %s", at)
-	}
-	signers, err := signing.ParseSigners(at, []byte(text))
+	signers, err := signing.ParseSigners(at, text)
 	if err != nil {
 		return nil, err
 	}

@@ -118,11 +118,6 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 		if _, err := l.git(ctx, args...); err != nil {
 			return nil, nil, errs.Wrap(errs.Failure, err, "cannot fetch the ledger from remote %q", remote)
 		}
-		// git may have stored what it fetched as a new pack, which go-git,
-		// having listed the packs once, would not look in.
-		if r, ok := l.obj.st.(interface{ Reindex() }); ok {
-			r.Reindex()
-		}
 	}
 	if h, ok := refs[branch]; ok && hadBefore && h != before {
 		if err := l.refuseRewrite(ctx, remote, scratch+"ledger", before, h); err != nil {
@@ -199,7 +194,7 @@ func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, 
 	}
 	defer held.Release()
 	var next plumbing.Hash
-	cur, err := l.refs.Update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+	cur, err := repo.UpdateRef(ctx, l.refs, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
 		next = cur
 		if !ok {
 			how, next = "created", r

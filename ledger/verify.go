@@ -226,11 +226,13 @@ func (l *Ledger) verifyEntries(tree plumbing.Hash, rep *VerifyReport) (map[strin
 			return nil, err
 		}
 		rep.Entries++
-		s := &Stored{Path: f.path, Raw: raw}
-		if _, err := toml.Decode(string(raw), &s.Common); err != nil {
+		var e legacyEntry
+		if _, err := toml.Decode(string(raw), &e); err != nil {
 			rep.add(ProblemMalformed, f.path, "not valid TOML: %v", err)
 			continue
 		}
+		e.deriveFlags()
+		s := &Stored{Common: e.Common, Path: f.path, Raw: raw}
 		if err := s.check(); err != nil {
 			rep.add(ProblemMalformed, f.path, "%v", err)
 			continue

@@ -19,8 +19,12 @@ type Listed struct {
 	VerdictID string  `json:"verdict_id,omitempty"`
 	Summary   string  `json:"summary,omitempty"`
 	Speedup   float64 `json:"speedup,omitempty"`
-	Signer    string  `json:"signer,omitempty"`
-	Trusted   *bool   `json:"trusted,omitempty"`
+	// VerdictFlags and VerdictRunnerClass are the verdict's; the names
+	// keep them apart from the proposal's own Flags and RunnerClass.
+	VerdictFlags       []string `json:"verdict_flags,omitempty"`
+	VerdictRunnerClass string   `json:"verdict_runner_class,omitempty"`
+	Signer             string   `json:"signer,omitempty"`
+	Trusted            *bool    `json:"trusted,omitempty"`
 }
 
 // List returns the proposals of a target (all targets when target is ""),
@@ -55,6 +59,7 @@ func List(ctx context.Context, ws *workspace.Workspace, target string) ([]*Liste
 			if v := a.Latest(); v != nil {
 				trusted := v.Trusted
 				p.Verdict, p.VerdictID, p.Summary, p.Speedup, p.Signer, p.Trusted = v.Verdict, v.ID, v.Summary, v.Speedup, v.Signer, &trusted
+				p.VerdictFlags, p.VerdictRunnerClass = v.Flags, v.RunnerClass
 			}
 		}
 		out = append(out, &p)

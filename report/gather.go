@@ -39,7 +39,7 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 		ra := Attempt{Target: a.Target, PatchID: a.PatchID, Pin: a.Pin, Created: a.Proposed, Class: a.Class,
 			Hotspot: a.Hotspot, Hypothesis: a.Hypothesis}
 		if v := a.Latest(); v != nil {
-			ra.Verdict, ra.Summary, ra.Signer, ra.Trusted = v.Verdict, v.Summary, v.Signer, v.Trusted
+			ra.Verdict, ra.Summary, ra.Flags, ra.Signer, ra.Trusted = v.Verdict, v.Summary, v.Flags, v.Signer, v.Trusted
 			// The interval is not in the index: read it from the verdict entry.
 			s, err := l.Get(ctx, v.ID)
 			if err != nil {

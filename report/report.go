@@ -53,8 +53,9 @@ type Attempt struct {
 	Class      int
 	Hotspot    string
 	Hypothesis string
-	Verdict    string // one of ledger's verdict words; "" while not judged
-	Summary    string // the verdict's one-line summary
+	Verdict    string   // one of ledger's verdict words; "" while not judged
+	Summary    string   // the verdict's one-line summary
+	Flags      []string // the verdict's ledger.Flag* facts, shown beside its word
 	// Signer is who signed the ledger commit that added the verdict (see
 	// ledger.Signer.Name); Trusted is false for a verdict that does not count.
 	Signer  string

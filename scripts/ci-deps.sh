@@ -8,8 +8,22 @@
 # unprivileged hone-jail user the jail runs as exists. A no-op when all are
 # present. Missing ones are installed with apt-get on Debian/Ubuntu when
 # running as root; otherwise it names the command to run and fails, because
-# the tests would silently skip instead.
+# the tests would silently skip instead. It also installs staticcheck, at
+# the version .ci/run expects, through the Go module proxy.
 set -euo pipefail
+
+# staticcheck 2026.2.2 (module v0.8.2, @latest on the proxy when this was
+# written) reads Go 1.26 code; pinned so CI runs the checks it was clean under.
+staticcheck_version=2026.2.2
+staticcheck() {
+	local bin
+	bin="$(go env GOPATH)/bin/staticcheck"
+	if [ -x "$bin" ] && "$bin" -version 2>/dev/null | grep -q "staticcheck $staticcheck_version "; then
+		return 0
+	fi
+	echo "ci-deps.sh: installing staticcheck $staticcheck_version" >&2
+	GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+}
 
 jail_user() {
 	[ "$(id -u)" -eq 0 ] || return 0
@@ -38,16 +52,17 @@ for tool in git cc c++ perf valgrind bwrap chromium groff make cmake meson ninja
 	command -v "$tool" >/dev/null 2>&1 || missing+=("${pkg[$tool]}")
 done
 [ -f /usr/include/benchmark/benchmark.h ] || missing+=(libbenchmark-dev)
+if ! command -v go >/dev/null 2>&1; then
+	echo "ci-deps.sh: go is not installed; install Go (see go.mod for the version) first" >&2
+	exit 1
+fi
+staticcheck
 if [ ${#missing[@]} -eq 0 ]; then
 	jail_user
 	perf_paranoid
 	exit 0
 fi
 
-if ! command -v go >/dev/null 2>&1; then
-	echo "ci-deps.sh: go is not installed; install Go (see go.mod for the version) first" >&2
-	exit 1
-fi
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
 	echo "ci-deps.sh: missing packages: ${missing[*]}; installing them with sudo" >&2
 	exec sudo bash "$0"

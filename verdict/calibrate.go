@@ -208,7 +208,7 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 		c.Injected[i].finish()
 	}
 	c.Seconds = time.Since(start).Seconds()
-	c.Summary = c.Environment.weak(c.summary())
+	c.Environment.markWeak(&c.Common, c.summary())
 	c.Environment.JailUserCreated = c.Environment.JailUserCreated || run.UserCreated
 	if opts.Progress != nil {
 		opts.Progress(Progress{Phase: "record"})

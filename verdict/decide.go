@@ -138,29 +138,26 @@ func (e *Entry) harnessError(reason, detail string) {
 	e.setVerdict(ledger.VerdictError, reason, detail)
 }
 
-// markWeak flags a verdict whose commands did not run in the full jail, in
-// the environment and at the head of the summary, which every view of the
-// ledger shows (list, notes, report, MCP).
-func (e *Entry) markWeak() { e.Summary = e.Environment.weak(e.Summary) }
+// markWeak flags a verdict whose commands did not run in the full jail.
+func (e *Entry) markWeak() { e.Environment.markWeak(&e.Common, e.Summary) }
 
 // weakPrefix heads the summary of a verdict or calibration whose commands
 // did not run in the full jail.
 const weakPrefix = "weak isolation ("
 
-// weak sets Weak when the commands did not run in the full jail and
-// returns summary, prefixed with the isolation they had.
-func (env *Environment) weak(summary string) string {
+// markWeak sets c's summary, and when the commands did not run in the full
+// jail sets Weak and FlagWeak (for programs and every view) and heads the
+// summary with the isolation they had (for people).
+func (env *Environment) markWeak(c *ledger.Common, summary string) {
+	c.Summary = summary
 	iso := env.Isolation
 	if iso == "" || iso == "full" {
-		return summary
+		return
 	}
 	env.Weak = true
-	return oneLine(weakPrefix + iso + "): " + summary)
+	c.AddFlag(ledger.FlagWeak)
+	c.Summary = oneLine(weakPrefix + iso + "): " + summary)
 }
-
-// RanWeak reports whether a verdict's summary says its commands ran with
-// weak isolation, for views that show the verdict word alone.
-func RanWeak(summary string) bool { return strings.HasPrefix(summary, weakPrefix) }
 
 // oneLine keeps a note-safe single line of at most 200 bytes.
 func oneLine(s string) string {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/driver"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/workspace"
@@ -77,7 +78,7 @@ func (r *gateRunner) differential(ctx context.Context, g workspace.Gate, gr *Gat
 	name := sha256.Sum256([]byte(g.Name))
 	order := rand.New(rand.NewPCG(uint64(r.seed), binary.BigEndian.Uint64(name[:8]))).Perm(g.Seeds)
 
-	bres, bout, err := r.drive(ctx, g, base, driverPlan{Run: g.Run, Generate: g.Generate, Seeds: seeds, Order: order})
+	bres, bout, err := r.drive(ctx, g, base, driver.Plan{Run: g.Run, Generate: g.Generate, Seeds: seeds, Order: order})
 	if err != nil {
 		return gatesPassed, err
 	}
@@ -90,7 +91,7 @@ func (r *gateRunner) differential(ctx context.Context, g workspace.Gate, gr *Gat
 	for i, o := range bout {
 		inputs[i] = o.Input
 	}
-	cres, cout, err := r.drive(ctx, g, cand, driverPlan{Run: g.Run, Inputs: inputs, Order: order})
+	cres, cout, err := r.drive(ctx, g, cand, driver.Plan{Run: g.Run, Inputs: inputs, Order: order})
 	if err != nil {
 		return gatesPassed, err
 	}
@@ -120,7 +121,7 @@ func (r *gateRunner) differential(ctx context.Context, g workspace.Gate, gr *Gat
 // mismatch runs the first differing input once more on each side, outside
 // the driver, and stores the case. A baseline whose output changes from
 // one run to the next cannot judge a patch: that is the pin's fault.
-func (r *gateRunner) mismatch(ctx context.Context, g workspace.Gate, gr *GateResult, base, cand *build.Side, i int, seed int64, input []byte, first driverResult) (gateOutcome, error) {
+func (r *gateRunner) mismatch(ctx context.Context, g workspace.Gate, gr *GateResult, base, cand *build.Side, i int, seed int64, input []byte, first driver.Result) (gateOutcome, error) {
 	bres, err := r.once(ctx, g, base, input)
 	if err != nil {
 		return gatesPassed, err
@@ -173,11 +174,11 @@ func (r *gateRunner) once(ctx context.Context, g workspace.Gate, s *build.Side, 
 // drive runs the driver with plan on one side and reads its results by
 // input number. The side's log keeps the runs' stderr, each headed with
 // its input's number.
-func (r *gateRunner) drive(ctx context.Context, g workspace.Gate, s *build.Side, plan driverPlan) (*jail.Result, map[int]driverResult, error) {
+func (r *gateRunner) drive(ctx context.Context, g workspace.Gate, s *build.Side, plan driver.Plan) (*jail.Result, map[int]driver.Result, error) {
 	if err := r.makeDriver(); err != nil {
 		return nil, nil, err
 	}
-	spec := s.Spec(driverDir+"/"+driverName, g.Timeout.Duration)
+	spec := s.Spec(driver.Dir+"/"+driver.Name, g.Timeout.Duration)
 	plan.Scratch = []string{"$HOME", "$TMPDIR"}
 	if spec.Isolation == workspace.IsolationWeak {
 		// Weak isolation runs on the host: the driver by its own path, and
@@ -195,14 +196,14 @@ func (r *gateRunner) drive(ctx context.Context, g workspace.Gate, s *build.Side,
 		if m.Mode != jail.Copy {
 			continue
 		}
-		pristine := fmt.Sprintf("%s/pristine/%d", driverDir, n)
+		pristine := fmt.Sprintf("%s/pristine/%d", driver.Dir, n)
 		spec.Mounts = append(spec.Mounts, jail.Mount{Host: m.Host, Jail: pristine, Mode: jail.ReadOnly})
-		spec.Env = append(spec.Env, fmt.Sprintf("%sWORK_%d=%s", envRestore, n, m.Jail), fmt.Sprintf("%sPRISTINE_%d=%s", envRestore, n, pristine))
+		spec.Env = append(spec.Env, fmt.Sprintf("%sWORK_%d=%s", driver.EnvRestore, n, m.Jail), fmt.Sprintf("%sPRISTINE_%d=%s", driver.EnvRestore, n, pristine))
 		n++
 	}
-	spec.Mounts = append(spec.Mounts, jail.Mount{Host: r.driver, Jail: driverDir + "/" + driverName, Mode: jail.ReadOnly})
+	spec.Mounts = append(spec.Mounts, jail.Mount{Host: r.driver, Jail: driver.Dir + "/" + driver.Name, Mode: jail.ReadOnly})
 	spec.Stdin = bytes.NewReader(b)
-	spec.OutputCap = maxPlan
+	spec.OutputCap = driver.MaxPlan
 	res, err := jail.Run(ctx, spec)
 	r.env.noteJail(res)
 	if err != nil {
@@ -212,11 +213,11 @@ func (r *gateRunner) drive(ctx context.Context, g workspace.Gate, s *build.Side,
 		data, cut := kept(&res.Stderr, r.logs.cap)
 		r.logs.files = append(r.logs.files, LogFile{Gate: g.Name, Name: string(s.Role) + ".stderr", Data: data, Cut: cut})
 	}
-	out := map[int]driverResult{}
+	out := map[int]driver.Result{}
 	sc := bufio.NewScanner(bytes.NewReader(res.Stdout.Bytes()))
-	sc.Buffer(make([]byte, 64<<10), 2*maxInput+4096)
+	sc.Buffer(make([]byte, 64<<10), 2*driver.MaxInput+4096)
 	for sc.Scan() {
-		var d driverResult
+		var d driver.Result
 		if json.Unmarshal(sc.Bytes(), &d) != nil || d.I < 0 || d.I >= len(plan.Order) {
 			continue
 		}
@@ -227,7 +228,7 @@ func (r *gateRunner) drive(ctx context.Context, g workspace.Gate, s *build.Side,
 
 // driveFailure says why a side's driver did not give a clean result for
 // every input, or "".
-func driveFailure(res *jail.Result, out map[int]driverResult, order []int) string {
+func driveFailure(res *jail.Result, out map[int]driver.Result, order []int) string {
 	for _, i := range order {
 		d, ok := out[i]
 		switch {
@@ -259,7 +260,7 @@ func (r *gateRunner) makeDriver() error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot create %s", dir)
 	}
-	link := filepath.Join(dir, driverName)
+	link := filepath.Join(dir, driver.Name)
 	if err := os.Symlink(exe, link); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot link %s", link)
 	}

@@ -499,14 +499,3 @@ func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overri
 	}
 	return proto, &over, nil
 }
-
-// PinUnprotected reports whether a verdict's summary says its pin is not
-// on the protected base, for views that show the verdict word alone. Only
-// verdicts recorded before such pins were refused say so.
-func PinUnprotected(summary string) bool {
-	return strings.HasPrefix(summary, unprotectedPrefix) || strings.Contains(summary, "): "+unprotectedPrefix)
-}
-
-// unprotectedPrefix headed the summary of a verdict whose pin was not on
-// the protected base.
-const unprotectedPrefix = "unprotected pin ("

@@ -13,6 +13,9 @@ func WriteText(w io.Writer, e *Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "patch\t%s (target %s)\n", e.PatchID, e.Target)
 	fmt.Fprintf(tw, "verdict\t%s (%s)\n", e.Verdict, e.Reason)
+	if len(e.Flags) > 0 {
+		fmt.Fprintf(tw, "flags\t%s\n", strings.Join(e.Flags, ", "))
+	}
 	if e.InputSeed != 0 {
 		fmt.Fprintf(tw, "input seed\t%d\n", e.InputSeed)
 	}

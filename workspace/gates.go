@@ -24,27 +24,27 @@ func (p *parser) validateGates(at toml.Key, gates []Gate) error {
 		g := &gates[i]
 		switch {
 		case g.Name == "":
-			return p.errf(at, "gate %d has no name", i+1)
+			return p.itemErrf(at, i, "gate %d has no name", i+1)
 		case !gateNameRE().MatchString(g.Name) || len(g.Name) > 64:
-			return p.errf(at, "gate name %.70q may only use letters, digits, '_', '.' and '-' (at most 64, starting with a letter or digit)", g.Name)
+			return p.itemErrf(at, i, "gate name %.70q may only use letters, digits, '_', '.' and '-' (at most 64, starting with a letter or digit)", g.Name)
 		case reservedGates[g.Name]:
-			return p.errf(at, "gate name %q is the verdict's own row for the %s; choose another", g.Name, g.Name)
+			return p.itemErrf(at, i, "gate name %q is the verdict's own row for the %s; choose another", g.Name, g.Name)
 		case seen[g.Name]:
-			return p.errf(at, "gate name %q is used twice", g.Name)
+			return p.itemErrf(at, i, "gate name %q is used twice", g.Name)
 		}
 		seen[g.Name] = true
 		if strings.TrimSpace(g.Run) == "" {
-			return p.errf(at, "gate %q has no run command", g.Name)
+			return p.itemErrf(at, i, "gate %q has no run command", g.Name)
 		}
 		if g.Timeout.Duration == 0 {
 			g.Timeout.Duration = DefaultGateTimeout
 		}
 		if g.Sanitize != nil {
 			if err := sanitize.Check(g.Sanitize); err != nil {
-				return p.errf(at, "gate %q: sanitize: %v", g.Name, err)
+				return p.itemErrf(at, i, "gate %q: sanitize: %v", g.Name, err)
 			}
 		}
-		if err := p.differential(at, g); err != nil {
+		if err := p.differential(at, i, g); err != nil {
 			return err
 		}
 	}
@@ -54,21 +54,21 @@ func (p *parser) validateGates(at toml.Key, gates []Gate) error {
 // maxSeeds bounds a differential gate: every seed is a run on each side.
 const maxSeeds = 1_000_000
 
-func (p *parser) differential(at toml.Key, g *Gate) error {
+func (p *parser) differential(at toml.Key, i int, g *Gate) error {
 	if g.Generate == "" {
 		if g.Seeds != 0 {
-			return p.errf(at, "gate %q sets seeds but no generate command; add generate = \"a command that prints one input made from $HONE_SEED\"", g.Name)
+			return p.itemErrf(at, i, "gate %q sets seeds but no generate command; add generate = \"a command that prints one input made from $HONE_SEED\"", g.Name)
 		}
 		return nil
 	}
 	if strings.TrimSpace(g.Generate) == "" {
-		return p.errf(at, "gate %q: generate is blank", g.Name)
+		return p.itemErrf(at, i, "gate %q: generate is blank", g.Name)
 	}
 	switch {
 	case g.Seeds == 0:
 		g.Seeds = DefaultSeeds
 	case g.Seeds < 0 || g.Seeds > maxSeeds:
-		return p.errf(at, "gate %q: seeds must be between 1 and %d, not %d", g.Name, maxSeeds, g.Seeds)
+		return p.itemErrf(at, i, "gate %q: seeds must be between 1 and %d, not %d", g.Name, maxSeeds, g.Seeds)
 	}
 	return nil
 }

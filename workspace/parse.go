@@ -144,10 +144,7 @@ func (p *parser) errf(key toml.Key, format string, args ...any) error {
 // keyError formats "file:line: key: msg", leaving out the line when the key
 // and all its parents are absent from the file (a default that failed).
 func keyError(file string, data []byte, key toml.Key, msg string) error {
-	if line := keyLine(data, key); line > 0 {
-		return errs.Invalidf("%s:%d: %s: %s", file, line, key.String(), msg)
-	}
-	return errs.Invalidf("%s: %s: %s", file, key.String(), msg)
+	return lineError(file, keyLine(data, key), key, msg)
 }
 
 func (p *parser) validate(c *Config) error {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/hone-perf/hone/internal/errs"
 )
 
@@ -117,6 +119,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in target", "[targets.a]\npath = \"x\"\npinn = \"main\"\n", `hone.toml:3: unknown key "targets.a.pinn"`},
 		{"unknown key in target bench", "[targets.a]\n\n[targets.a.bench]\nrun = \"x\"\nmetrik = \"wall\"\n", `hone.toml:5: unknown key "targets.a.bench.metrik"`},
 		{"unknown key in second gate", "[targets.a]\n[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\n[[targets.a.gates]]\nname = \"v\"\nrun = \"y\"\ntimout = \"1m\"\n", `hone.toml:8: unknown key "targets.a.gates.timout"`},
+		{"unknown key in third gate", "[targets.a]\n[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\n[[targets.a.gates]]\nname = \"v\"\nrun = \"y\"\n[[targets.a.gates]]\nname = \"w\"\nrun = \"z\"\ntimout = \"1m\"\n", `hone.toml:11: unknown key "targets.a.gates.timout"`},
+		{"bad value in third gate", "[targets.a]\n[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\n[[targets.a.gates]]\nname = \"v\"\nrun = \"y\"\n[[targets.a.gates]]\nname = \"w\"\nseeds = 5\nrun = \"z\"\n", `hone.toml:8: targets.a.gates: gate "w" sets seeds but no generate command`},
 		{"unknown key indented with comment header", "[targets.a] # the target\n  [targets.a.profile]  # how\n  freq = 99\n", `hone.toml:3: unknown key "targets.a.profile.freq"`},
 		{"unknown dotted key", "[targets.a]\nbench.metrik = \"wall\"\n", `hone.toml:2: unknown key "targets.a.bench.metrik"`},
 		{"unknown key in quoted table", "[targets.\"a\"]\nnope = 1\n", `hone.toml:2: unknown key "targets.a.nope"`},
@@ -209,12 +213,18 @@ func TestKeyLine(t *testing.T) {
 		{[]string{"t", "x y", "z", "q"}, 6},
 		{[]string{"t"}, 2}, // implicit table: the first line below it
 		{[]string{"arr", "w"}, 10},
+		{[]string{"arr"}, 7},
 		{[]string{"missing"}, 0},
 		{[]string{"a", "b"}, 1}, // absent: its parent's line
 	}
 	for _, tt := range tests {
 		if got := keyLine(src, tt.key); got != tt.want {
 			t.Errorf("keyLine(%q) = %d, want %d", tt.key, got, tt.want)
+		}
+	}
+	for i, want := range []int{7, 9, 7} { // an element the file lacks: the array's first line
+		if got := itemLine(src, toml.Key{"arr"}, i); got != want {
+			t.Errorf("itemLine(arr, %d) = %d, want %d", i, got, want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -39,20 +38,12 @@ type Binding struct {
 // when there is none; a binding that cannot be read is an error.
 func ReadBinding(r *repo.Repo, name string) (*Binding, bool, error) {
 	ref := BindingPrefix + name
-	h, ok, err := r.Refs().Read(ref)
+	st := r.Store("")
+	h, ok, err := st.Read(ref)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	blob, err := r.Git.BlobObject(h)
-	if err != nil {
-		return nil, false, errs.Wrap(errs.Invalid, err, "%s does not hold a readable binding", ref)
-	}
-	rd, err := blob.Reader()
-	if err != nil {
-		return nil, false, errs.Wrap(errs.Invalid, err, "%s does not hold a readable binding", ref)
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
+	b, err := st.ReadObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, false, errs.Wrap(errs.Invalid, err, "%s does not hold a readable binding", ref)
 	}
@@ -70,30 +61,18 @@ func writeBinding(ctx context.Context, r *repo.Repo, b *Binding) error {
 	if err := toml.NewEncoder(&buf).Encode(b); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot encode the binding of worktree %s", b.Name)
 	}
-	obj := r.Git.Storer.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	w, err := obj.Writer()
-	if err == nil {
-		_, err = w.Write(buf.Bytes())
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
+	st := r.Store("hone: bind worktree " + b.Name)
+	h, err := st.WriteObject(plumbing.BlobObject, buf.Bytes())
 	if err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot write the binding of worktree %s", b.Name)
 	}
-	h, err := r.Git.Storer.SetEncodedObject(obj)
-	if err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot write the binding of worktree %s", b.Name)
-	}
-	refs := r.Refs().WithReason("hone: bind worktree " + b.Name)
-	_, err = refs.Update(ctx, BindingPrefix+b.Name, func(plumbing.Hash, bool) (plumbing.Hash, error) { return h, nil })
+	_, err = repo.UpdateRef(ctx, st, BindingPrefix+b.Name, func(plumbing.Hash, bool) (plumbing.Hash, error) { return h, nil })
 	return err
 }
 
 // removeBinding drops the binding of a removed worktree.
 func removeBinding(ctx context.Context, r *repo.Repo, name string) error {
-	refs := r.Refs().WithReason("hone: remove worktree " + name)
+	refs := r.Store("hone: remove worktree " + name)
 	h, ok, err := refs.Read(BindingPrefix + name)
 	if err != nil || !ok {
 		return err

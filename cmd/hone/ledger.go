@@ -143,7 +143,7 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 					class = strconv.Itoa(a.Class)
 				}
 				cells = append(cells, []string{ids[a.ID], string(a.Kind), a.Target, dash(patches[a.PatchID]), dash(git.Short(a.Pin)),
-					dash(clipText(a.Hotspot, 24)), class, verdictWord(a.Verdict, a.Summary), speedup(a.Speedup), dash(a.Signer), dash(clipText(a.Hypothesis, 48))})
+					dash(clipText(a.Hotspot, 24)), class, verdictWord(a.Verdict, a.Flags), speedup(a.Speedup), dash(a.Signer), dash(clipText(a.Hypothesis, 48))})
 			}
 			return writeColumns(app.Out, cells)
 		}),
@@ -484,20 +484,25 @@ func writeColumns(out io.Writer, rows [][]string) error {
 	return w.Flush()
 }
 
-// verdictWord is a verdict as the ledger's table shows it: weak isolation
-// is said beside the word, which is all the table shows of the summary.
-func verdictWord(word, summary string) string {
-	var marks []string
-	if verdict.RanWeak(summary) {
-		marks = append(marks, "weak")
+// verdictWord is a verdict as the ledger's tables show it: its flags are
+// said beside the word, since the tables show nothing else of the verdict.
+func verdictWord(word string, flags []string) string {
+	if len(flags) == 0 {
+		return dash(word)
 	}
-	if verdict.PinUnprotected(summary) {
-		marks = append(marks, "unprotected pin")
+	marks := make([]string, len(flags))
+	for i, f := range flags {
+		marks[i] = flagMark(f)
 	}
-	if len(marks) > 0 {
-		return word + " (" + strings.Join(marks, ", ") + ")"
+	return word + " (" + strings.Join(marks, ", ") + ")"
+}
+
+// flagMark is a flag as a table shows it: a short phrase.
+func flagMark(flag string) string {
+	if flag == ledger.FlagWeak {
+		return "weak"
 	}
-	return dash(word)
+	return strings.ReplaceAll(flag, "-", " ")
 }
 
 func dash(s string) string {

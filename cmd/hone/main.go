@@ -3,6 +3,17 @@
 // the target's allowlist, and judges them with gates and an interleaved benchmark.
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(Main(os.Args[1:])) }
+	"github.com/hone-perf/hone/internal/reexec"
+)
+
+func main() {
+	// First: hone's executable is also the jail's meter, the differential
+	// driver and the Go cache program, by the name it was started under.
+	if reexec.Init() {
+		return
+	}
+	os.Exit(Main(os.Args[1:]))
+}

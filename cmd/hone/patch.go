@@ -190,7 +190,7 @@ weak isolation, says so beside its word.`,
 			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"}}
 			for _, p := range ps {
 				rows = append(rows, []string{short[p.PatchID], p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
-					fmt.Sprintf("+%d -%d", p.Added, p.Removed), verdictWord(p.Verdict, p.Summary), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
+					fmt.Sprintf("+%d -%d", p.Added, p.Removed), verdictWord(p.Verdict, p.VerdictFlags), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
 			}
 			return writeColumns(app.Out, rows)
 		}),

@@ -13,9 +13,14 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 func TestMain(m *testing.M) {
+	if reexec.Init() {
+		return
+	}
 	testscript.Main(m, map[string]func(){
 		"hone": func() { os.Exit(Main(os.Args[1:])) },
 	})

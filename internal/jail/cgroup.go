@@ -143,42 +143,6 @@ func sweepCgroups(base string) {
 // alive reports whether a process pid exists (in hone's PID namespace).
 func alive(pid int) bool { return !errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
 
-// usage reads the CPU time the cgroup has counted.
-func (c *cgroup) usage() (user, sys time.Duration, err error) {
-	b, err := os.ReadFile(filepath.Join(c.dir, "cpu.stat"))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(line, " ")
-		n, _ := strconv.ParseInt(v, 10, 64)
-		switch k {
-		case "user_usec":
-			user = time.Duration(n) * time.Microsecond
-		case "system_usec":
-			sys = time.Duration(n) * time.Microsecond
-		}
-	}
-	return user, sys, nil
-}
-
-// empty waits (briefly) until no process is left in the cgroup, killing
-// what is, so that its count is final.
-func (c *cgroup) empty() bool {
-	for i := 0; i < 100; i++ {
-		b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
-		if err != nil {
-			return false
-		}
-		if len(strings.TrimSpace(string(b))) == 0 {
-			return true
-		}
-		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
-}
-
 func (c *cgroup) remove() {
 	c.fd.Close()
 	for i := 0; i < 100; i++ {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 // The test binary doubles as the attacker's toolbox: mounted into the jail
@@ -24,6 +26,9 @@ import (
 const attackPath = "/attack/attack"
 
 func TestMain(m *testing.M) {
+	if reexec.Init() {
+		return
+	}
 	if filepath.Base(os.Args[0]) == "attack" {
 		os.Exit(attack(os.Args[1], os.Args[2:]))
 	}

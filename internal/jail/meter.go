@@ -14,24 +14,22 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 // The names under which hone's own executable runs as the meter and as the
-// root stager. init dispatches on them, so every binary that links this
-// package (hone, test binaries) can play both parts and nothing in cmd/hone
-// has to know.
+// root stager, registered with internal/reexec, so every binary that links
+// this package and calls reexec.Init first (hone, test binaries) can play
+// both parts.
 const (
 	meterName  = "hone-jail-init"
 	stagerName = "hone-jail-stage"
 )
 
 func init() {
-	switch filepath.Base(os.Args[0]) {
-	case meterName:
-		os.Exit(meterMain())
-	case stagerName:
-		os.Exit(stagerMain(os.Args[1:]))
-	}
+	reexec.Register(meterName, meterMain)
+	reexec.Register(stagerName, func() int { return stagerMain(os.Args[1:]) })
 }
 
 // meterMain runs the plan and writes the report. It exits non-zero, without

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 // Run executes s in the jail (or, with Isolation "weak", under the meter
@@ -22,6 +23,9 @@ import (
 // the full jail is not available here (the message says what to install),
 // or when ctx was cancelled, in which case the whole jail has been killed.
 func Run(ctx context.Context, s Spec) (*Result, error) {
+	if !reexec.Initialized() {
+		return nil, errs.Failuref("the jail's meter is this executable re-run, and main (or TestMain) did not call reexec.Init first; call it there")
+	}
 	s, err := s.normalize()
 	if err != nil {
 		return nil, err

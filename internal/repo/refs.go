@@ -154,6 +154,12 @@ func (s *Refs) Delete(ctx context.Context, ref string, old plumbing.Hash) error 
 // replaced. A ref deleted while the loop runs stops it: that is not an
 // absent ref to start afresh.
 func (s *Refs) Update(ctx context.Context, ref string, next func(tip plumbing.Hash, ok bool) (plumbing.Hash, error)) (plumbing.Hash, error) {
+	return UpdateRef(ctx, s, ref, next)
+}
+
+// UpdateRef is Update on any ref store: the one retry loop over
+// compare-and-swap.
+func UpdateRef(ctx context.Context, s CASRefs, ref string, next func(tip plumbing.Hash, ok bool) (plumbing.Hash, error)) (plumbing.Hash, error) {
 	seen := false
 	for n := 1; n <= maxAttempts; n++ {
 		if err := ctx.Err(); err != nil {

@@ -39,6 +39,9 @@ func OpenBare(dir string) (*Repo, error) {
 	if _, err := os.Stat(filepath.Join(abs, "HEAD")); err != nil {
 		return nil, errs.NotFoundf("%s is not a git directory (no HEAD); run the hook in the server's repository", abs)
 	}
+	if err := checkFormat(abs); err != nil {
+		return nil, err
+	}
 	r, err := gogit.PlainOpenWithOptions(abs, &gogit.PlainOpenOptions{})
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot open the git repository at %s", abs)
@@ -93,6 +96,9 @@ func Open(dir string) (*Repo, error) {
 			c = filepath.Join(gitDir, c)
 		}
 		common = filepath.Clean(c)
+	}
+	if err := checkFormat(common); err != nil {
+		return nil, err
 	}
 	r, err := gogit.PlainOpenWithOptions(top, &gogit.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 // Count returns how many live processes have s in their command line, its
@@ -80,4 +82,15 @@ func CopyExecutable(t testing.TB, dst string) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Main is the TestMain of a package whose tests start hone's executable
+// (the test binary) as one of the programs registered with internal/reexec
+// (the jail's meter, the differential driver, the Go cache program):
+// reexec.Init first, then the tests.
+func Main(m *testing.M) {
+	if reexec.Init() {
+		return
+	}
+	os.Exit(m.Run())
 }

@@ -1,10 +1,9 @@
-package ledger
+package repo
 
 import (
 	"bytes"
 	"compress/zlib"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,14 +32,17 @@ func TestStoredZlibRoundTrips(t *testing.T) {
 	}
 }
 
-// Objects put writes are read back by git itself, byte for byte, and pass
-// git's own integrity check.
-func TestPutWritesObjectsGitReads(t *testing.T) {
+// Objects WriteObject writes are read back by git itself, byte for byte,
+// and pass git's own integrity check.
+func TestWriteObjectWritesObjectsGitReads(t *testing.T) {
 	dir := testgit.NewRepo(t, nil)
-	o := objects{dir: filepath.Join(dir, ".git", "objects")}
+	o, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	big := strings.Repeat("0123456789abcdef", 10000) // spans three stored blocks
 	for _, content := range []string{"", "one line\n", big} {
-		h, err := o.put(plumbing.BlobObject, []byte(content))
+		h, err := o.WriteObject(plumbing.BlobObject, []byte(content))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package ledger
+package git
 
 import (
 	"bufio"
@@ -10,23 +10,22 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-// catFile reads objects through one `git cat-file --batch` process. A
+// CatFile reads objects through one `git cat-file --batch` process. A
 // server's pre-receive hook must use git itself: the pushed objects sit in a
 // quarantine directory that git names in the environment it gives the hook,
-// where no other reader looks.
-type catFile struct {
+// where no other reader looks. It is not safe for concurrent use.
+type CatFile struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
 }
 
-func openCatFile(ctx context.Context, dir string) (*catFile, error) {
+// OpenCatFile starts `git cat-file --batch` in dir, with the inherited
+// environment (the hook's quarantine included); Close ends it.
+func OpenCatFile(ctx context.Context, dir string) (*CatFile, error) {
 	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
@@ -41,17 +40,19 @@ func openCatFile(ctx context.Context, dir string) (*catFile, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot start git cat-file")
 	}
-	return &catFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64*1024)}, nil
+	return &CatFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64*1024)}, nil
 }
 
-func (c *catFile) close() {
+// Close stops the process.
+func (c *CatFile) Close() {
 	c.in.Close()
 	c.cmd.Wait()
 }
 
-// read returns the content of object h, which must be of type want.
-func (c *catFile) read(h plumbing.Hash, want string) ([]byte, error) {
-	if _, err := fmt.Fprintf(c.in, "%s\n", h); err != nil {
+// Read returns the content of object id, which must be of type want
+// ("blob", "tree", "commit", "tag").
+func (c *CatFile) Read(id, want string) ([]byte, error) {
+	if _, err := fmt.Fprintf(c.in, "%s\n", id); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "git cat-file stopped")
 	}
 	head, err := c.out.ReadString('\n')
@@ -60,7 +61,7 @@ func (c *catFile) read(h plumbing.Hash, want string) ([]byte, error) {
 	}
 	f := strings.Fields(head)
 	if len(f) == 2 && f[1] == "missing" {
-		return nil, errs.Failuref("object %s is missing", h)
+		return nil, errs.Failuref("object %s is missing", id)
 	}
 	if len(f) != 3 {
 		return nil, errs.Failuref("git cat-file printed %q", strings.TrimSpace(head))
@@ -74,32 +75,7 @@ func (c *catFile) read(h plumbing.Hash, want string) ([]byte, error) {
 		return nil, errs.Wrap(errs.Failure, err, "git cat-file stopped")
 	}
 	if f[1] != want {
-		return nil, errs.Invalidf("object %s is a %s, not a %s", h, f[1], want)
+		return nil, errs.Invalidf("object %s is a %s, not a %s", id, f[1], want)
 	}
 	return b[:size], nil
-}
-
-func (c *catFile) readBlob(h plumbing.Hash) ([]byte, error) { return c.read(h, "blob") }
-
-func (c *catFile) commitInfo(h plumbing.Hash) (*commitInfo, error) {
-	raw, err := c.read(h, "commit")
-	if err != nil {
-		return nil, err
-	}
-	return parseCommit(h, raw)
-}
-
-func (c *catFile) tree(h plumbing.Hash) ([]object.TreeEntry, error) {
-	raw, err := c.read(h, "tree")
-	if err != nil {
-		return nil, err
-	}
-	t := &object.Tree{}
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(plumbing.TreeObject)
-	obj.Write(raw)
-	if err := t.Decode(obj); err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "tree %s is malformed", h)
-	}
-	return t.Entries, nil
 }

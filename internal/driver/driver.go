@@ -1,4 +1,9 @@
-package verdict
+// Package driver is the differential gate's driver: the program hone's own
+// executable becomes inside the jail, under Name, to run one side's inputs
+// one after another and report each run's output hash. It lives beside the
+// jail's meter, not in verdict, because it is a program of its own (see
+// internal/reexec); verdict only writes its Plan and reads its Results.
+package driver
 
 import (
 	"bufio"
@@ -17,10 +22,12 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 // A differential gate runs all of one side's inputs in one jail, through
-// a driver: hone's own executable under the name driverName, bound into
+// a driver: hone's own executable under the name Name, bound into
 // the jail and started by the jail's meter like any command. The driver
 // reads its plan on stdin and writes one result line per input on stdout.
 // The commands it runs never hold either stream, nor can they read its
@@ -30,26 +37,26 @@ import (
 // the previous inputs than a process started afresh would; it runs the
 // inputs in an order drawn from the verdict's seed, and gives the command
 // neither the input's seed nor its number.
-const driverName = "hone-differential"
+const Name = "hone-differential"
 
-// driverDir is the jail folder that holds the driver and the read-only
+// Dir is the jail folder that holds the driver and the read-only
 // views of the private copies it puts back.
-const driverDir = "/hone/driver"
+const Dir = "/hone/driver"
 
 func init() {
-	if filepath.Base(os.Args[0]) == driverName {
+	reexec.Register(Name, func() int {
 		if err := drive(os.Stdin, os.Stdout, os.Stderr); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", driverName, err)
-			os.Exit(1)
+			fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
+			return 1
 		}
-		os.Exit(0)
-	}
+		return 0
+	})
 }
 
-// driverPlan is what hone asks of the driver. On the baseline side it
+// Plan is what hone asks of the driver. On the baseline side it
 // generates each input from its seed, on the candidate side it is given
 // them.
-type driverPlan struct {
+type Plan struct {
 	Run      string   `json:"run"`
 	Generate string   `json:"generate,omitempty"`
 	Seeds    []int64  `json:"seeds,omitempty"`
@@ -63,8 +70,8 @@ type driverPlan struct {
 	Scratch []string `json:"scratch,omitempty"`
 }
 
-// driverResult is one input's outcome, one JSON line each.
-type driverResult struct {
+// Result is one input's outcome, one JSON line each.
+type Result struct {
 	I        int    `json:"i"`
 	Input    []byte `json:"input,omitempty"` // generated inputs only
 	Exit     int    `json:"exit"`
@@ -77,11 +84,12 @@ type driverResult struct {
 }
 
 // Bounds on generated inputs: each is held in memory on both sides and
-// sent back through the jail's stdout.
+// sent back through the jail's stdout. MaxPlan bounds the plan the driver
+// reads, and is the output cap hone gives the jail it runs in.
 const (
-	maxInput       = 1 << 20
+	MaxInput       = 1 << 20
 	maxInputsTotal = 32 << 20
-	maxPlan        = 4*maxInputsTotal/3 + 16<<20
+	MaxPlan        = 4*maxInputsTotal/3 + 16<<20
 )
 
 func drive(in io.Reader, out, errOut io.Writer) error {
@@ -93,8 +101,8 @@ func drive(in io.Reader, out, errOut io.Writer) error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("cannot become a subreaper: %v", err)
 	}
-	var p driverPlan
-	if err := json.NewDecoder(io.LimitReader(in, maxPlan)).Decode(&p); err != nil {
+	var p Plan
+	if err := json.NewDecoder(io.LimitReader(in, MaxPlan)).Decode(&p); err != nil {
 		return fmt.Errorf("cannot read the plan: %v", err)
 	}
 	restores := restoresFromEnv()
@@ -108,10 +116,10 @@ func drive(in io.Reader, out, errOut io.Writer) error {
 	total := 0
 	for _, i := range p.Order {
 		if err := clean(p.Scratch, restores); err != nil {
-			return emit(w, driverResult{I: i, Error: err.Error()})
+			return emit(w, Result{I: i, Error: err.Error()})
 		}
 		var input []byte
-		r := driverResult{I: i}
+		r := Result{I: i}
 		if p.Generate != "" {
 			var err error
 			if input, err = generate(p.Generate, p.Seeds[i], env, errOut); err == nil && total+len(input) > maxInputsTotal {
@@ -141,7 +149,7 @@ func drive(in io.Reader, out, errOut io.Writer) error {
 	return w.Flush()
 }
 
-func emit(w *bufio.Writer, r driverResult) error {
+func emit(w *bufio.Writer, r Result) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -153,12 +161,12 @@ func emit(w *bufio.Writer, r driverResult) error {
 // The private copies to put back between inputs come in the environment,
 // where weak isolation translates jail paths to the host folders that
 // stand for them: HONE_DRIVER_WORK_<n> and HONE_DRIVER_PRISTINE_<n>.
-const envRestore = "HONE_DRIVER_"
+const EnvRestore = "HONE_DRIVER_"
 
 func restoresFromEnv() []*restore {
 	var out []*restore
 	for n := 0; ; n++ {
-		work, pristine := os.Getenv(fmt.Sprintf("%sWORK_%d", envRestore, n)), os.Getenv(fmt.Sprintf("%sPRISTINE_%d", envRestore, n))
+		work, pristine := os.Getenv(fmt.Sprintf("%sWORK_%d", EnvRestore, n)), os.Getenv(fmt.Sprintf("%sPRISTINE_%d", EnvRestore, n))
 		if work == "" || pristine == "" {
 			return out
 		}
@@ -170,7 +178,7 @@ func restoresFromEnv() []*restore {
 func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envRestore) {
+		if !strings.HasPrefix(kv, EnvRestore) {
 			env = append(env, kv)
 		}
 	}
@@ -226,7 +234,7 @@ func closeAll(fs ...*os.File) {
 func generate(command string, seed int64, env []string, errOut io.Writer) ([]byte, error) {
 	var buf bytes.Buffer
 	ws, err := runOne(command, append(append([]string{}, env...), "HONE_SEED="+strconv.FormatInt(seed, 10)), nil,
-		&limited{w: &buf, n: maxInput}, &labelled{w: errOut, label: "generate HONE_SEED=" + strconv.FormatInt(seed, 10)})
+		&limited{w: &buf, n: MaxInput}, &labelled{w: errOut, label: "generate HONE_SEED=" + strconv.FormatInt(seed, 10)})
 	switch {
 	case err != nil:
 		return nil, err
@@ -234,8 +242,8 @@ func generate(command string, seed int64, env []string, errOut io.Writer) ([]byt
 		return nil, fmt.Errorf("killed by signal %d", ws.Signal())
 	case ws.ExitStatus() != 0:
 		return nil, fmt.Errorf("exit status %d", ws.ExitStatus())
-	case buf.Len() > maxInput:
-		return nil, fmt.Errorf("it printed more than %d bytes", maxInput)
+	case buf.Len() > MaxInput:
+		return nil, fmt.Errorf("it printed more than %d bytes", MaxInput)
 	}
 	return buf.Bytes(), nil
 }

@@ -1,4 +1,4 @@
-package verdict
+package driver
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 
 // runDriver runs the differential driver's loop in this process, as the
 // jail's meter would start it, and returns its results by input.
-func runDriver(t *testing.T, p driverPlan) (map[int]driverResult, []int, string) {
+func runDriver(t *testing.T, p Plan) (map[int]Result, []int, string) {
 	t.Helper()
 	// The driver makes itself a subreaper that is not dumpable; this
 	// process must be neither once the test is over.
@@ -31,10 +31,10 @@ func runDriver(t *testing.T, p driverPlan) (map[int]driverResult, []int, string)
 	if err := drive(bytes.NewReader(plan), &out, &errOut); err != nil {
 		t.Fatalf("drive: %v\n%s", err, errOut.String())
 	}
-	got := map[int]driverResult{}
+	got := map[int]Result{}
 	var order []int
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var r driverResult
+		var r Result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("result line %q: %v", line, err)
 		}
@@ -66,8 +66,8 @@ func TestDriverRunsEachInputAfresh(t *testing.T) {
 		os.WriteFile(filepath.Join(d, "gone"), []byte("here\n"), 0o644)
 	}
 	t.Setenv("HONE_TEST_SCRATCH", scratch)
-	t.Setenv(envRestore+"WORK_0", work)
-	t.Setenv(envRestore+"PRISTINE_0", pristine)
+	t.Setenv(EnvRestore+"WORK_0", work)
+	t.Setenv(EnvRestore+"PRISTINE_0", pristine)
 	// The run prints its input, how many earlier runs it can see, the
 	// copy's file as it finds it and whether a helper is still there,
 	// then tries to leave traces of all four for the next input (the
@@ -76,7 +76,7 @@ func TestDriverRunsEachInputAfresh(t *testing.T) {
 	run := `cat; ls "$HONE_TEST_SCRATCH" | wc -l; cat "` + work + `/data"; ls "` + work + `"; pgrep -f "sleep 424[2]" >/dev/null && echo helper;` +
 		` touch "$HONE_TEST_SCRATCH/seen"; echo changed >> "` + work + `/data"; rm "` + work + `/gone"; touch "` + work + `/new";` +
 		` (sleep 4$((242)) &); echo "$HONE_SEED" >&2`
-	got, order, stderr := runDriver(t, driverPlan{Run: run, Generate: `echo "input $HONE_SEED"`, Seeds: []int64{11, 22, 33},
+	got, order, stderr := runDriver(t, Plan{Run: run, Generate: `echo "input $HONE_SEED"`, Seeds: []int64{11, 22, 33},
 		Order: []int{2, 0, 1}, Scratch: []string{"$HONE_TEST_SCRATCH"}})
 	if len(order) != 3 || order[0] != 2 || order[1] != 0 || order[2] != 1 {
 		t.Fatalf("ran %v, want the plan's order [2 0 1]", order)
@@ -97,7 +97,7 @@ func TestDriverRunsEachInputAfresh(t *testing.T) {
 
 	// The candidate's side is given the baseline's inputs; a failing
 	// command is a result, not the driver's failure.
-	got, _, _ = runDriver(t, driverPlan{Run: `cat; exit 3`, Inputs: [][]byte{[]byte("a\n"), []byte("b\n")}, Order: []int{1, 0}})
+	got, _, _ = runDriver(t, Plan{Run: `cat; exit 3`, Inputs: [][]byte{[]byte("a\n"), []byte("b\n")}, Order: []int{1, 0}})
 	if got[0].SHA256 != sha("a\n") || got[1].SHA256 != sha("b\n") || got[0].Exit != 3 || got[0].Input != nil {
 		t.Errorf("given inputs: %+v", got)
 	}
@@ -105,11 +105,11 @@ func TestDriverRunsEachInputAfresh(t *testing.T) {
 
 // A generator that fails stops the driver at that input, saying why.
 func TestDriverStopsAtAFailingGenerator(t *testing.T) {
-	got, order, _ := runDriver(t, driverPlan{Run: "cat", Generate: `[ "$HONE_SEED" != 2 ] && echo ok`, Seeds: []int64{1, 2, 3}, Order: []int{0, 1, 2}})
+	got, order, _ := runDriver(t, Plan{Run: "cat", Generate: `[ "$HONE_SEED" != 2 ] && echo ok`, Seeds: []int64{1, 2, 3}, Order: []int{0, 1, 2}})
 	if len(order) != 2 || got[1].Error != "generate with HONE_SEED=2: exit status 1" || got[0].Error != "" {
 		t.Errorf("results %v: %+v", order, got)
 	}
-	got, _, _ = runDriver(t, driverPlan{Run: "cat", Generate: `head -c 2000000 /dev/zero`, Seeds: []int64{1}, Order: []int{0}})
+	got, _, _ = runDriver(t, Plan{Run: "cat", Generate: `head -c 2000000 /dev/zero`, Seeds: []int64{1}, Order: []int{0}})
 	if !strings.Contains(got[0].Error, "printed more than") {
 		t.Errorf("an oversized input: %+v", got[0])
 	}
