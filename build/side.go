@@ -259,6 +259,8 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 		spec.Mounts = append(spec.Mounts, jail.Mount{Host: z.shim, Jail: shimDir, Mode: jail.ReadOnly})
 		spec.Path = append([]string{shimDir}, spec.Path...)
 		spec.Limits.Data = jail.NoLimit
+		// LeakSanitizer stops the threads it checks with ptrace.
+		spec.Seccomp.Ptrace = true
 	}
 	return spec
 }

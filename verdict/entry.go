@@ -274,6 +274,10 @@ type Environment struct {
 	Isolation     string `toml:"isolation" json:"isolation"`
 	Weak          bool   `toml:"weak,omitempty" json:"weak,omitempty"`
 	NetworkDenied bool   `toml:"network_denied" json:"network_denied"`
+	// Seccomp is the version of the system call filter every run had
+	// (jail.FilterVersion), or empty when any run had none: weak
+	// isolation, or the operator's HONE_SECCOMP=off.
+	Seccomp string `toml:"seccomp,omitempty" json:"seccomp,omitempty"`
 	// JailUID is the host uid the commands ran as; JailUserCreated reports
 	// that this verdict created the jail user (hone was root).
 	JailUID         int  `toml:"jail_uid" json:"jail_uid"`

@@ -38,7 +38,11 @@ func WriteText(w io.Writer, e *Entry) error {
 	if env.Weak {
 		iso = "weak: " + iso + ", not the full jail"
 	}
-	fmt.Fprintf(tw, "isolation\t%s (%s)\n", iso, net)
+	filter := "system call filter " + env.Seccomp
+	if env.Seccomp == "" {
+		filter = "no system call filter"
+	}
+	fmt.Fprintf(tw, "isolation\t%s (%s, %s)\n", iso, net, filter)
 	for _, d := range e.KeptCheckouts {
 		fmt.Fprintf(tw, "kept\t%s\n", d)
 	}

@@ -95,6 +95,15 @@ type Spec struct {
 	// Ignored when hone is not root: the jail then runs as hone's own user.
 	User   string
 	Limits Limits
+	// Seccomp chooses the system call filter (see seccomp.go); the full
+	// jail only: weak isolation has none.
+	Seccomp Seccomp
+	// Tool is the shell text of a measuring tool that starts the command
+	// itself ("perf stat -x, -o FILE --"): it runs outside the filter,
+	// which would deny it perf_event_open, and starts Command (under
+	// /bin/sh -c) through the filter's installer, so the measured command
+	// has the filter all the same.
+	Tool string
 	// OutputCap bounds how many bytes of stdout and of stderr are kept (each);
 	// the rest is still hashed and counted. 0 means DefaultOutputCap.
 	OutputCap int
@@ -168,6 +177,9 @@ type Result struct {
 	NetworkDenied bool
 	// HostUID is the host uid the command ran as.
 	HostUID int
+	// Seccomp is the version of the system call filter the command ran
+	// under (FilterVersion), or "" when it had none.
+	Seccomp string
 	// UserCreated reports that this process created the jail user (with
 	// useradd) just before this run, so the caller can tell the user once.
 	UserCreated bool

@@ -26,6 +26,12 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if os.Getenv("HONE_SECCOMP") == "off" || s.Isolation == "weak" {
+		s.Seccomp.Off = true
+	}
+	if s.Tool != "" {
+		s.Command = withFilter(s.Tool, s.Command, s.Seccomp)
+	}
 	var res *Result
 	if s.Isolation == "weak" {
 		res, err = runWeak(ctx, s)
