@@ -226,7 +226,8 @@ func (c *pairCheck) pair(base, cand *jail.Result) *runFailure {
 
 // note adds what a run's jail reported to the bench and the environment:
 // processes left running when the command exited (killed, and charged),
-// and CPU time of processes the kernel reaped itself.
+// CPU time of processes the kernel reaped itself, and how many threads and
+// processes the run started.
 func (br *benchRun) note(b *Bench, cand bool, res *jail.Result) {
 	if br.env != nil {
 		br.env.noteJail(res)
@@ -234,9 +235,11 @@ func (br *benchRun) note(b *Bench, cand bool, res *jail.Result) {
 	if cand {
 		b.CandidateLeftover += res.Leftover
 		b.CandidateUnreapedSeconds += res.Unreaped.Seconds()
+		b.CandidateTasks = b.CandidateTasks.add(res.Tasks)
 	} else {
 		b.BaselineLeftover += res.Leftover
 		b.BaselineUnreapedSeconds += res.Unreaped.Seconds()
+		b.BaselineTasks = b.BaselineTasks.add(res.Tasks)
 	}
 }
 

@@ -75,6 +75,8 @@ type Entry struct {
 	Logs string `toml:"logs,omitempty" json:"logs,omitempty"`
 
 	logs *gateLogs // gathered while judging, stored by Run
+	// unseeded says why the target is unseeded (ledger.FlagUnseeded).
+	unseeded string
 }
 
 // Overrides are the protocol settings a person tightened on the command
@@ -185,12 +187,18 @@ type Bench struct {
 	CommandSeconds float64 `toml:"command_seconds" json:"command_seconds"`
 	// Leftover processes and unreaped CPU time of each side's runs, summed
 	// (see RunInfo): a run that leaves work running behind it is seen.
-	BaselineLeftover         int           `toml:"baseline_leftover,omitempty" json:"baseline_leftover,omitempty"`
-	CandidateLeftover        int           `toml:"candidate_leftover,omitempty" json:"candidate_leftover,omitempty"`
-	BaselineUnreapedSeconds  float64       `toml:"baseline_unreaped_seconds,omitempty" json:"baseline_unreaped_seconds,omitempty"`
-	CandidateUnreapedSeconds float64       `toml:"candidate_unreaped_seconds,omitempty" json:"candidate_unreaped_seconds,omitempty"`
-	Metrics                  []MetricStats `toml:"metrics" json:"metrics"`
-	Samples                  []Samples     `toml:"samples" json:"samples"`
+	BaselineLeftover         int     `toml:"baseline_leftover,omitempty" json:"baseline_leftover,omitempty"`
+	CandidateLeftover        int     `toml:"candidate_leftover,omitempty" json:"candidate_leftover,omitempty"`
+	BaselineUnreapedSeconds  float64 `toml:"baseline_unreaped_seconds,omitempty" json:"baseline_unreaped_seconds,omitempty"`
+	CandidateUnreapedSeconds float64 `toml:"candidate_unreaped_seconds,omitempty" json:"candidate_unreaped_seconds,omitempty"`
+	// BaselineTasks and CandidateTasks are the fewest and the most
+	// threads and processes one bench run of each side started (the
+	// jail's count), nil when the jail could not count them.
+	BaselineTasks  *TaskRange `toml:"baseline_tasks,omitempty" json:"baseline_tasks,omitempty"`
+	CandidateTasks *TaskRange `toml:"candidate_tasks,omitempty" json:"candidate_tasks,omitempty"`
+
+	Metrics []MetricStats `toml:"metrics" json:"metrics"`
+	Samples []Samples     `toml:"samples" json:"samples"`
 	// Counters are perf stat counters of the warm-up runs, by event; events
 	// the machine does not support are absent, never zero. In JSON they are
 	// one list, Counters, which MarshalJSON fills from the maps: event names
@@ -202,6 +210,24 @@ type Bench struct {
 	// the instructions tier: a candidate can tell it runs under valgrind
 	// or perf, and neither counts the kernel's work.
 	Check *Check `toml:"check,omitempty" json:"check,omitempty"`
+}
+
+// TaskRange is the fewest and the most tasks (threads and processes) of
+// one side's bench runs.
+type TaskRange struct {
+	Min int `toml:"min" json:"min"`
+	Max int `toml:"max" json:"max"`
+}
+
+// add widens r by one run's count; an unknown count (0) leaves it as is.
+func (r *TaskRange) add(n int) *TaskRange {
+	switch {
+	case n <= 0:
+		return r
+	case r == nil:
+		return &TaskRange{Min: n, Max: n}
+	}
+	return &TaskRange{Min: min(r.Min, n), Max: max(r.Max, n)}
 }
 
 // Check is a short batch of pairs measured in cpu-time, with the bench's

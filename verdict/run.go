@@ -16,6 +16,7 @@ import (
 	"github.com/hone-perf/hone/internal/hostinfo"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/risk"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -320,6 +321,10 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		return nil
 	}
 
+	if err := j.checkSeeded(ctx, base); err != nil {
+		return err
+	}
+	defer e.reviewUnseeded()
 	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
 	br := &benchRun{baseline: benchSpec(base, j.t, j.seed), candidate: benchSpec(cand, j.t, j.seed),
@@ -356,15 +361,18 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 // risks gathers the risk signals of the patch from its diff, its
 // preprocessed sources and its built binaries, each once, sorted.
 func (j *judging) risks(ctx context.Context, base, cand *build.Side) ([]string, error) {
-	diff, err := riskSignals(ctx, j.ws.Root, j.e.Pin, j.e.Commit)
+	diff, err := risk.Diff(ctx, j.ws.Root, j.e.Pin, j.e.Commit)
 	if err != nil {
 		return nil, err
 	}
-	pre, err := preprocessedRisks(ctx, j.m, j.ws.Root, j.e.Pin, j.e.Commit, base, cand, j.t.Path)
+	pre, err := risk.Preprocessed(ctx, j.m.exec, j.ws.Root, j.e.Pin, j.e.Commit, base, cand, j.t.Path)
 	if err != nil {
 		return nil, err
 	}
-	all := append(append(diff, pre...), builtRisks(base, cand)...)
+	all := append(append(diff, pre...), risk.Built(base, cand)...)
+	if b := j.e.Bench; b != nil && b.BaselineTasks != nil && b.CandidateTasks != nil {
+		all = append(all, risk.Runs(b.BaselineTasks.Max, b.CandidateTasks.Min, b.CandidateTasks.Max)...)
+	}
 	slices.Sort(all)
 	return slices.Compact(all), nil
 }

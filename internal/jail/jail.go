@@ -163,6 +163,10 @@ type Result struct {
 	// Leftover counts the processes still alive when the main process
 	// exited; they were killed.
 	Leftover int
+	// Tasks counts the threads and processes the command's tree created,
+	// its main process included, however briefly they lived; 0 when it is
+	// unknown (weak isolation without a PID namespace of its own).
+	Tasks int
 	// Shell reports that the command ran under /bin/sh -c rather than being
 	// exec'd directly.
 	Shell bool
