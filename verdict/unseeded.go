@@ -33,9 +33,12 @@ type seedProbe struct {
 // seeds, is unseeded: its inputs can be known in advance, so fresh seeds
 // prove nothing and a patch may carry its answers.
 func (j *judging) checkSeeded(ctx context.Context, base *build.Side) error {
-	seeds := [2]int64{j.seed, j.seed ^ 0x5eed5eed5eed}
-	if seeds[1] == 0 {
-		seeds[1] = 1
+	var seeds [2]int64
+	for i := range seeds {
+		var err error
+		if seeds[i], err = build.NewSeed(); err != nil {
+			return err
+		}
 	}
 	var mentioned bool
 	var specs []func(int64) (string, jail.Spec)
@@ -44,12 +47,14 @@ func (j *judging) checkSeeded(ctx context.Context, base *build.Side) error {
 			continue
 		}
 		mentioned = mentioned || mentionsSeed(g.Run)
-		specs = append(specs, func(seed int64) (string, jail.Spec) { return "gate " + g.Name, gateSpec(base, g, seed) })
+		specs = append(specs, func(seed int64) (string, jail.Spec) {
+			return "gate " + g.Name, gateSpec(base, g, PairSetup{Seed: seed})
+		})
 	}
 	mentioned = mentioned || mentionsSeed(j.t.Bench.Run)
 	if f := j.proto.Format; f == "" || f == benchformat.Process {
 		specs = append(specs, func(seed int64) (string, jail.Spec) {
-			s := benchSpec(base, j.t, seed)
+			s := withSetup(benchSpec(base, j.t), PairSetup{Seed: seed})
 			s.Timeout = j.proto.Timeout.Duration
 			return "the bench", s
 		})
