@@ -38,7 +38,9 @@ func TestWordexpChildProcessesNeedReview(t *testing.T) {
 
 // unseeded is the target's hone.toml with commands that never pass the
 // seed: the program then always makes the same input.
-func unseeded(s string) string { return strings.ReplaceAll(s, "$HONE_OUT/prog {seed}", "$HONE_OUT/prog") }
+func unseeded(s string) string {
+	return strings.ReplaceAll(s, "$HONE_OUT/prog {seed}", "$HONE_OUT/prog")
+}
 
 // A target whose commands ignore the seed has one answer, known in
 // advance: a patch that prints it passes the equivalence gate and every
