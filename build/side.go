@@ -144,7 +144,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", s.Out)
 	}
 	if r.target.Build != "" {
-		if msg, err := goModDownload(ctx, s.Src, r.target.Path); err != nil {
+		if msg, err := r.goModDownload(ctx, s.Src); err != nil {
 			return nil, err
 		} else if msg != "" {
 			s.Failure = msg
@@ -232,9 +232,9 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 	if tree == jail.ReadWrite {
 		outMode = jail.ReadWrite
 	}
-	mods := goModCache()
-	if fi, err := os.Stat(mods); mods == "" || err != nil || !fi.IsDir() {
-		mods = r.empty
+	mods := r.empty
+	if dir := r.repo.StatePath(modCacheName); isGoTarget(s.Src, r.target.Path) && isDir(dir) {
+		mods = dir
 	}
 	spec := jail.Spec{
 		Command: command,
@@ -323,13 +323,13 @@ func (s *Side) Open(p string) (*os.File, error) {
 
 var errNoGoMod = errors.New("no go.mod")
 
-// goModDownload fills the module cache for a Go target, outside the jail
-// and as hone, since the jail may not reach the network or write the
+// goModDownload fills hone's module cache for a Go target, outside the
+// jail and as hone, since the jail may not reach the network or write the
 // module cache. The module is the one whose go.mod is nearest above the
 // target's folder, as go itself would find it. msg is set when the
 // download failed: the build cannot succeed without its modules.
-func goModDownload(ctx context.Context, src, targetPath string) (msg string, err error) {
-	dir, err := findGoMod(src, targetPath)
+func (r *Run) goModDownload(ctx context.Context, src string) (msg string, err error) {
+	dir, err := findGoMod(src, r.target.Path)
 	if errors.Is(err, errNoGoMod) {
 		return "", nil
 	}
@@ -340,9 +340,18 @@ func goModDownload(ctx context.Context, src, targetPath string) (msg string, err
 	if lerr != nil {
 		return "", nil
 	}
+	mods, err := r.repo.StateDir(modCacheName)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	out, err := goCommand(ctx, goBin, dir, "mod", "download").CombinedOutput()
+	cmd := goCommand(ctx, goBin, dir, "mod", "download")
+	cmd.Env = append(cmd.Env, "GOMODCACHE="+mods)
+	if proxy := userModProxy(); proxy != "" {
+		cmd.Env = append(cmd.Env, "GOPROXY="+proxy)
+	}
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return "", errs.Wrap(errs.Failure, ctx.Err(), "go mod download interrupted")
 	}

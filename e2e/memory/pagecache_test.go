@@ -25,9 +25,9 @@ static int bit(int i) {
 }
 static void put(int i, int on) {
 	if (on) {
-		readahead(memo, (off_t)i * GAP, 4096);
-		for (int k = 0; k < 1000 && !bit(i); k++)
-			usleep(100);
+		if (readahead(memo, (off_t)i * GAP, 4096) == 0)
+			for (int k = 0; k < 1000 && !bit(i); k++)
+				usleep(100);
 	} else {
 		posix_fadvise(memo, (off_t)i * GAP, 4096, POSIX_FADV_DONTNEED);
 	}
