@@ -52,8 +52,13 @@ type Side struct {
 	// Sanitizers are the sanitizers the side was built with (BuildSanitized);
 	// nil for the plain build every other command uses.
 	Sanitizers []string
-	sanitized  *sanitized
-	run        *Run
+	// BuildCPU is the CPU time of the build command's whole process tree
+	// (the cached build's, for a baseline from the cache; 0 when unknown
+	// or there is no build command): work a patch moves from its runs into
+	// its build shows here.
+	BuildCPU  time.Duration
+	sanitized *sanitized
+	run       *Run
 }
 
 // MaxOutputs bounds Side.Outputs.
@@ -131,7 +136,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []
 		}
 		s.Discarded = discarded
 		if m != nil {
-			s.Cached, s.Outputs = true, outputsOf(m.Out)
+			s.Cached, s.Outputs, s.BuildCPU = true, outputsOf(m.Out), m.BuildCPU
 			r.grow(s)
 			return s, nil
 		}
@@ -177,7 +182,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []
 				return nil, err
 			}
 		}
-		m := manifest{Version: manifestVersion, Key: key, Created: time.Now().UTC(), Src: src.entries, Out: out.entries}
+		m := manifest{Version: manifestVersion, Key: key, Created: time.Now().UTC(), Src: src.entries, Out: out.entries, BuildCPU: s.BuildCPU}
 		if err := r.cache().store(ctx, m, s.Src, s.Out); err != nil {
 			return nil, err
 		}
@@ -209,7 +214,7 @@ func (r *Run) runBuild(ctx context.Context, s *Side) error {
 	if err != nil {
 		return err
 	}
-	s.Result = res
+	s.Result, s.BuildCPU = res, res.CPU()
 	return nil
 }
 

@@ -368,8 +368,13 @@ func (j *judging) risks(ctx context.Context, base, cand *build.Side) ([]string, 
 		return nil, err
 	}
 	all := append(append(diff, pre...), risk.Built(base, cand)...)
-	if b := j.e.Bench; b != nil && b.BaselineTasks != nil && b.CandidateTasks != nil {
-		all = append(all, risk.Runs(b.BaselineTasks.Max, b.CandidateTasks.Min, b.CandidateTasks.Max)...)
+	if b := j.e.Bench; b != nil {
+		if b.BaselineTasks != nil && b.CandidateTasks != nil {
+			all = append(all, risk.Runs(b.BaselineTasks.Max, b.CandidateTasks.Min, b.CandidateTasks.Max)...)
+		}
+		if st := b.Stat(b.Metric); st != nil {
+			all = append(all, risk.BuildWork(base.BuildCPU, cand.BuildCPU, st.Speedup)...)
+		}
 	}
 	slices.Sort(all)
 	return slices.Compact(all), nil
@@ -418,7 +423,7 @@ func (e *Entry) benchFailed(f *runFailure) {
 
 func builtInfo(b *build.Side) *RunInfo {
 	if b.Result == nil {
-		ri := &RunInfo{Cached: b.Cached}
+		ri := &RunInfo{Cached: b.Cached, CPUSeconds: b.BuildCPU.Seconds()}
 		if b.Failure != "" {
 			ri.ExitCode, ri.OutputTail = -1, b.Failure
 		}

@@ -54,6 +54,7 @@ func WriteText(w io.Writer, e *Entry) error {
 		if err := writeMetrics(w, e.Bench); err != nil {
 			return err
 		}
+		writeBuildCPU(w, e.Gates)
 		if err := writeBenchmarks(w, e.Bench); err != nil {
 			return err
 		}
@@ -176,4 +177,20 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 		fmt.Fprintf(w, "entry %s (%.0fs)\n", c.ID, c.Seconds)
 	}
 	return nil
+}
+
+// writeBuildCPU shows what each side's build cost beside the speedup: work
+// moved from the runs into the build makes the runs cheaper, not the
+// program faster.
+func writeBuildCPU(w io.Writer, gates []GateResult) {
+	for _, g := range gates {
+		if g.Name != "build" || g.Baseline == nil || g.Candidate == nil {
+			continue
+		}
+		cached := ""
+		if g.Baseline.Cached {
+			cached = ", cached"
+		}
+		fmt.Fprintf(w, "build cpu-time: baseline %.2fs%s, candidate %.2fs\n", g.Baseline.CPUSeconds, cached, g.Candidate.CPUSeconds)
+	}
 }

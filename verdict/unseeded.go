@@ -28,9 +28,9 @@ type seedProbe struct {
 
 // checkSeeded runs the baseline's equivalence gates and its bench (when
 // its output is the work's, not a harness's timings) on two different
-// input seeds before the bench is judged. A target none of whose commands
-// mentions {seed} or HONE_SEED, or whose outputs are the same for both
-// seeds, is unseeded: its inputs can be known in advance, so fresh seeds
+// input seeds before the bench is judged. A target none of these commands
+// of which mentions {seed} or HONE_SEED, or whose outputs are the same for
+// both seeds, is unseeded: its inputs can be known in advance, so fresh seeds
 // prove nothing and a patch may carry its answers.
 func (j *judging) checkSeeded(ctx context.Context, base *build.Side) error {
 	var seeds [2]int64
@@ -51,19 +51,21 @@ func (j *judging) checkSeeded(ctx context.Context, base *build.Side) error {
 			return "gate " + g.Name, gateSpec(base, g, PairSetup{Seed: seed})
 		})
 	}
-	mentioned = mentioned || mentionsSeed(j.t.Bench.Run)
 	if f := j.proto.Format; f == "" || f == benchformat.Process {
+		mentioned = mentioned || mentionsSeed(j.t.Bench.Run)
 		specs = append(specs, func(seed int64) (string, jail.Spec) {
 			s := withSetup(benchSpec(base, j.t), PairSetup{Seed: seed})
 			s.Timeout = j.proto.Timeout.Duration
 			return "the bench", s
 		})
 	}
-	if !mentioned {
-		j.markUnseeded("no equivalence gate or bench command mentions {seed} or HONE_SEED")
+	if len(specs) == 0 {
+		// A harness bench prints timings, not the work: with no
+		// equivalence gate there is no output to hold to the seed.
 		return nil
 	}
-	if len(specs) == 0 {
+	if !mentioned {
+		j.markUnseeded("no equivalence gate or bench command mentions {seed} or HONE_SEED")
 		return nil
 	}
 	j.progress(Progress{Phase: "seed check"})

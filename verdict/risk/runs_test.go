@@ -3,6 +3,7 @@ package risk
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRuns(t *testing.T) {
@@ -37,5 +38,26 @@ func TestLibcEntryPointsThatStartThreadsOrProcesses(t *testing.T) {
 		if got := symbolSignal(sym); got != want {
 			t.Errorf("symbolSignal(%s) = %q, want %q", sym, got, want)
 		}
+	}
+}
+
+func TestBuildWork(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		base, cand time.Duration
+		speedup    float64
+		flagged    bool
+	}{
+		{"the same build", time.Second, 1100 * time.Millisecond, 3, false},
+		{"a table computed by the build", time.Second, 9 * time.Second, 3, true},
+		{"a slower build of a slower program", time.Second, 9 * time.Second, 0.9, false},
+		{"twice a tiny build", 100 * time.Millisecond, 300 * time.Millisecond, 3, false},
+		{"an unknown baseline", 0, 9 * time.Second, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := BuildWork(tc.base, tc.cand, tc.speedup); (len(got) > 0) != tc.flagged {
+				t.Errorf("BuildWork = %q, flagged %v", got, tc.flagged)
+			}
+		})
 	}
 }
