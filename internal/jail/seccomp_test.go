@@ -1,6 +1,8 @@
 package jail
 
 import (
+	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -108,5 +110,34 @@ func TestOperatorCanTurnTheFilterOff(t *testing.T) {
 	calls, _, res := probeIn(t, Spec{})
 	if calls["readahead"] == "EPERM" || res.Seccomp != "" {
 		t.Errorf("HONE_SECCOMP=off: readahead %q, Result.Seccomp %q; want the filter off and said so", calls["readahead"], res.Seccomp)
+	}
+}
+
+// The 32-bit ABI (int $0x80) has call numbers of its own, which a filter
+// for x86_64's would let through: every such call is refused.
+func TestCandidateCannotUseThe32BitABI(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x86_64 only")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := t.TempDir()
+	// i386 getpid is call 20; the kernel returns -errno in eax.
+	writeFile(t, dir, "abi32.c", "#include <stdio.h>\nint main(void) { int r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20)); printf(\"%d\\n\", r); return 0; }\n", 0o644)
+	cmd := exec.Command("cc", "-O2", "-o", "abi32", "abi32.c")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("cc: %v\n%s", err, out)
+	}
+	spec := Spec{Command: "/t/abi32", Mounts: []Mount{{Host: dir, Jail: "/t", Mode: ReadOnly}}}
+	on := strings.TrimSpace(string(run(t, spec).Stdout.Bytes()))
+	spec.Seccomp.Off = true
+	off := strings.TrimSpace(string(run(t, spec).Stdout.Bytes()))
+	if on != "-1" {
+		t.Errorf("a 32-bit getpid under the filter returned %s, want -1 (EPERM)", on)
+	}
+	if off == "-1" || off == "" {
+		t.Skipf("the kernel has no 32-bit ABI (getpid without the filter: %q)", off)
 	}
 }
