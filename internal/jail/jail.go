@@ -99,10 +99,9 @@ type Spec struct {
 	// jail only: weak isolation has none.
 	Seccomp Seccomp
 	// Tool is the shell text of a measuring tool that starts the command
-	// itself ("perf stat -x, -o FILE --"): it runs outside the filter,
-	// which would deny it perf_event_open, and starts Command (under
-	// /bin/sh -c) through the filter's installer, so the measured command
-	// has the filter all the same.
+	// itself under /bin/sh -c ("perf stat -x, -o FILE --"). Its run's
+	// filter lets perf_event_open through, which perf needs and the
+	// command it starts then has too; all else is as without a tool.
 	Tool string
 	// OutputCap bounds how many bytes of stdout and of stderr are kept (each);
 	// the rest is still hashed and counted. 0 means DefaultOutputCap.

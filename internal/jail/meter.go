@@ -31,8 +31,6 @@ func init() {
 		os.Exit(meterMain())
 	case stagerName:
 		os.Exit(stagerMain(os.Args[1:]))
-	case filterName:
-		os.Exit(filterMain(os.Args[1:]))
 	}
 }
 

@@ -2,11 +2,7 @@ package jail
 
 import (
 	"encoding/binary"
-	"fmt"
-	"os"
 	"runtime"
-	"syscall"
-	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -28,6 +24,8 @@ import (
 const FilterVersion = "hone-seccomp-1"
 
 // Seccomp chooses the filter of one run. The zero value is the full filter.
+// A run with a measuring tool (Spec.Tool) has perf_event_open as well:
+// perf opens its counters in the jail, before it starts the command.
 type Seccomp struct {
 	// Off runs without the filter. The operator's HONE_SECCOMP=off sets it
 	// for every run, to measure what the filter costs or stops; a verdict
@@ -46,7 +44,7 @@ var deniedCalls = []string{
 	// Rings the filter cannot see into: each submitted operation is a
 	// system call the filter never checks.
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	"userfaultfd", "perf_event_open",
+	"userfaultfd",
 	// The kernel's keyrings outlive a run.
 	"add_key", "keyctl", "request_key",
 	"process_vm_readv", "process_vm_writev",
@@ -63,10 +61,13 @@ const (
 
 // policy is the filter's rules for x86_64 (and any architecture the
 // library knows by GOARCH).
-func policy(ptrace bool) seccomp.Policy {
+func policy(f Seccomp, tool bool) seccomp.Policy {
 	names := append([]string{}, deniedCalls...)
-	if !ptrace {
+	if !f.Ptrace {
 		names = append(names, "ptrace")
+	}
+	if !tool {
+		names = append(names, "perf_event_open")
 	}
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
@@ -85,8 +86,8 @@ func policy(ptrace bool) seccomp.Policy {
 // another architecture through; on x86_64 a process can still make 32-bit
 // calls (int $0x80), with numbers of their own, so the program starts by
 // refusing every call of the i386 ABI. No target's 64-bit code makes them.
-func program(ptrace bool) ([]bpf.RawInstruction, error) {
-	p := policy(ptrace)
+func program(f Seccomp, tool bool) ([]bpf.RawInstruction, error) {
+	p := policy(f, tool)
 	body, err := p.Assemble()
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "jail: cannot assemble the system call filter")
@@ -108,8 +109,8 @@ func program(ptrace bool) ([]bpf.RawInstruction, error) {
 
 // filterBytes is the program as bwrap's --seccomp reads it: struct
 // sock_filter after struct sock_filter, in the machine's byte order.
-func filterBytes(ptrace bool) ([]byte, error) {
-	raw, err := program(ptrace)
+func filterBytes(f Seccomp, tool bool) ([]byte, error) {
+	raw, err := program(f, tool)
 	if err != nil {
 		return nil, err
 	}
@@ -120,62 +121,4 @@ func filterBytes(ptrace bool) ([]byte, error) {
 		out = binary.NativeEndian.AppendUint32(out, r.K)
 	}
 	return out, nil
-}
-
-// filterName is the name under which hone's executable installs the filter
-// and execs a command: a measuring tool that needs perf_event_open (Spec.Tool)
-// runs outside the filter and starts the measured command through it.
-const filterName = "hone-jail-filter"
-
-// filterExec is the jail path of the filter installer.
-const filterExec = meterDir + "/" + filterName
-
-// filterMain installs the filter on every thread and execs argv[1:]
-// ("ptrace" or "-" first, then the absolute path and its arguments).
-func filterMain(args []string) int {
-	if len(args) < 2 {
-		fmt.Fprintf(os.Stderr, "%s: usage: %s ptrace|- PATH [ARG...]\n", filterName, filterName)
-		return 2
-	}
-	if err := installFilter(args[0] == "ptrace"); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", filterName, err)
-		return 126
-	}
-	err := syscall.Exec(args[1], args[1:], os.Environ())
-	fmt.Fprintf(os.Stderr, "%s: %s: %v\n", filterName, args[1], err)
-	return 127
-}
-
-// installFilter loads the filter into this process, all its threads at
-// once (TSYNC): the thread that execs must have it.
-func installFilter(ptrace bool) error {
-	raw, err := program(ptrace)
-	if err != nil {
-		return err
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("cannot set no_new_privs: %v", err)
-	}
-	insns := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		insns[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	prog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
-		return fmt.Errorf("cannot install the system call filter: %v", e)
-	}
-	return nil
-}
-
-// withFilter is the command line a measuring tool runs: the filter
-// installer, then the command under /bin/sh -c.
-func withFilter(tool, command string, f Seccomp) string {
-	if f.Off {
-		return tool + " /bin/sh -c " + Quote(command)
-	}
-	mode := "-"
-	if f.Ptrace {
-		mode = "ptrace"
-	}
-	return tool + " " + filterExec + " " + mode + " /bin/sh -c " + Quote(command)
 }

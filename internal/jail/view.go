@@ -130,7 +130,7 @@ func (v *view) build(s Spec) ([]string, error) {
 	if err := v.bind(exe, meterDir+"/"+meterName, false); err != nil {
 		return nil, err
 	}
-	if err := v.filter(s, exe); err != nil {
+	if err := v.filter(s); err != nil {
 		return nil, err
 	}
 	v.add("--remount-ro", "/", "--chdir", "/", "--", meterDir+"/"+meterName)
@@ -138,17 +138,12 @@ func (v *view) build(s Spec) ([]string, error) {
 }
 
 // filter hands bwrap the system call filter, which it installs on the
-// meter and so on everything the meter starts; or, when a measuring tool
-// must run outside it, binds the installer the tool starts the command
-// through.
-func (v *view) filter(s Spec, exe string) error {
-	switch {
-	case s.Seccomp.Off:
+// meter and so on everything the meter starts.
+func (v *view) filter(s Spec) error {
+	if s.Seccomp.Off {
 		return nil
-	case s.Tool != "":
-		return v.bind(exe, filterExec, false)
 	}
-	b, err := filterBytes(s.Seccomp.Ptrace)
+	b, err := filterBytes(s.Seccomp, s.Tool != "")
 	if err != nil {
 		return err
 	}
