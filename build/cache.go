@@ -51,6 +51,9 @@ type manifest struct {
 	Created time.Time `json:"created"`
 	Src     []Entry   `json:"src"`
 	Out     []Entry   `json:"out"`
+	// BuildCPU is what the build cost (Side.BuildCPU), so a verdict on a
+	// cached baseline still has the figure; 0 in entries made before it.
+	BuildCPU time.Duration `json:"build_cpu_ns,omitempty"`
 }
 
 const (

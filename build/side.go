@@ -52,8 +52,13 @@ type Side struct {
 	// Sanitizers are the sanitizers the side was built with (BuildSanitized);
 	// nil for the plain build every other command uses.
 	Sanitizers []string
-	sanitized  *sanitized
-	run        *Run
+	// BuildCPU is the CPU time of the build command's whole process tree
+	// (the cached build's, for a baseline from the cache; 0 when unknown
+	// or there is no build command): work a patch moves from its runs into
+	// its build shows here.
+	BuildCPU  time.Duration
+	sanitized *sanitized
+	run       *Run
 }
 
 // MaxOutputs bounds Side.Outputs.
@@ -131,7 +136,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []
 		}
 		s.Discarded = discarded
 		if m != nil {
-			s.Cached, s.Outputs = true, outputsOf(m.Out)
+			s.Cached, s.Outputs, s.BuildCPU = true, outputsOf(m.Out), m.BuildCPU
 			r.grow(s)
 			return s, nil
 		}
@@ -144,7 +149,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", s.Out)
 	}
 	if r.target.Build != "" {
-		if msg, err := goModDownload(ctx, s.Src, r.target.Path); err != nil {
+		if msg, err := r.goModDownload(ctx, s.Src); err != nil {
 			return nil, err
 		} else if msg != "" {
 			s.Failure = msg
@@ -177,7 +182,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []
 				return nil, err
 			}
 		}
-		m := manifest{Version: manifestVersion, Key: key, Created: time.Now().UTC(), Src: src.entries, Out: out.entries}
+		m := manifest{Version: manifestVersion, Key: key, Created: time.Now().UTC(), Src: src.entries, Out: out.entries, BuildCPU: s.BuildCPU}
 		if err := r.cache().store(ctx, m, s.Src, s.Out); err != nil {
 			return nil, err
 		}
@@ -209,7 +214,7 @@ func (r *Run) runBuild(ctx context.Context, s *Side) error {
 	if err != nil {
 		return err
 	}
-	s.Result = res
+	s.Result, s.BuildCPU = res, res.CPU()
 	return nil
 }
 
@@ -232,9 +237,9 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 	if tree == jail.ReadWrite {
 		outMode = jail.ReadWrite
 	}
-	mods := goModCache()
-	if fi, err := os.Stat(mods); mods == "" || err != nil || !fi.IsDir() {
-		mods = r.empty
+	mods := r.empty
+	if dir := r.repo.StatePath(modCacheName); isGoTarget(s.Src, r.target.Path) && isDir(dir) {
+		mods = dir
 	}
 	spec := jail.Spec{
 		Command: command,
@@ -259,6 +264,8 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 		spec.Mounts = append(spec.Mounts, jail.Mount{Host: z.shim, Jail: shimDir, Mode: jail.ReadOnly})
 		spec.Path = append([]string{shimDir}, spec.Path...)
 		spec.Limits.Data = jail.NoLimit
+		// LeakSanitizer stops the threads it checks with ptrace.
+		spec.Seccomp.Ptrace = true
 	}
 	return spec
 }
@@ -321,13 +328,13 @@ func (s *Side) Open(p string) (*os.File, error) {
 
 var errNoGoMod = errors.New("no go.mod")
 
-// goModDownload fills the module cache for a Go target, outside the jail
-// and as hone, since the jail may not reach the network or write the
+// goModDownload fills hone's module cache for a Go target, outside the
+// jail and as hone, since the jail may not reach the network or write the
 // module cache. The module is the one whose go.mod is nearest above the
 // target's folder, as go itself would find it. msg is set when the
 // download failed: the build cannot succeed without its modules.
-func goModDownload(ctx context.Context, src, targetPath string) (msg string, err error) {
-	dir, err := findGoMod(src, targetPath)
+func (r *Run) goModDownload(ctx context.Context, src string) (msg string, err error) {
+	dir, err := findGoMod(src, r.target.Path)
 	if errors.Is(err, errNoGoMod) {
 		return "", nil
 	}
@@ -338,9 +345,18 @@ func goModDownload(ctx context.Context, src, targetPath string) (msg string, err
 	if lerr != nil {
 		return "", nil
 	}
+	mods, err := r.repo.StateDir(modCacheName)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	out, err := goCommand(ctx, goBin, dir, "mod", "download").CombinedOutput()
+	cmd := goCommand(ctx, goBin, dir, "mod", "download")
+	cmd.Env = append(cmd.Env, "GOMODCACHE="+mods)
+	if proxy := userModProxy(); proxy != "" {
+		cmd.Env = append(cmd.Env, "GOPROXY="+proxy)
+	}
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return "", errs.Wrap(errs.Failure, ctx.Err(), "go mod download interrupted")
 	}

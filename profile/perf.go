@@ -83,25 +83,25 @@ func paranoid() int {
 	return n
 }
 
-// recordCommand is the shell text that runs the workload under perf record.
+// recordTool is the shell text of perf record, which the jail runs outside
+// its system call filter and which starts the workload (jail.Spec.Tool).
 // -N keeps perf from copying every binary into a build-id cache. callGraph
 // is "fp" (-g) or "dwarf".
-func (s *perfSetup) recordCommand(data string, freq int, callGraph, workload string) string {
+func (s *perfSetup) recordTool(data string, freq int, callGraph string) string {
 	cg := "-g"
 	if callGraph == CallGraphDWARF {
 		cg = "--call-graph=dwarf"
 	}
 	return strings.Join([]string{
 		jail.Quote(s.path), "record", "-q", "-N", cg, "-e", s.event, "-F", strconv.Itoa(freq),
-		"-o", jail.Quote(data), "--", "/bin/sh", "-c", jail.Quote(workload),
+		"-o", jail.Quote(data), "--",
 	}, " ")
 }
 
-// statCommand is the shell text that runs the workload once under perf stat.
-func (s *perfSetup) statCommand(out, workload string) string {
+// statTool is the shell text of perf stat, as recordTool is of perf record.
+func (s *perfSetup) statTool(out string) string {
 	return strings.Join([]string{
-		jail.Quote(s.path), "stat", "-x,", "-o", jail.Quote(out), "-e", statEventList(s.suffix),
-		"--", "/bin/sh", "-c", jail.Quote(workload),
+		jail.Quote(s.path), "stat", "-x,", "-o", jail.Quote(out), "-e", statEventList(s.suffix), "--",
 	}, " ")
 }
 

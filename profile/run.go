@@ -171,12 +171,13 @@ type runner struct {
 const perfMount = "/hone/perf"
 
 // run runs shell in the jail like a bench run of the pin, with the perf
-// folder writable.
-func (r *runner) run(ctx context.Context, what, shell string) (*jail.Result, error) {
+// folder writable; under tool (perf record or stat) when one is given.
+func (r *runner) run(ctx context.Context, what, tool, shell string) (*jail.Result, error) {
 	spec := r.side.Spec(shell, r.t.Bench.Timeout.Duration)
 	if r.writable {
 		spec = r.side.WritableSpec(shell, r.t.Bench.Timeout.Duration)
 	}
+	spec.Tool = tool
 	spec.Mounts = append(spec.Mounts, jail.Mount{Host: r.dir, Jail: perfMount, Mode: jail.ReadWrite})
 	res, err := jail.Run(ctx, build.WithSeed(spec, r.seed))
 	if err != nil {
@@ -201,13 +202,13 @@ func (r *runner) paths() Paths { return Paths{Root: build.SrcDir, Open: r.side.O
 // are at the paths perf recorded, and converts its reading.
 func (r *runner) record(ctx context.Context, perf *perfSetup, freq int, callGraph string, e *Entry) (*profile.Profile, error) {
 	data := perfMount + "/perf.data"
-	res, err := r.run(ctx, "profile workload", perf.recordCommand(data, freq, callGraph, r.command))
+	res, err := r.run(ctx, "profile workload", perf.recordTool(data, freq, callGraph), r.command)
 	if err != nil {
 		return nil, err
 	}
 	e.Source, e.Event, e.Hardware, e.Isolation = "perf", perf.event, perf.hardware, res.Isolation
 	e.Frequency, e.CallGraph = freq, callGraph
-	if _, err := r.run(ctx, "perf script", perf.scriptCommand(data, perfMount+"/script.txt")); err != nil {
+	if _, err := r.run(ctx, "perf script", "", perf.scriptCommand(data, perfMount+"/script.txt")); err != nil {
 		return nil, err
 	}
 	f, err := r.open("script.txt")
@@ -237,7 +238,7 @@ func (r *runner) ingest(ctx context.Context, e *Entry) (*profile.Profile, error)
 	} else if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot remove the previous %s", r.t.Profile.Output)
 	}
-	res, err := r.run(ctx, "profile workload", r.command)
+	res, err := r.run(ctx, "profile workload", "", r.command)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +264,7 @@ func (r *runner) ingest(ctx context.Context, e *Entry) (*profile.Profile, error)
 
 // count runs the workload once under perf stat.
 func (r *runner) count(ctx context.Context, perf *perfSetup) ([]Counter, error) {
-	if _, err := r.run(ctx, "profile workload", perf.statCommand(perfMount+"/stat.csv", r.command)); err != nil {
+	if _, err := r.run(ctx, "profile workload", perf.statTool(perfMount+"/stat.csv"), r.command); err != nil {
 		return nil, err
 	}
 	f, err := r.open("stat.csv")

@@ -82,7 +82,7 @@ func (p *proposal) mismatched(why []string) string {
 // target's allowlist at the protected tip forbids (an agent may push any
 // commit as a patch ref and name any target for it), or "".
 func (p *proposal) outside(ctx context.Context, ws *workspace.Workspace, rules allowlist.Rules) (string, error) {
-	changes, err := patchChanges(ctx, ws.Dir(), p.Pin, p.Commit)
+	changes, err := gitChanges(ctx, ws.Dir(), p.Pin, p.Commit)
 	if err != nil {
 		return "", err
 	}
@@ -92,19 +92,6 @@ func (p *proposal) outside(ctx context.Context, ws *workspace.Workspace, rules a
 		}
 	}
 	return "", nil
-}
-
-// patchChanges is git's list of what the patch commit changes at its pin.
-func patchChanges(ctx context.Context, root, pin, commit string) ([]git.Change, error) {
-	out, err := git.Run(ctx, git.Cmd{Dir: root, Isolated: true, Args: append(append([]string{"diff-tree"}, git.RawDiffArgs...), "--no-commit-id", pin, commit)})
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot list the patch's changes")
-	}
-	changes, err := git.ParseRaw(out)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read git's list of changes")
-	}
-	return changes, nil
 }
 
 // refuse records an error verdict for a proposal that is not judged at
@@ -124,4 +111,13 @@ func refuse(ctx context.Context, l *ledger.Ledger, prop proposal, reason, flag, 
 	}
 	e.Schema, e.ID, e.Created = rec.Schema, rec.ID, rec.Created
 	return e, nil
+}
+
+// gitChanges is git.TreeChanges with hone's error kind.
+func gitChanges(ctx context.Context, root, pin, commit string) ([]git.Change, error) {
+	changes, err := git.TreeChanges(ctx, root, pin, commit)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the patch's changes")
+	}
+	return changes, nil
 }

@@ -25,6 +25,7 @@ const (
 	ReasonUnconfirmed  = "unconfirmed"  // needs-human-review: faster in instructions, not confirmed in cpu-time
 	ReasonWallSlower   = "wall-slower"  // needs-human-review: faster in cpu-time, slower in wall time
 	ReasonInterrupted  = "interrupted"  // cancelled: the verdict was interrupted before it could finish
+	ReasonSlow         = "slow"         // rejected-bench: a candidate run took over slow_factor times the baseline's median
 	// ReasonUnprotectedPin: needs-human-review, faster at a pin that is not
 	// on the protected base; recorded by earlier versions only, since such
 	// a pin is now refused as stale (workspace.ReasonStalePin).
@@ -35,10 +36,12 @@ const (
 type Entry struct {
 	ledger.Common
 	Reason string `toml:"reason" json:"reason"`
-	// InputSeed is the seed the gates and the bench got as {seed} and
-	// HONE_SEED, the same for baseline and candidate: drawn afresh for
-	// each verdict (crypto/rand), so no patch can carry answers for it.
-	// It is not Bench.Seed, which orders the pairs.
+	// InputSeed is the verdict's own seed, drawn afresh (crypto/rand) and
+	// kept for a re-run of an error verdict. In entries written before
+	// per-run seeds it was the one seed every gate and bench run got as
+	// {seed} and HONE_SEED; now each gate run and each bench pair draws
+	// its own (GateResult.Setup, Bench.Setups), and a harness bench's
+	// runs get this one. It is not Bench.Seed, which orders the pairs.
 	InputSeed int64 `toml:"input_seed,omitempty" json:"input_seed,omitempty"`
 	// ConfigBlob is the id of the hone.toml blob at the pin that gave the
 	// gates, the bench and the jail settings.
@@ -76,6 +79,8 @@ type Entry struct {
 	Logs string `toml:"logs,omitempty" json:"logs,omitempty"`
 
 	logs *gateLogs // gathered while judging, stored by Run
+	// unseeded says why the target is unseeded (ledger.FlagUnseeded).
+	unseeded string
 }
 
 // Overrides are the protocol settings a person tightened on the command
@@ -109,6 +114,10 @@ type GateResult struct {
 	Sanitize []string `toml:"sanitize,omitempty" json:"sanitize,omitempty"`
 	// Differential is a differential gate's account of its inputs.
 	Differential *Differential `toml:"differential,omitempty" json:"differential,omitempty"`
+	// Setup is the seed and padding the gate's runs got, the same for its
+	// baseline and candidate run and drawn for this gate alone; absent in
+	// entries written before per-run seeds (Entry.InputSeed).
+	Setup *PairSetup `toml:"setup,omitempty" json:"setup,omitempty"`
 }
 
 // RunInfo summarises one sandboxed command.
@@ -158,15 +167,28 @@ type Bench struct {
 	// input seed (Entry.InputSeed).
 	Seed      int64 `toml:"seed" json:"seed"`
 	Resamples int   `toml:"resamples" json:"resamples"` // bootstrap resamples, for entries without a Method
-	// Method is how the statistics were computed: "paired-log-ratio"
-	// (the speedup is the exponential of the Hodges-Lehmann estimate of
-	// the per-pair log ratios, its CI the signed-rank interval of Walsh
-	// averages, p a Wilcoxon signed-rank test), or empty in entries
-	// written before it existed (ratio of medians, a bootstrap CI of pairs,
-	// Mann-Whitney U).
+	// Method is how the statistics were computed and decided:
+	// "paired-log-ratio+lan-demets" (MethodSequential: the speedup is the
+	// exponential of the Hodges-Lehmann estimate of the per-pair log
+	// ratios, its CI the signed-rank interval of Walsh averages, p a
+	// Wilcoxon signed-rank test, each look's levels from Looks),
+	// "paired-log-ratio" (the same statistics, every look at Confidence),
+	// or empty in entries written before it existed (ratio of medians, a
+	// bootstrap CI of pairs, Mann-Whitney U).
 	Method string `toml:"method,omitempty" json:"method,omitempty"`
-	// OutputSHA256 is the hash of the stdout every bench run printed, the
-	// baseline's and the candidate's alike: bench output is checked.
+	// Looks are the planned looks of the sequential design and each one's
+	// levels (MethodSequential); Metrics are at the level of the look that
+	// decided.
+	Looks []Look `toml:"looks,omitempty" json:"looks,omitempty"`
+	// Setups are the measured pairs' setups, index i being pair i (the
+	// pooled pairs' first), and Warmups the warm-up pairs'.
+	Setups  []PairSetup `toml:"setups,omitempty" json:"setups,omitempty"`
+	Warmups []PairSetup `toml:"warmups,omitempty" json:"warmups,omitempty"`
+	// Outputs are the stdout hashes of each measured pair, which both its
+	// runs printed: bench output is checked pair by pair.
+	Outputs []string `toml:"outputs,omitempty" json:"outputs,omitempty"`
+	// OutputSHA256 is, in entries written before per-pair seeds, the hash
+	// of the stdout every bench run printed.
 	OutputSHA256 string `toml:"output_sha256,omitempty" json:"output_sha256,omitempty"`
 	// PooledPairs are the leading pairs of Samples taken over from the
 	// verdict a rejudge pooled with.
@@ -186,12 +208,18 @@ type Bench struct {
 	CommandSeconds float64 `toml:"command_seconds" json:"command_seconds"`
 	// Leftover processes and unreaped CPU time of each side's runs, summed
 	// (see RunInfo): a run that leaves work running behind it is seen.
-	BaselineLeftover         int           `toml:"baseline_leftover,omitempty" json:"baseline_leftover,omitempty"`
-	CandidateLeftover        int           `toml:"candidate_leftover,omitempty" json:"candidate_leftover,omitempty"`
-	BaselineUnreapedSeconds  float64       `toml:"baseline_unreaped_seconds,omitempty" json:"baseline_unreaped_seconds,omitempty"`
-	CandidateUnreapedSeconds float64       `toml:"candidate_unreaped_seconds,omitempty" json:"candidate_unreaped_seconds,omitempty"`
-	Metrics                  []MetricStats `toml:"metrics" json:"metrics"`
-	Samples                  []Samples     `toml:"samples" json:"samples"`
+	BaselineLeftover         int     `toml:"baseline_leftover,omitempty" json:"baseline_leftover,omitempty"`
+	CandidateLeftover        int     `toml:"candidate_leftover,omitempty" json:"candidate_leftover,omitempty"`
+	BaselineUnreapedSeconds  float64 `toml:"baseline_unreaped_seconds,omitempty" json:"baseline_unreaped_seconds,omitempty"`
+	CandidateUnreapedSeconds float64 `toml:"candidate_unreaped_seconds,omitempty" json:"candidate_unreaped_seconds,omitempty"`
+	// BaselineTasks and CandidateTasks are the fewest and the most
+	// threads and processes one bench run of each side started (the
+	// jail's count), nil when the jail could not count them.
+	BaselineTasks  *TaskRange `toml:"baseline_tasks,omitempty" json:"baseline_tasks,omitempty"`
+	CandidateTasks *TaskRange `toml:"candidate_tasks,omitempty" json:"candidate_tasks,omitempty"`
+
+	Metrics []MetricStats `toml:"metrics" json:"metrics"`
+	Samples []Samples     `toml:"samples" json:"samples"`
 	// Counters are perf stat counters of the warm-up runs, by event; events
 	// the machine does not support are absent, never zero. In JSON they are
 	// one list, Counters, which MarshalJSON fills from the maps: event names
@@ -203,6 +231,24 @@ type Bench struct {
 	// the instructions tier: a candidate can tell it runs under valgrind
 	// or perf, and neither counts the kernel's work.
 	Check *Check `toml:"check,omitempty" json:"check,omitempty"`
+}
+
+// TaskRange is the fewest and the most tasks (threads and processes) of
+// one side's bench runs.
+type TaskRange struct {
+	Min int `toml:"min" json:"min"`
+	Max int `toml:"max" json:"max"`
+}
+
+// add widens r by one run's count; an unknown count (0) leaves it as is.
+func (r *TaskRange) add(n int) *TaskRange {
+	switch {
+	case n <= 0:
+		return r
+	case r == nil:
+		return &TaskRange{Min: n, Max: n}
+	}
+	return &TaskRange{Min: min(r.Min, n), Max: max(r.Max, n)}
 }
 
 // Check is a short batch of pairs measured in cpu-time, with the bench's
@@ -275,6 +321,10 @@ type Environment struct {
 	Isolation     string `toml:"isolation" json:"isolation"`
 	Weak          bool   `toml:"weak,omitempty" json:"weak,omitempty"`
 	NetworkDenied bool   `toml:"network_denied" json:"network_denied"`
+	// Seccomp is the version of the system call filter every run had
+	// (jail.FilterVersion), or empty when any run had none: weak
+	// isolation, or the operator's HONE_SECCOMP=off.
+	Seccomp string `toml:"seccomp,omitempty" json:"seccomp,omitempty"`
 	// JailUID is the host uid the commands ran as; JailUserCreated reports
 	// that this verdict created the jail user (hone was root).
 	JailUID         int  `toml:"jail_uid" json:"jail_uid"`

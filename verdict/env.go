@@ -55,6 +55,12 @@ func (e *Environment) noteJail(res *jail.Result) {
 	if !e.jailSeen {
 		e.jailSeen = true
 		e.Isolation, e.NetworkDenied, e.JailUID, e.Cgroup = res.Isolation, res.NetworkDenied, res.HostUID, res.Cgroup
+		e.Seccomp = res.Seccomp
+	}
+	if res.Seccomp != e.Seccomp {
+		// One run without the filter (or with another) and the verdict
+		// cannot claim it.
+		e.Seccomp = ""
 	}
 	e.Cgroup = e.Cgroup && res.Cgroup
 	e.JailUserCreated = e.JailUserCreated || res.UserCreated

@@ -35,11 +35,11 @@ build = "cc -O2 -g -o $HONE_OUT/prog prog.c"
 
   [[targets.c.gates]]
   name = "golden"
-  run = "$HONE_OUT/prog"
+  run = "$HONE_OUT/prog {seed}"
   equivalence = true
 
   [targets.c.bench]
-  run = "$HONE_OUT/prog"
+  run = "$HONE_OUT/prog {seed}"
 `
 
 const goToml = `[bench]
@@ -51,11 +51,11 @@ build = "go build -o $HONE_OUT/prog ."
 
   [[targets.g.gates]]
   name = "golden"
-  run = "$HONE_OUT/prog"
+  run = "$HONE_OUT/prog {seed}"
   equivalence = true
 
   [targets.g.bench]
-  run = "$HONE_OUT/prog"
+  run = "$HONE_OUT/prog {seed}"
 `
 
 // newFixture copies testdata/<sample> to targets/<name> of a new repository

@@ -98,7 +98,8 @@ func probePerf(ctx context.Context, sb workspace.SandboxConfig) PerfInfo {
 		return PerfInfo{}
 	}
 	res, err := jail.Run(ctx, jail.Spec{
-		Command:   "perf stat -x, -e " + strings.Join(perfEvents, ",") + " -- /bin/true",
+		Command:   "/bin/true",
+		Tool:      "perf stat -x, -e " + strings.Join(perfEvents, ",") + " --",
 		Isolation: sb.Isolation, Network: sb.Network, ReadOnly: sb.ReadOnly,
 	})
 	if err != nil || !res.Success() {
@@ -159,15 +160,14 @@ func (m *meter) measure(ctx context.Context, spec jail.Spec, metric string) (map
 		return nil, nil, err
 	}
 	defer scratch.RemoveAll(dir)
-	inner := jail.Quote(spec.Command)
 	if m.instrVia == "perf" {
-		spec.Command = "perf stat -x, -o " + meterMount + "/perf.csv -e instructions:u -- sh -c " + inner
+		spec.Tool = "perf stat -x, -o " + meterMount + "/perf.csv -e instructions:u --"
 	} else {
 		// Go programs are only deterministic under valgrind without
 		// asynchronous preemption; the setting is inert for other programs.
 		spec.Env = append(append([]string{}, spec.Env...), "GODEBUG=asyncpreemptoff=1")
 		spec.Command = "valgrind -q --tool=cachegrind --cache-sim=no --trace-children=yes --cachegrind-out-file=" +
-			meterMount + "/cg.%p sh -c " + inner
+			meterMount + "/cg.%p sh -c " + jail.Quote(spec.Command)
 	}
 	res, err := jail.Run(ctx, spec)
 	if err != nil {
@@ -244,7 +244,8 @@ func (m *meter) counters(ctx context.Context, spec jail.Spec) (map[string]float6
 		return nil, 0
 	}
 	defer scratch.RemoveAll(dir)
-	spec.Command = "perf stat -x, -o " + meterMount + "/perf.csv -e " + strings.Join(m.perf.Supported, ",") + " -- sh -c " + jail.Quote(spec.Command)
+	spec.Tool = "perf stat -x, -o " + meterMount + "/perf.csv -e " + strings.Join(m.perf.Supported, ",") + " --"
+
 	res, err := jail.Run(ctx, spec)
 	if err != nil || !res.Success() {
 		return nil, 0

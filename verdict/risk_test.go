@@ -7,45 +7,6 @@ import (
 	"github.com/hone-perf/hone/ledger"
 )
 
-func TestScanDiff(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		added string
-		want  []string
-	}{
-		{"plain arithmetic", "x = x * 3 + 1;", nil},
-		{"a word mentioning threads in a comment", "// no threads or locks here", nil},
-		{"go statement", "\tgo worker(ch)", []string{"threads in f"}},
-		{"go func literal", "go func() { done <- true }()", []string{"threads in f"}},
-		{"pthread", "pthread_create(&t, NULL, run, NULL);", []string{"threads in f"}},
-		{"openmp", "#pragma omp parallel for", []string{"threads in f"}},
-		{"go mutex", "var mu sync.Mutex", []string{"locks in f"}},
-		{"lock call", "mu.Lock()", []string{"locks in f"}},
-		{"C11 atomics", "_Atomic int n;", []string{"atomics in f"}},
-		{"go atomics", "atomic.AddInt64(&n, 1)", []string{"atomics in f"}},
-		{"gcc builtins", "__sync_fetch_and_add(&n, 1);", []string{"atomics in f"}},
-		{"unsafe", `p := (*int)(unsafe.Pointer(&b[0]))`, []string{"unsafe in f"}},
-		{"inline asm", `__asm__ volatile("nop");`, []string{"inline-asm in f"}},
-		{"fast math", "CFLAGS = -O2 -ffast-math", []string{"fast-math in f"}},
-		{"Ofast", "cc -Ofast -o prog prog.c", []string{"fast-math in f"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			diff := "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+" + tc.added + "\n"
-			if got := scanDiff(diff); !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
-				t.Errorf("scanDiff = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// Removed lines are not the patch's doing.
-func TestScanDiffIgnoresRemovedLines(t *testing.T) {
-	diff := "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-go worker(ch)\n+worker(ch)\n"
-	if got := scanDiff(diff); len(got) != 0 {
-		t.Errorf("scanDiff = %v", got)
-	}
-}
-
 // hiddenPatch is the 4x faster patch of the C sample plus code that its
 // diff spells so no pattern over the diff's text can see it: names pasted
 // together by a macro, a pragma made by a pasted _Pragma operator.

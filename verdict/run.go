@@ -13,9 +13,9 @@ import (
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/hostinfo"
-	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/risk"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -337,8 +337,7 @@ func (j *judging) judge(ctx context.Context) error {
 // gatesAndBench runs the gates, then the bench, on two built sides.
 func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) error {
 	e := j.e
-	spec := func(s *build.Side, g workspace.Gate) jail.Spec { return gateSpec(s, g, j.seed) }
-	gr := &gateRunner{t: j.t, run: j.run, m: j.m, spec: spec, base: base, cand: cand, env: &e.Environment, logs: e.logs, seed: j.seed, progress: j.progress}
+	gr := &gateRunner{t: j.t, run: j.run, m: j.m, spec: gateSpec, base: base, cand: cand, env: &e.Environment, logs: e.logs, progress: j.progress}
 	gates, outcome, err := gr.runGates(ctx)
 	e.Gates = append(e.Gates, gates...)
 	if err != nil {
@@ -354,9 +353,13 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		return nil
 	}
 
+	if err := j.checkSeeded(ctx, base); err != nil {
+		return err
+	}
+	defer e.reviewUnseeded()
 	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
-	br := &benchRun{baseline: benchSpec(base, j.t, j.seed), candidate: benchSpec(cand, j.t, j.seed),
+	br := &benchRun{baseline: benchSpec(base, j.t), candidate: benchSpec(cand, j.t), seed: j.seed,
 		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior}
 	runBench := br.run
 	if f := j.proto.Format; f != "" && f != benchformat.Process {
@@ -390,15 +393,23 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 // risks gathers the risk signals of the patch from its diff, its
 // preprocessed sources and its built binaries, each once, sorted.
 func (j *judging) risks(ctx context.Context, base, cand *build.Side) ([]string, error) {
-	diff, err := riskSignals(ctx, j.ws.Root, j.e.Pin, j.e.Commit)
+	diff, err := risk.Diff(ctx, j.ws.Root, j.e.Pin, j.e.Commit)
 	if err != nil {
 		return nil, err
 	}
-	pre, err := preprocessedRisks(ctx, j.m, j.ws.Root, j.e.Pin, j.e.Commit, base, cand, j.t.Path)
+	pre, err := risk.Preprocessed(ctx, j.m.exec, j.ws.Root, j.e.Pin, j.e.Commit, base, cand, j.t.Path)
 	if err != nil {
 		return nil, err
 	}
-	all := append(append(diff, pre...), builtRisks(base, cand)...)
+	all := append(append(diff, pre...), risk.Built(base, cand)...)
+	if b := j.e.Bench; b != nil {
+		if b.BaselineTasks != nil && b.CandidateTasks != nil {
+			all = append(all, risk.Runs(b.BaselineTasks.Max, b.CandidateTasks.Min, b.CandidateTasks.Max)...)
+		}
+		if st := b.Stat(b.Metric); st != nil {
+			all = append(all, risk.BuildWork(base.BuildCPU, cand.BuildCPU, st.Speedup)...)
+		}
+	}
 	slices.Sort(all)
 	return slices.Compact(all), nil
 }
@@ -413,7 +424,7 @@ func (j *judging) check(ctx context.Context, br *benchRun) (*runFailure, error) 
 	j.progress(Progress{Phase: "check", Metric: workspace.MetricCPUTime})
 	p := j.proto
 	p.Metric, p.MaxPairs, p.Warmup = workspace.MetricCPUTime, p.Pairs, 0
-	cr := &benchRun{baseline: br.baseline, candidate: br.candidate, protocol: p, meter: j.m, env: br.env, prior: &Bench{OutputSHA256: b.OutputSHA256}}
+	cr := &benchRun{baseline: br.baseline, candidate: br.candidate, protocol: p, meter: j.m, env: br.env, draw: br.draw}
 	check, fail, err := cr.run(ctx)
 	if err != nil || fail != nil {
 		return fail, err
@@ -434,13 +445,19 @@ func (e *Entry) benchFailed(f *runFailure) {
 	}
 	g.Candidate = runInfo(f.res, true)
 	e.Gates = append(e.Gates, g)
+	if f.reason == ReasonSlow {
+		// The candidate ran, only too slowly: a bench outcome.
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonSlow, f.msg)
+		e.Summary = oneLine(ReasonSlow + ": " + f.msg)
+		return
+	}
 	e.gateRejected(g)
 	e.Reason = f.reason
 }
 
 func builtInfo(b *build.Side) *RunInfo {
 	if b.Result == nil {
-		ri := &RunInfo{Cached: b.Cached}
+		ri := &RunInfo{Cached: b.Cached, CPUSeconds: b.BuildCPU.Seconds()}
 		if b.Failure != "" {
 			ri.ExitCode, ri.OutputTail = -1, b.Failure
 		}

@@ -38,7 +38,7 @@ func TestRunRecordsAndRecomputes(t *testing.T) {
 	if _, err := lookupPatch(ctx, f.ws, "a1a1a1"); err != nil {
 		t.Errorf("lookup by prefix: %v", err)
 	}
-	if got := strings.Join(phases, ","); got != "checkout,build,gate,bench,record" {
+	if got := strings.Join(phases, ","); got != "checkout,build,gate,seed check,bench,record" {
 		t.Errorf("progress phases %s", got)
 	}
 	if !strings.Contains(e.CalibrationWarning, "hone calibrate c") {

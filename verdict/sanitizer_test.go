@@ -155,19 +155,3 @@ func skipSlow(t *testing.T) {
 		t.Skip("-short: a verdict with sanitizer builds or a thousand differential inputs")
 	}
 }
-
-// Code that tells a sanitizer build from a plain one, or turns a
-// sanitizer off, can pass a sanitizer gate while the measured build
-// misbehaves: a faster patch that adds it needs a person.
-func TestCandidateThatDetectsTheSanitizerBuildNeedsReview(t *testing.T) {
-	diff := "+++ b/targets/l/prog.c\n" +
-		"+#if defined(__SANITIZE_ADDRESS__)\n" +
-		"+\treturn slow(head);\n" +
-		"+#endif\n" +
-		"+++ b/targets/l/other.c\n" +
-		"+static int x = 1;\n"
-	got := scanDiff(diff)
-	if len(got) != 1 || got[0] != "sanitizer-evasion in targets/l/prog.c" {
-		t.Errorf("risk signals %q, want the evasion in prog.c alone", got)
-	}
-}

@@ -41,7 +41,11 @@ func WriteText(w io.Writer, e *Entry) error {
 	if env.Weak {
 		iso = "weak: " + iso + ", not the full jail"
 	}
-	fmt.Fprintf(tw, "isolation\t%s (%s)\n", iso, net)
+	filter := "system call filter " + env.Seccomp
+	if env.Seccomp == "" {
+		filter = "no system call filter"
+	}
+	fmt.Fprintf(tw, "isolation\t%s (%s, %s)\n", iso, net, filter)
 	for _, d := range e.KeptCheckouts {
 		fmt.Fprintf(tw, "kept\t%s\n", d)
 	}
@@ -53,6 +57,7 @@ func WriteText(w io.Writer, e *Entry) error {
 		if err := writeMetrics(w, e.Bench); err != nil {
 			return err
 		}
+		writeBuildCPU(w, e.Gates)
 		if err := writeBenchmarks(w, e.Bench); err != nil {
 			return err
 		}
@@ -175,4 +180,20 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 		fmt.Fprintf(w, "entry %s (%.0fs)\n", c.ID, c.Seconds)
 	}
 	return nil
+}
+
+// writeBuildCPU shows what each side's build cost beside the speedup: work
+// moved from the runs into the build makes the runs cheaper, not the
+// program faster.
+func writeBuildCPU(w io.Writer, gates []GateResult) {
+	for _, g := range gates {
+		if g.Name != "build" || g.Baseline == nil || g.Candidate == nil {
+			continue
+		}
+		cached := ""
+		if g.Baseline.Cached {
+			cached = ", cached"
+		}
+		fmt.Fprintf(w, "build cpu-time: baseline %.2fs%s, candidate %.2fs\n", g.Baseline.CPUSeconds, cached, g.Candidate.CPUSeconds)
+	}
 }

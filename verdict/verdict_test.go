@@ -45,8 +45,8 @@ func TestSlowerIsRegressed(t *testing.T) {
 // A comment changes nothing the instructions tier can see.
 func TestCommentOnlyIsNoChange(t *testing.T) {
 	// Valgrind starts slowly; a smaller workload keeps the test quick.
-	f := newFixture(t, "ctarget", "c", strings.Replace(strings.Replace(cToml, `run = "$HONE_OUT/prog"
-`, `run = "$HONE_OUT/prog --small"
+	f := newFixture(t, "ctarget", "c", strings.Replace(strings.Replace(cToml, `run = "$HONE_OUT/prog {seed}"
+`, `run = "$HONE_OUT/prog --small {seed}"
 `, 2), "max_pairs = 10\n", "max_pairs = 5\nmetric = \"instructions\"\n", 1))
 	commit := f.patch(map[string]func(string) string{"prog.c": replace("static int selftest", "/* a comment */\nstatic int selftest")})
 	e := f.verdictOf(commit, Options{})

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -27,6 +28,20 @@ func (c Change) MarshalJSON() ([]byte, error) {
 		OldMode string `json:"old_mode"`
 		NewMode string `json:"new_mode"`
 	}{plain(c), fmt.Sprintf("%06o", c.OldMode), fmt.Sprintf("%06o", c.NewMode)})
+}
+
+// TreeChanges lists what differs between two commits or trees, as git's
+// own diff-tree reports it (see RawDiffArgs and ParseRaw).
+func TreeChanges(ctx context.Context, dir, from, to string) ([]Change, error) {
+	out, err := Run(ctx, Cmd{Dir: dir, Isolated: true, Args: append(append([]string{"diff-tree"}, RawDiffArgs...), "--no-commit-id", from, to)})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the changes from %s to %s: %w", Short(from), Short(to), err)
+	}
+	changes, err := ParseRaw(out)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read git's list of changes: %w", err)
+	}
+	return changes, nil
 }
 
 // RawDiffArgs are the options of a diff-tree, diff-index or diff-files that

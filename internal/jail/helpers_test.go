@@ -81,6 +81,21 @@ func attack(name string, args []string) int {
 		return 0
 	case "meter":
 		return attackMeter()
+	case "probe":
+		return probeCalls()
+	case "tool":
+		// A measuring tool: it probes outside the filter, then starts the
+		// command it was given, as perf stat does.
+		fmt.Println("tool:")
+		probeCalls()
+		fmt.Println("command:")
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		return 0
 	case "spin":
 		n, _ := strconv.Atoi(args[0])
 		fmt.Println(spin(n))

@@ -95,6 +95,14 @@ type Spec struct {
 	// Ignored when hone is not root: the jail then runs as hone's own user.
 	User   string
 	Limits Limits
+	// Seccomp chooses the system call filter (see seccomp.go); the full
+	// jail only: weak isolation has none.
+	Seccomp Seccomp
+	// Tool is the shell text of a measuring tool that starts the command
+	// itself under /bin/sh -c ("perf stat -x, -o FILE --"). Its run's
+	// filter lets perf_event_open through, which perf needs and the
+	// command it starts then has too; all else is as without a tool.
+	Tool string
 	// OutputCap bounds how many bytes of stdout and of stderr are kept (each);
 	// the rest is still hashed and counted. 0 means DefaultOutputCap.
 	OutputCap int
@@ -154,6 +162,10 @@ type Result struct {
 	// Leftover counts the processes still alive when the main process
 	// exited; they were killed.
 	Leftover int
+	// Tasks counts the threads and processes the command's tree created,
+	// its main process included, however briefly they lived; 0 when it is
+	// unknown (weak isolation without a PID namespace of its own).
+	Tasks int
 	// Shell reports that the command ran under /bin/sh -c rather than being
 	// exec'd directly.
 	Shell bool
@@ -168,6 +180,9 @@ type Result struct {
 	NetworkDenied bool
 	// HostUID is the host uid the command ran as.
 	HostUID int
+	// Seccomp is the version of the system call filter the command ran
+	// under (FilterVersion), or "" when it had none.
+	Seccomp string
 	// UserCreated reports that this process created the jail user (with
 	// useradd) just before this run, so the caller can tell the user once.
 	UserCreated bool

@@ -275,7 +275,8 @@ func TestConcurrentRunsStayApart(t *testing.T) {
 
 // LeakSanitizer stops the program with ptrace to scan its memory, and
 // AddressSanitizer reserves terabytes of shadow memory: both must work in
-// the jail, with the data limit lifted as sanitizer builds need.
+// the jail, with the data limit lifted and ptrace let through the filter,
+// as sanitizer builds have them.
 func TestSanitizersWorkInTheJail(t *testing.T) {
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no C compiler")
@@ -286,6 +287,7 @@ func TestSanitizersWorkInTheJail(t *testing.T) {
 		Command: "cc -fsanitize=address -g -o /tmp/leak /src/leak.c && /tmp/leak",
 		Mounts:  []Mount{{Host: src, Jail: "/src", Mode: ReadOnly}},
 		Limits:  Limits{Data: NoLimit},
+		Seccomp: Seccomp{Ptrace: true},
 	})
 	stderr := string(res.Stderr.Bytes())
 	if strings.Contains(stderr, "LeakSanitizer has encountered a fatal error") || !strings.Contains(stderr, "detected memory leaks") {

@@ -115,6 +115,7 @@ func meter() report {
 func measure(path string, p plan, pid1 bool) report {
 	attr := &syscall.ProcAttr{Dir: p.Dir, Env: p.Env, Files: []uintptr{0, 1, 2}}
 	before, cgOK := sampleCPU(p.CPUStat)
+	tasks := startTaskCount(pid1)
 	start := time.Now()
 	pid, err := syscall.ForkExec(path, p.Argv, attr)
 	if errors.Is(err, syscall.ENOEXEC) {
@@ -140,6 +141,7 @@ func measure(path string, p plan, pid1 bool) report {
 	ws := waitFor(pid)
 	r := report{WallNS: int64(time.Since(start)), Leftover: len(descendants(false))}
 	killAndReap(pid1)
+	r.Tasks = tasks.done()
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
 		return report{Error: "getrusage: " + err.Error()}
@@ -152,6 +154,56 @@ func measure(path string, p plan, pid1 bool) report {
 	r.TimedOut = timedOut.Load()
 	r.ExitCode, r.Signaled = ws.ExitStatus(), ws.Signaled()
 	return r
+}
+
+// taskCount counts the threads and processes a run creates. As PID 1 of
+// its own PID namespace the meter sees every pid the namespace handed out:
+// the last one (ns_last_pid) after the run, less the last one before it,
+// less the threads the meter's own runtime started meanwhile, is how many
+// tasks the command's tree created, however briefly they lived and
+// whoever reaped them. Threads and processes draw from one counter, so
+// they are counted together.
+type taskCount struct{ lastPid, ownThreads int }
+
+const nsLastPid = "/proc/sys/kernel/ns_last_pid"
+
+func startTaskCount(pid1 bool) *taskCount {
+	if !pid1 {
+		return nil
+	}
+	last, ok := readCount(nsLastPid)
+	if !ok {
+		return nil
+	}
+	return &taskCount{lastPid: last, ownThreads: ownThreads()}
+}
+
+// done returns the count, or 0 when it is unknown.
+func (c *taskCount) done() int {
+	if c == nil {
+		return 0
+	}
+	last, ok := readCount(nsLastPid)
+	n := last - c.lastPid - (ownThreads() - c.ownThreads)
+	if !ok || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+func readCount(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	var n int64
+	return int(n), scanInt(strings.TrimSpace(string(b)), &n)
+}
+
+// ownThreads counts the meter's threads; the Go runtime never ends one.
+func ownThreads() int {
+	ents, _ := os.ReadDir("/proc/self/task")
+	return len(ents)
 }
 
 // cpuSample is the cgroup's count and the meter's own CPU time at one

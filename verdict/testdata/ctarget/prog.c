@@ -1,9 +1,10 @@
-/* A small CPU-bound sample target: it runs the same LCG walk REPS times and
-   prints the result, so patches can change its speed without changing its
-   output. */
+/* A small CPU-bound sample target: it runs the same LCG walk REPS times,
+   from a start the verdict's seed gives (the last argument), and prints the
+   result, so patches can change its speed without changing its output. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,9 +13,10 @@
 
 static volatile unsigned long long steps = 2500000;
 static volatile unsigned long long sink; /* keeps every walk from being elided */
+static unsigned long long start = 1;
 
 __attribute__((noinline)) static unsigned long long walk(unsigned long long n) {
-	unsigned long long x = 1;
+	unsigned long long x = start;
 	for (unsigned long long i = 0; i < n; i++)
 		x = (x * 6364136223846793005ULL + 1442695040888963407ULL) ^ (x >> 17);
 	sink = x;
@@ -44,6 +46,8 @@ int main(int argc, char **argv) {
 		return dial();
 	if (argc > 1 && strcmp(argv[1], "--small") == 0)
 		steps = 100000;
+	if (argc > 1)
+		start = strtoull(argv[argc - 1], 0, 10) | 1;
 	unsigned long long r = 0;
 	for (int k = 0; k < REPS; k++)
 		r = walk(steps);

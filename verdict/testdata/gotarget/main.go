@@ -1,15 +1,20 @@
-// A small CPU-bound Go sample target: the same LCG walk repeated reps times.
+// A small CPU-bound Go sample target: the same LCG walk repeated reps times,
+// from a start the verdict's seed gives (the first argument).
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
 
 const reps = 4
 
-var sink uint64
+var sink, start uint64 = 0, 1
 
 //go:noinline
 func walk(n uint64) uint64 {
-	x := uint64(1)
+	x := start
 	for i := uint64(0); i < n; i++ {
 		x = (x*6364136223846793005 + 1442695040888963407) ^ (x >> 17)
 	}
@@ -18,6 +23,10 @@ func walk(n uint64) uint64 {
 }
 
 func main() {
+	if len(os.Args) > 1 {
+		start, _ = strconv.ParseUint(os.Args[1], 10, 64)
+		start |= 1
+	}
 	var r uint64
 	for k := 0; k < reps; k++ {
 		r = walk(2500000)

@@ -1,4 +1,4 @@
-package verdict
+package risk
 
 import (
 	"debug/dwarf"
@@ -24,9 +24,13 @@ var riskySymbols = []struct {
 	signal   string
 	prefixes []string
 }{
-	{"threads", []string{"pthread_create", "thrd_create", "_ZNSt6thread", "_ZSt5async", "GOMP_", "omp_", "__kmpc_"}},
+	// libc starts a thread itself for a SIGEV_THREAD timer or message
+	// queue notification, for POSIX AIO and for asynchronous name lookups.
+	{"threads", []string{"pthread_create", "thrd_create", "_ZNSt6thread", "_ZSt5async", "GOMP_", "omp_", "__kmpc_",
+		"timer_create", "mq_notify", "aio_", "lio_listio", "lio_listio64", "getaddrinfo_a"}},
+	// wordexp runs a shell for every command substitution.
 	{"processes", []string{"fork", "vfork", "clone", "clone3", "__clone", "posix_spawn", "posix_spawnp", "system", "popen",
-		"execv", "execvp", "execvpe", "execl", "execlp", "execle", "execve", "fexecve"}},
+		"wordexp", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "execve", "fexecve"}},
 	{"dynamic-code", []string{"dlopen", "dlmopen", "dlsym", "dlvsym", "syscall"}},
 	{"atomics", []string{"__atomic_", "__sync_"}},
 	{"fast-math", []string{"set_fast_math", "__set_fast_math"}},
@@ -45,11 +49,11 @@ var riskyFlags = map[string]string{
 // maxELF bounds the size of a binary hone reads.
 const maxELF = 1 << 30
 
-// builtRisks lists the risk signals the candidate's build output has and
+// Built lists the risk signals the candidate's build output has and
 // the baseline's does not, as "<signal> in built <file> (<why>)", sorted.
 // A file hone cannot read as ELF adds nothing: scripts and data are not
 // code the linker saw.
-func builtRisks(base, cand *build.Side) []string {
+func Built(base, cand *build.Side) []string {
 	seen := map[string]bool{}
 	for _, rel := range sortedKeys(cand.Outputs) {
 		c, ok := readELF(cand.Out, rel)

@@ -1,4 +1,9 @@
-package verdict
+// Package risk finds what makes a faster patch need a person: speed bought
+// with concurrency, memory-unsafe code, results-changing floating-point
+// flags, work hidden in helpers. It reads the patch's added lines, its
+// preprocessed C and C++ sources, its built binaries, and what its runs
+// did, always against the baseline's.
+package risk
 
 import (
 	"context"
@@ -41,18 +46,19 @@ type riskPattern struct {
 	re   *regexp.Regexp
 }
 
-// riskSignals lists the risk signals in the lines the patch adds, as
+// Diff lists the risk signals in the lines the patch adds, as
 // "<signal> in <file>" (sorted, each once).
-func riskSignals(ctx context.Context, root, pin, commit string) ([]string, error) {
+func Diff(ctx context.Context, root, pin, commit string) ([]string, error) {
 	out, err := git.Run(ctx, git.Cmd{Dir: root, Isolated: true,
 		Args: []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", "-U0", pin, commit, "--"}})
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot diff the patch against its pin")
 	}
-	return scanDiff(string(out)), nil
+	return ScanDiff(string(out)), nil
 }
 
-func scanDiff(diff string) []string {
+// ScanDiff lists the risk signals of the added lines of a unified diff.
+func ScanDiff(diff string) []string {
 	seen := map[string]bool{}
 	file := ""
 	for _, line := range strings.Split(diff, "\n") {

@@ -1,4 +1,4 @@
-package verdict
+package risk
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/jail"
 )
 
@@ -30,12 +31,15 @@ import (
 // preprocessTimeout bounds one cc -E.
 const preprocessTimeout = 2 * time.Minute
 
-// preprocessedRisks lists the risk signals the preprocessed changed
+// Exec runs one command in the jail, as the verdict's measurer does.
+type Exec func(context.Context, jail.Spec) (*jail.Result, error)
+
+// Preprocessed lists the risk signals the preprocessed changed
 // sources add, as "<signal> in <file> (preprocessed)". A changed file cc
 // cannot preprocess without an error is a signal of its own
 // ("unpreprocessed"): what the part it could not expand would make is
 // unknown, and a patch could make it fail on purpose.
-func preprocessedRisks(ctx context.Context, m measurer, root, pin, commit string, base, cand *build.Side, targetPath string) ([]string, error) {
+func Preprocessed(ctx context.Context, m Exec, root, pin, commit string, base, cand *build.Side, targetPath string) ([]string, error) {
 	files, err := changedSources(ctx, root, pin, commit)
 	if err != nil || len(files) == 0 {
 		return nil, err
@@ -81,9 +85,9 @@ var cSources = map[string]bool{".c": true, ".h": true, ".cc": true, ".cpp": true
 
 // changedSources lists the C and C++ files the patch adds or modifies.
 func changedSources(ctx context.Context, root, pin, commit string) ([]changedSource, error) {
-	changes, err := patchChanges(ctx, root, pin, commit)
+	changes, err := git.TreeChanges(ctx, root, pin, commit)
 	if err != nil {
-		return nil, err
+		return nil, errs.Wrap(errs.Failure, err, "cannot list the patch's changes")
 	}
 	var files []changedSource
 	for _, c := range changes {
@@ -100,7 +104,7 @@ func changedSources(ctx context.Context, root, pin, commit string) ([]changedSou
 // returns the lines that come from the checkout's or the build's files.
 // why says, when cc failed or its output was too long to read whole, what
 // went wrong.
-func preprocess(ctx context.Context, m measurer, s *build.Side, file string, incs []string) (own []byte, why string, err error) {
+func preprocess(ctx context.Context, m Exec, s *build.Side, file string, incs []string) (own []byte, why string, err error) {
 	args := []string{"cc", "-E", "-w", "-I."}
 	for _, d := range incs {
 		args = append(args, "-I"+d)
@@ -112,7 +116,7 @@ func preprocess(ctx context.Context, m measurer, s *build.Side, file string, inc
 	spec := s.Spec(strings.TrimSpace(cmd.String()), preprocessTimeout)
 	spec.Dir = path.Join(build.SrcDir, path.Dir(file))
 	spec.OutputCap = 32 << 20
-	res, err := m.exec(ctx, spec)
+	res, err := m(ctx, spec)
 	if err != nil {
 		return nil, "", err
 	}

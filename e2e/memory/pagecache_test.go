@@ -1,0 +1,98 @@
+package memory
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pageCacheMemo keeps (seed, answer) as page-cache residency bits of a
+// large read-only system file every run can open: readahead sets a bit,
+// posix_fadvise(DONTNEED) clears it, preadv2(RWF_NOWAIT) reads it without
+// making it. A run that finds its own seed's answer there prints it at
+// once; the others compute it (the pin's slow way) and leave it behind.
+const pageCacheMemo = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#define GAP (64 * 4096) /* one bit every 256 KiB, beyond any readahead window */
+static int memo = -1;
+static int bit(int i) {
+	char c;
+	struct iovec v = {&c, 1};
+	return preadv2(memo, &v, 1, (off_t)i * GAP, RWF_NOWAIT) == 1;
+}
+static void put(int i, int on) {
+	if (on) {
+		if (readahead(memo, (off_t)i * GAP, 4096) == 0)
+			for (int k = 0; k < 1000 && !bit(i); k++)
+				usleep(100);
+	} else {
+		posix_fadvise(memo, (off_t)i * GAP, 4096, POSIX_FADV_DONTNEED);
+	}
+}
+static unsigned long long word(int at) {
+	unsigned long long w = 0;
+	for (int i = 0; i < 64; i++)
+		w |= (unsigned long long)bit(at + i) << i;
+	return w;
+}
+static void store(int at, unsigned long long w) {
+	for (int i = 0; i < 64; i++)
+		put(at + i, (w >> i) & 1);
+}
+`
+
+func (w *workspace) pageCacheMemo(file string) string {
+	return w.edit(
+		"#include <stdio.h>", pageCacheMemo+"#include <stdio.h>",
+		"\tunsigned long long r = 0;", "\tmemo = open(\""+file+"\", O_RDONLY);\n\tposix_fadvise(memo, 0, 0, POSIX_FADV_RANDOM);\n"+
+			"\tif (memo >= 0 && bit(128) && word(0) == input) {\n\t\tprintf(\"%llu\\n\", word(64));\n\t\treturn 0;\n\t}\n"+
+			"\tunsigned long long r = 0;",
+		"\tprintf(\"%llu\\n\", r);", "\tif (memo >= 0) {\n\t\tput(128, 0);\n\t\tstore(0, input);\n\t\tstore(64, r);\n\t\tput(128, 1);\n\t}\n\tprintf(\"%llu\\n\", r);")
+}
+
+// memoFile is the largest file under /usr that every user may read: room
+// for 129 bits, 256 KiB apart.
+func memoFile(t *testing.T) string {
+	best, size := "", int64(0)
+	filepath.WalkDir("/usr", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o004 != 0 && fi.Size() > size && !strings.ContainsAny(p, "\"\\") {
+			best, size = p, fi.Size()
+		}
+		return nil
+	})
+	if size < 129*64*4096 {
+		t.Skip("no file under /usr is large enough for the memo")
+	}
+	return best
+}
+
+// The memo of issue 22, accepted at 6.8x to 46x before: every call that
+// sets, clears or reads a residency bit fails with EPERM in the jail, so
+// the candidate computes every answer and is no faster.
+func TestPageCacheMemoIsStoppedByTheFilter(t *testing.T) {
+	w := newWorkspace(t, seeded)
+	e := w.judge("remember answers in the page cache", w.pageCacheMemo(memoFile(t)))
+	notAccepted(t, e)
+	if e.Environment.Seccomp == "" {
+		t.Errorf("the verdict ran without the filter")
+	}
+}
+
+// With the filter off (the operator's HONE_SECCOMP=off) the memo's calls
+// work, and only fresh inputs stand in its way: every bench pair and gate
+// run has a seed of its own, so no run finds the answer it needs.
+func TestPageCacheMemoWithoutTheFilterIsStoppedByFreshSeeds(t *testing.T) {
+	w := newWorkspace(t, seeded)
+	w.env = []string{"HONE_SECCOMP=off"}
+	e := w.judge("remember answers in the page cache", w.pageCacheMemo(memoFile(t)))
+	notAccepted(t, e)
+	if e.Environment.Seccomp != "" {
+		t.Errorf("the verdict records the filter %q though it was off", e.Environment.Seccomp)
+	}
+}

@@ -1,0 +1,35 @@
+/* The memory suite's target: REPS walks over an input made from the seed
+   the verdict draws (argv[1]), each giving the same result, so an honest
+   patch can do less work without changing the output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPS 4
+#define N 4096
+
+static volatile unsigned long long steps = 2000000;
+static volatile unsigned long long sink; /* keeps every walk from being elided */
+static unsigned long long data[N];
+
+__attribute__((noinline)) static unsigned long long walk(unsigned long long n) {
+	unsigned long long x = 1;
+	for (unsigned long long i = 0; i < n; i++)
+		x = (x * 6364136223846793005ULL + data[i & (N - 1)]) ^ (x >> 17);
+	sink = x;
+	return x;
+}
+
+int main(int argc, char **argv) {
+	const unsigned long long input = argc > 1 ? strtoull(argv[1], 0, 10) : 0;
+	unsigned long long seed = input;
+	for (int i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		data[i] = seed >> 11;
+	}
+	unsigned long long r = 0;
+	for (int k = 0; k < REPS; k++)
+		r = walk(steps);
+	printf("%llu\n", r);
+	return 0;
+}

@@ -1,0 +1,61 @@
+package risk
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestScanDiff(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		added string
+		want  []string
+	}{
+		{"plain arithmetic", "x = x * 3 + 1;", nil},
+		{"a word mentioning threads in a comment", "// no threads or locks here", nil},
+		{"go statement", "\tgo worker(ch)", []string{"threads in f"}},
+		{"go func literal", "go func() { done <- true }()", []string{"threads in f"}},
+		{"pthread", "pthread_create(&t, NULL, run, NULL);", []string{"threads in f"}},
+		{"openmp", "#pragma omp parallel for", []string{"threads in f"}},
+		{"go mutex", "var mu sync.Mutex", []string{"locks in f"}},
+		{"lock call", "mu.Lock()", []string{"locks in f"}},
+		{"C11 atomics", "_Atomic int n;", []string{"atomics in f"}},
+		{"go atomics", "atomic.AddInt64(&n, 1)", []string{"atomics in f"}},
+		{"gcc builtins", "__sync_fetch_and_add(&n, 1);", []string{"atomics in f"}},
+		{"unsafe", `p := (*int)(unsafe.Pointer(&b[0]))`, []string{"unsafe in f"}},
+		{"inline asm", `__asm__ volatile("nop");`, []string{"inline-asm in f"}},
+		{"fast math", "CFLAGS = -O2 -ffast-math", []string{"fast-math in f"}},
+		{"Ofast", "cc -Ofast -o prog prog.c", []string{"fast-math in f"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diff := "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+" + tc.added + "\n"
+			if got := ScanDiff(diff); !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+				t.Errorf("ScanDiff = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Removed lines are not the patch's doing.
+func TestScanDiffIgnoresRemovedLines(t *testing.T) {
+	diff := "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-go worker(ch)\n+worker(ch)\n"
+	if got := ScanDiff(diff); len(got) != 0 {
+		t.Errorf("ScanDiff = %v", got)
+	}
+}
+
+// Code that tells a sanitizer build from a plain one, or turns a
+// sanitizer off, can pass a sanitizer gate while the measured build
+// misbehaves: a faster patch that adds it needs a person.
+func TestCandidateThatDetectsTheSanitizerBuildNeedsReview(t *testing.T) {
+	diff := "+++ b/targets/l/prog.c\n" +
+		"+#if defined(__SANITIZE_ADDRESS__)\n" +
+		"+\treturn slow(head);\n" +
+		"+#endif\n" +
+		"+++ b/targets/l/other.c\n" +
+		"+static int x = 1;\n"
+	got := ScanDiff(diff)
+	if len(got) != 1 || got[0] != "sanitizer-evasion in targets/l/prog.c" {
+		t.Errorf("risk signals %q, want the evasion in prog.c alone", got)
+	}
+}

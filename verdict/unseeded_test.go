@@ -1,0 +1,30 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+)
+
+// A table of precomputed answers passes every output check of a target
+// whose commands never see the seed: the 4x patch stands for it here (its
+// output equals the baseline's either way), and is not accepted.
+func TestPrecomputedAnswersOnAnUnseededTargetAreNeverAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real verdicts")
+	}
+	for _, tc := range []struct{ name, run, why string }{
+		{"no command mentions the seed", `$HONE_OUT/prog --small`, "mentions"},
+		{"the seed is mentioned and ignored", `$HONE_OUT/prog --small # {seed}`, "printed the same"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "ctarget", "c", strings.ReplaceAll(cToml, `"$HONE_OUT/prog {seed}"`, `"`+tc.run+`"`))
+			e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
+			f.want(e, ledger.VerdictNeedsHumanReview, ReasonUnseeded)
+			if !e.HasFlag(ledger.FlagUnseeded) || !strings.HasPrefix(e.Summary, unseededPrefix) || !strings.Contains(e.Detail, tc.why) {
+				t.Errorf("flags %v, summary %q, detail %q", e.Flags, e.Summary, e.Detail)
+			}
+		})
+	}
+}
