@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 	"github.com/hone-perf/hone/workspace"
@@ -18,6 +19,7 @@ func init() { register("verdict", newVerdictCmd) }
 func newVerdictCmd(app *App) *cobra.Command {
 	var opts verdict.Options
 	var asJSON, exitCode, pending bool
+	var dryRun bool
 	var recompute string
 	cmd := &cobra.Command{
 		Use:   "verdict PATCH-ID [--json] [--max-pairs N] [--threshold F] [--rejudge REASON] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]\n  hone verdict --pending [TARGET] [--json]",
@@ -146,6 +148,8 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 				}
 			}
 			switch {
+			case dryRun && (recompute != "" || exitCode || opts.Keep):
+				return errs.Usagef("--dry-run only says what a verdict would do; it takes neither --recompute, --exit-code nor --keep")
 			case recompute != "" && len(args) != 0:
 				return errs.Usagef("--recompute takes an entry id instead of a patch id")
 			case recompute == "" && len(args) != 1:
@@ -163,6 +167,9 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 			}
 			if recompute != "" {
 				return recomputeVerdict(ctx, app, ws, recompute, asJSON)
+			}
+			if dryRun {
+				return planVerdict(ctx, app, ws, args[0], opts, asJSON)
 			}
 			opts.Progress = func(p verdict.Progress) { app.progress("verdict %s: %s", args[0], progressText(p)) }
 			var drift []errs.Warning
@@ -202,7 +209,56 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 	f.BoolVar(&exitCode, "exit-code", false, "exit 10 unless the verdict is accepted")
 	f.StringVar(&recompute, "recompute", "", "recompute the stored verdict `ENTRY-ID` from its samples")
 	f.BoolVar(&pending, "pending", false, "judge every proposal (of TARGET) without a trusted verdict, one at a time")
+	f.BoolVar(&dryRun, "dry-run", false, "print the rules and protocol the verdict would use, running and recording nothing (the attempt is not spent)")
 	return cmd
+}
+
+// planVerdict runs hone verdict --dry-run ID.
+func planVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id string, opts verdict.Options, asJSON bool) error {
+	p, err := verdict.Plan(ctx, ws, id, opts)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return app.printJSON(p)
+	}
+	w := app.Out
+	fmt.Fprintf(w, "patch      %s (target %s) at pin %s\n", p.PatchID, p.Target, git.Short(p.Pin))
+	switch p.Outcome {
+	case "judged":
+		fmt.Fprintf(w, "would      refuse to judge it again: %s\n", p.Detail)
+	case "refuse":
+		fmt.Fprintf(w, "would      record error (%s) without running any of its code: %s\n", p.Reason, p.Detail)
+	default:
+		fmt.Fprintln(w, "would      judge it (--dry-run spends no attempt)")
+	}
+	if p.ConfigBlob == "" {
+		return nil
+	}
+	fmt.Fprintf(w, "rules      hone.toml blob %s at the protected tip %s\n", git.Short(p.ConfigBlob), p.BaseRef)
+	fmt.Fprintf(w, "build      %s\n", oneLine(p.Build))
+	for _, g := range p.Gates {
+		kind := ""
+		switch {
+		case g.Differential():
+			kind = fmt.Sprintf(", differential over %d generated inputs", g.Seeds)
+		case g.Equivalence:
+			kind = ", equivalence: output must equal the baseline's"
+		}
+		if len(g.Sanitize) > 0 {
+			kind += ", sanitizers " + strings.Join(g.Sanitize, "+")
+		}
+		fmt.Fprintf(w, "gate       %s: %s (timeout %s%s)\n", g.Name, oneLine(g.Run), g.Timeout, kind)
+	}
+	if pr := p.Protocol; pr != nil {
+		fmt.Fprintf(w, "bench      %s: %s\n", pr.Metric, oneLine(pr.Run))
+		fmt.Fprintf(w, "protocol   %d pairs a batch up to %d, %d warm-up, accept at a CI lower bound of %g at %g%% confidence\n",
+			pr.Pairs, pr.MaxPairs, pr.Warmup, 1+pr.Threshold, 100*pr.Confidence)
+	}
+	if sb := p.Sandbox; sb != nil {
+		fmt.Fprintf(w, "jail       isolation %s, network %s\n", sb.Isolation, sb.Network)
+	}
+	return nil
 }
 
 // judgePending runs hone verdict --pending [TARGET].
