@@ -37,7 +37,7 @@ func scriptedHone(override func(args []string) (Result, bool)) Runner {
 		case args[0] == "verdict":
 			return ok(`{"verdict": "rejected-bench", "reason": "regressed"}`)
 		case args[0] == "ledger" && len(args) == 1:
-			return ok("f1f1f1f1f1f1f1f1 accepted\n5a5a5a5a5a5a5a5a rejected-bench\n")
+			return ok("ID    PATCH\n01a2  f1f1  accepted\n01a3  5a5a  rejected-bench\n")
 		case args[0] == "report":
 			return Result{}, os.WriteFile(filepath.Join(dir, ReportFile), []byte("<html>"), 0o644)
 		}
