@@ -127,7 +127,7 @@ func TestFlowClearlyFasterIsDecidedAtTheSecondLook(t *testing.T) {
 		len(b.Setups) != 10 || len(b.Outputs) != 10 || len(b.Warmups) != 1 {
 		t.Fatalf("bench %+v", b)
 	}
-	if c := b.Looks[0].Confidence; c < 0.999 || b.Looks[2].Confidence > 0.96 || b.Looks[2].Confidence < 0.95 {
+	if c := b.Looks[0].Confidence; c < 0.999 || b.Looks[2].Confidence > 0.97 || b.Looks[2].Confidence < 0.95 {
 		t.Errorf("looks %+v", b.Looks)
 	}
 	e := &Entry{Bench: b}

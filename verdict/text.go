@@ -158,8 +158,11 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 	fmt.Fprintf(tw, "sessions\tcount\taccepted\tdetected slower\tsignificant\tmean pairs\tmean seconds\tmean speedup\n")
 	for _, s := range append([]SessionStats{c.AA}, c.Injected...) {
 		name := "A/A"
-		if s.Inject > 0 {
+		switch {
+		case s.Inject > 0:
 			name = fmt.Sprintf("+%.3g%% slowdown", s.Inject*100)
+		case s.Inject < 0:
+			name = fmt.Sprintf("%.3g%% speedup", -s.Inject*100)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d (%.0f%%)\t%d (%.0f%%)\t%d (%.0f%%)\t%.1f\t%.2f\t%.4f\n", name, s.Sessions,
 			s.Accepts, s.Rate(s.Accepts)*100, s.Detected, s.Rate(s.Detected)*100, s.Significant, s.Rate(s.Significant)*100,
@@ -167,6 +170,9 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if c.Conclusion != "" {
+		fmt.Fprintln(w, c.Conclusion)
 	}
 	if c.ID != "" {
 		fmt.Fprintf(w, "entry %s (%.0fs)\n", c.ID, c.Seconds)
