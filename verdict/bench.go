@@ -149,7 +149,12 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		var runs [2]*jail.Result
 		for i, cand := range []bool{false, true} {
 			if w == 0 && p.Metric != workspace.MetricInstructions {
-				counts, wall := br.meter.counters(ctx, br.side(s, cand))
+				spec := br.side(s, cand)
+				if limit, cut := br.slowLimit(spec.Timeout); cand && cut {
+					// A crawling candidate is stopped by the run after.
+					spec.Timeout = limit
+				}
+				counts, wall := br.meter.counters(ctx, spec)
 				b.CommandSeconds += wall.Seconds()
 				if cand {
 					b.CandidateCounters = counts
