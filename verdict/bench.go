@@ -36,6 +36,10 @@ type benchRun struct {
 	// prior, when set, is the bench of the verdict a rejudge pools with:
 	// its pairs come first, and every run must print what its runs did.
 	prior *Bench
+	// layouts, when set, are the sides' other layouts, which the pairs
+	// take in turn; layout is the bench's report of them.
+	layouts *layoutSet
+	layout  *LayoutReport
 }
 
 // runFailure is a bench run that disqualifies its side: it failed, printed
@@ -60,7 +64,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	b := &Bench{
 		Command: br.candidate.Command, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
 		Warmup: p.Warmup, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
-		Method: MethodPaired,
+		Method: MethodPaired, Layout: br.layout,
 	}
 	br.baseline.Timeout, br.candidate.Timeout = p.Timeout.Duration, p.Timeout.Duration
 	// Enough of stdout to show where it differs; its hash covers the rest.
@@ -134,6 +138,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	for b.Pairs < b.MaxPairs {
 		batch := min(p.Pairs, b.MaxPairs-b.Pairs)
 		for range batch {
+			br.nextLayout()
 			candFirst := rng.IntN(2) == 1
 			var vals [2]map[string]float64
 			var runs [2]*jail.Result
@@ -169,6 +174,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				s.Candidate = append(s.Candidate, cand[m])
 			}
 			b.Pairs++
+			br.noteLayout(b)
 		}
 		if br.decided(b, *samples[p.Metric]) {
 			break
@@ -242,9 +248,9 @@ func (br *benchRun) note(b *Bench, cand bool, res *jail.Result) {
 
 func (br *benchRun) pick(cand bool) jail.Spec {
 	if cand {
-		return br.candidate
+		return br.layouts.place(br.candidate, true)
 	}
-	return br.baseline
+	return br.layouts.place(br.baseline, false)
 }
 
 func sideName(cand bool) string {

@@ -320,10 +320,18 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		return nil
 	}
 
+	layout, layouts, failed, err := j.buildLayouts(ctx, base, cand)
+	if err != nil || failed != nil {
+		if failed != nil {
+			e.Gates = append(e.Gates, *failed)
+			e.gateRejected(*failed)
+		}
+		return err
+	}
 	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
 	br := &benchRun{baseline: benchSpec(base, j.t, j.seed), candidate: benchSpec(cand, j.t, j.seed),
-		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior}
+		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior, layouts: layouts, layout: layout}
 	runBench := br.run
 	if f := j.proto.Format; f != "" && f != benchformat.Process {
 		runBench = (&harnessRun{benchRun: br, format: f, deciding: j.proto.Benchmarks, outputs: j.proto.Outputs}).run
@@ -350,6 +358,7 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		return err
 	}
 	judgeBench(e)
+	judgeLayouts(e)
 	return nil
 }
 

@@ -38,13 +38,18 @@ func computeStats(s Samples, confidence float64, seed int64, resamples int, meth
 	st.Speedup = ratio(st.BaselineMedian, st.CandidateMedian)
 	st.CILow, st.CIHigh = bootstrapCI(b, c, confidence, seed, resamples)
 	if n >= 2 {
-		thr := benchmath.DefaultThresholds
-		thr.CompareAlpha = 1 - confidence
-		// NewSample sorts its argument in place; the pairs must survive.
-		cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(b), &thr), benchmath.NewSample(slices.Clone(c), &thr))
-		st.P = cmp.P
+		st.P = uTest(b, c, confidence)
 	}
 	return st
+}
+
+// uTest is the Mann-Whitney U test's p for two samples, which it leaves
+// as they are.
+func uTest(b, c []float64, confidence float64) float64 {
+	thr := benchmath.DefaultThresholds
+	thr.CompareAlpha = 1 - confidence
+	// NewSample sorts its argument in place; the pairs must survive.
+	return benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(b), &thr), benchmath.NewSample(slices.Clone(c), &thr)).P
 }
 
 func ratio(base, cand float64) float64 {

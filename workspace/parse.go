@@ -367,6 +367,12 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 	if def("timeout") {
 		dst.Timeout = src.Timeout
 	}
+	if def("layouts") {
+		if src.Layouts < 1 || src.Layouts > MaxLayouts {
+			return p.errf(k("layouts"), "must be from 1 (the plain build only) to %d", MaxLayouts)
+		}
+		dst.Layouts = src.Layouts
+	}
 	if dst.MaxPairs < dst.Pairs {
 		return p.errf(k("max_pairs"), "must be at least pairs (%d)", dst.Pairs)
 	}
