@@ -153,10 +153,20 @@ func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
 			t.Fatalf("%s: not judged over four layouts: %+v", tc.name, e.Bench)
 		}
 	}
+}
+
+// Honest work is still accepted over the layouts, in every layout.
+func TestHonestSpeedupIsStillAcceptedOverLayouts(t *testing.T) {
+	w := newWorkspace(t)
 	honest := w.judge("compute the walk once", func(s string) string {
 		return strings.Replace(s, "\tvolatile unsigned long sink = spin(seed | 3, 30000000);\n\t(void)sink;\n", "", 1)
 	})
 	if honest.Verdict != ledger.VerdictAccepted {
 		t.Errorf("the honest 2x patch: %s (%s): %s", honest.Verdict, honest.Reason, honest.Summary)
+	}
+	for _, l := range honest.Bench.Layout.Layouts {
+		if l.Pairs == 0 || l.Speedup < 1.3 {
+			t.Errorf("layout %d (pad %d): %d pairs, speedup %.2f", l.Index, l.Pad, l.Pairs, l.Speedup)
+		}
 	}
 }
