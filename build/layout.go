@@ -104,9 +104,10 @@ func (r *Run) LayoutsApply(commit string) (ok bool, why string, err error) {
 // compiler shim first on PATH that links a padding object before the
 // program's own code. The side's bench runs get the same PATH (a command
 // that compiles at run time is laid out too). Layout builds are never
-// cached: their pads are drawn per verdict.
+// cached: their pads are drawn per verdict. A layout without padding is
+// the plain build.
 func (r *Run) BuildLayout(ctx context.Context, role Role, commit string, l Layout) (*Side, error) {
-	if l.Index == 0 {
+	if l.Pad == 0 {
 		return r.Build(ctx, role, commit)
 	}
 	return r.build(ctx, role, commit, variant{layout: &l})

@@ -12,6 +12,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/stats"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -50,9 +51,13 @@ type CalibrationEntry struct {
 	AA SessionStats `toml:"aa" json:"aa"`
 	// Injected are sessions whose candidate side runs a busy loop costing the
 	// given fraction of the baseline; a "slower" decision is a detection.
-	Injected    []SessionStats `toml:"injected" json:"injected"`
-	Seconds     float64        `toml:"seconds" json:"seconds"`
-	Environment Environment    `toml:"environment" json:"environment"`
+	Injected []SessionStats `toml:"injected" json:"injected"`
+	// LayoutShift are sessions whose candidate is the pin linked 16 bytes
+	// further on in every layout (layoutSessions): any accept or "slower"
+	// is layout taken for the patch. Nil for a target of one layout.
+	LayoutShift *SessionStats `toml:"layout_shift,omitempty" json:"layout_shift,omitempty"`
+	Seconds     float64       `toml:"seconds" json:"seconds"`
+	Environment Environment   `toml:"environment" json:"environment"`
 }
 
 // SessionStats summarises sessions of one kind.
@@ -193,12 +198,9 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 			if opts.Progress != nil {
 				br.progress = func(pr Progress) { pr.Session, pr.Sessions = done, total; opts.Progress(pr) }
 			}
-			b, fail, err := br.run(ctx)
+			b, err := session(ctx, br)
 			if err != nil {
 				return nil, err
-			}
-			if fail != nil {
-				return nil, errs.Failuref("calibration: the %s bench command %s:\n%s", fail.side, fail.res.Describe(), outputTail(fail.res))
 			}
 			stats.add(b)
 		}
@@ -206,6 +208,10 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	c.AA.finish()
 	for i := range c.Injected {
 		c.Injected[i].finish()
+	}
+	shift := func(s *build.Side) jail.Spec { return spin(s, 0) }
+	if c.LayoutShift, err = layoutSessions(ctx, run, m, proto, pin, seed, opts.Sessions, built[0], shift, &c.Environment, opts.Progress); err != nil {
+		return nil, err
 	}
 	c.Seconds = time.Since(start).Seconds()
 	c.Summary = c.Environment.weak(c.summary())
@@ -219,6 +225,19 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	}
 	c.Schema, c.ID, c.Created = st.Schema, st.ID, st.Created
 	return c, nil
+}
+
+// session runs one calibration session's bench: a run that fails stops
+// the calibration, whose sessions all run the pin.
+func session(ctx context.Context, br *benchRun) (*Bench, error) {
+	b, fail, err := br.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if fail != nil {
+		return nil, errs.Failuref("calibration: the %s bench command %s:\n%s", fail.side, fail.res.Describe(), outputTail(fail.res))
+	}
+	return b, nil
 }
 
 // spinLoop is a shell busy loop of n iterations: pure CPU in the measured
@@ -247,7 +266,7 @@ func measureSpin(ctx context.Context, m measurer, base jail.Spec, metric string)
 			}
 			vals = append(vals, v[metric])
 		}
-		return median(vals), nil
+		return stats.Median(vals), nil
 	}
 	if workload, err = measure(base.Command, 7); err != nil {
 		return 0, 0, err
@@ -294,6 +313,9 @@ func (c *CalibrationEntry) summary() string {
 	parts := []string{fmt.Sprintf("%s A/A: %d/%d false accepts, %d/%d significant", c.Metric, c.AA.Accepts, c.AA.Sessions, c.AA.Significant, c.AA.Sessions)}
 	for _, in := range c.Injected {
 		parts = append(parts, fmt.Sprintf("%.3g%% slowdown: %d/%d detected", in.Inject*100, in.Detected, in.Sessions))
+	}
+	if c.LayoutShift != nil {
+		parts = append(parts, c.LayoutShift.describeShift())
 	}
 	return strings.Join(parts, "; ")
 }

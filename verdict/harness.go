@@ -73,7 +73,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	b := &Bench{
 		Command: hr.candidate.Command, Format: hr.format, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
 		Warmup: 1, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
-		Method: MethodPaired,
+		Method: MethodSequential,
 	}
 	for _, s := range []*jail.Spec{&hr.baseline, &hr.candidate} {
 		s.Timeout, s.OutputCap = p.Timeout.Duration, harnessOutputCap
@@ -105,6 +105,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		}
 		baseLeft = pr.BaselineLeftover
 	}
+	b.Looks = planLooks(b.PooledPairs, p.Pairs, b.MaxPairs, p.Confidence)
 	rng := rand.New(rand.NewPCG(uint64(p.OrderSeed), 0x6f72646572+uint64(b.PooledPairs)))
 	for b.Pairs < b.MaxPairs {
 		batch := min(p.Pairs, b.MaxPairs-b.Pairs)

@@ -12,11 +12,12 @@ import (
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/stats"
 )
 
 // LayoutReport is how a verdict's bench sampled code layout (see
-// build.Layout): the layouts each side was linked in, the layout of each
-// pair, and how much the figures moved between layouts.
+// build.Layout): the layouts each side was linked in (each pair's is in
+// its setup, Bench.Setups) and how much the figures moved between them.
 type LayoutReport struct {
 	// Seed draws the layouts (build.Layouts); it comes from the verdict's
 	// input seed, so a rejudge, which keeps that seed, links the same ones.
@@ -26,8 +27,6 @@ type LayoutReport struct {
 	// cannot be laid out. Every view then says "one layout".
 	OneLayout string         `toml:"one_layout,omitempty" json:"one_layout,omitempty"`
 	Layouts   []LayoutResult `toml:"layouts,omitempty" json:"layouts,omitempty"`
-	// Pairs is the layout index of each measured pair, in order.
-	Pairs []int `toml:"pairs,omitempty" json:"pairs,omitempty"`
 	// Spread is the baseline against itself across layouts: the largest
 	// ratio of two layouts' baseline medians, less 1. It costs no extra
 	// run, and it is what layout alone does to this program here.
@@ -59,50 +58,51 @@ type LayoutResult struct {
 // layoutSeed derives the layouts' seed from the verdict's input seed.
 func layoutSeed(input int64) int64 { return input ^ 0x6c61796f7574 }
 
-// layoutSet is the bench specs of every layout of both sides, and which
-// one the current pair runs.
+// layoutSet is the bench specs of every layout of both sides.
 type layoutSet struct {
-	specs   [2][]jail.Spec // baseline, candidate by layout index
-	rng     *rand.Rand
-	round   []int
-	current int
+	specs [2][]jail.Spec // baseline, candidate by layout index
+	rng   *rand.Rand
+	round []int
 }
 
 // place returns spec (the plain build's, with the bench's timeout and
-// output cap) as the current layout's.
-func (ls *layoutSet) place(spec jail.Spec, cand bool) jail.Spec {
-	if ls == nil || ls.current == 0 {
+// output cap) as layout k's.
+func (ls *layoutSet) place(spec jail.Spec, cand bool, k int) jail.Spec {
+	if ls == nil || k == 0 {
 		return spec
 	}
 	side := 0
 	if cand {
 		side = 1
 	}
-	l := ls.specs[side][ls.current]
+	l := ls.specs[side][k]
 	l.Timeout, l.OutputCap = spec.Timeout, spec.OutputCap
 	return l
 }
 
-// next moves to the next pair's layout: rounds that run every layout
-// once each, in a seeded order, so that every layout gets as many pairs.
-func (ls *layoutSet) next() {
-	if ls == nil {
-		return
-	}
+// next is the next pair's layout: rounds that run every layout once
+// each, in a seeded order, so that every layout gets as many pairs.
+func (ls *layoutSet) next() int {
 	if len(ls.round) == 0 {
 		ls.round = ls.rng.Perm(len(ls.specs[0]))
 	}
-	ls.current, ls.round = ls.round[0], ls.round[1:]
+	k := ls.round[0]
+	ls.round = ls.round[1:]
+	return k
 }
 
-// nextLayout and noteLayout bracket one measured pair of a bench that
-// samples layouts: the pair runs in the next layout, recorded once the
-// pair counts.
-func (br *benchRun) nextLayout() { br.layouts.next() }
-
-func (br *benchRun) noteLayout(b *Bench) {
-	if br.layouts != nil && b.Layout != nil {
-		b.Layout.Pairs = append(b.Layout.Pairs, br.layouts.current)
+// sampleLayouts makes the bench's pairs take the layouts of ls in turn:
+// each pair's setup (its seed and padding drawn as ever) names its
+// layout. Without ls every pair runs the plain builds.
+func (br *benchRun) sampleLayouts(ls *layoutSet) {
+	if ls == nil {
+		return
+	}
+	br.layouts = ls
+	br.draw = func() (PairSetup, error) {
+		s, err := NewPairSetup(1)
+		s.Layout = ls.next()
+		return s, err
 	}
 }
 
@@ -156,11 +156,8 @@ func (j *judging) buildLayouts(ctx context.Context, base, cand *build.Side) (*La
 			}
 		}
 		rep.Layouts = append(rep.Layouts, LayoutResult{Layout: l, BaselineSHA256: bs.OutputsDigest(), CandidateSHA256: cs.OutputsDigest()})
-		ls.specs[0] = append(ls.specs[0], benchSpec(bs, j.t, j.seed))
-		ls.specs[1] = append(ls.specs[1], benchSpec(cs, j.t, j.seed))
-	}
-	if j.prior != nil {
-		rep.Pairs = slices.Clone(j.prior.Layout.Pairs)
+		ls.specs[0] = append(ls.specs[0], benchSpec(bs, j.t))
+		ls.specs[1] = append(ls.specs[1], benchSpec(cs, j.t))
 	}
 	return rep, ls, nil, nil
 }
@@ -186,7 +183,7 @@ func layoutFigures(b *Bench) {
 			s = &b.Samples[i]
 		}
 	}
-	if s == nil || len(r.Pairs) != len(s.Baseline) {
+	if s == nil || len(b.Setups) != len(s.Baseline) {
 		return
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -196,8 +193,8 @@ func layoutFigures(b *Bench) {
 	for k := range r.Layouts {
 		l := &r.Layouts[k]
 		var base, cand, ratios []float64
-		for i, idx := range r.Pairs {
-			if idx == l.Index {
+		for i, setup := range b.Setups {
+			if setup.Layout == l.Index {
 				base, cand = append(base, s.Baseline[i]), append(cand, s.Candidate[i])
 				ratios = append(ratios, s.Baseline[i]/s.Candidate[i])
 			}
@@ -207,7 +204,7 @@ func layoutFigures(b *Bench) {
 			l.BaselineMedian, l.CandidateMedian, l.Speedup = 0, 0, 0
 			continue
 		}
-		l.BaselineMedian, l.CandidateMedian, l.Speedup = median(base), median(cand), median(ratios)
+		l.BaselineMedian, l.CandidateMedian, l.Speedup = stats.Median(base), stats.Median(cand), stats.Median(ratios)
 		groups[l.Index] = base
 		if l.BaselineMedian < lo {
 			lo, low = l.BaselineMedian, l.Index
@@ -222,11 +219,11 @@ func layoutFigures(b *Bench) {
 	r.Spread, r.SpreadP = 0, 1
 	if lo > 0 && !math.IsInf(hi, -1) {
 		r.Spread = hi/lo - 1
-		r.SpreadP = uTest(groups[high], groups[low], b.Confidence)
+		r.SpreadP = stats.MannWhitneyP(groups[high], groups[low], b.Confidence)
 	}
 	rest := Samples{Metric: s.Metric, Unit: s.Unit}
-	for i, idx := range r.Pairs {
-		if idx != best {
+	for i, setup := range b.Setups {
+		if setup.Layout != best {
 			rest.Baseline, rest.Candidate = append(rest.Baseline, s.Baseline[i]), append(rest.Candidate, s.Candidate[i])
 		}
 	}

@@ -22,7 +22,7 @@ func TestVerdictPairsInterleaveFourLayouts(t *testing.T) {
 	}
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
 	r := e.Bench.Layout
-	if r == nil || r.OneLayout != "" || len(r.Layouts) != 4 || len(r.Pairs) != e.Bench.Pairs {
+	if r == nil || r.OneLayout != "" || len(r.Layouts) != 4 || len(e.Bench.Setups) != e.Bench.Pairs {
 		t.Fatalf("layouts: %+v", r)
 	}
 	if !slices.Equal(layoutsOf(r), build.Layouts(r.Seed, 4)) || r.Seed != layoutSeed(e.InputSeed) {
@@ -63,7 +63,7 @@ func TestOptedOutTargetIsOneLayout(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", strings.Replace(cToml, "max_pairs = 10\n", "max_pairs = 10\nlayouts = 1\n", 1))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
-	if !e.HasFlag(ledger.FlagOneLayout) || !strings.Contains(e.Summary, "one layout") || len(e.Bench.Layout.Pairs) != 0 {
+	if !e.HasFlag(ledger.FlagOneLayout) || !strings.Contains(e.Summary, "one layout") || slices.ContainsFunc(e.Bench.Setups, func(s PairSetup) bool { return s.Layout != 0 }) {
 		t.Errorf("flags %v, summary %q, layouts %+v", e.Flags, e.Summary, e.Bench.Layout)
 	}
 }
@@ -81,7 +81,7 @@ func laidOut(byLayout [][2]float64, candidates []string) *Entry {
 		k := i % 4
 		noise := 1 + float64(i%3)*0.001
 		s.Baseline, s.Candidate = append(s.Baseline, byLayout[k][0]*noise), append(s.Candidate, byLayout[k][1]*noise)
-		r.Pairs = append(r.Pairs, k)
+		b.Setups = append(b.Setups, PairSetup{Layout: k})
 	}
 	b.Samples, b.Pairs, b.Layout = []Samples{s}, 24, r
 	e := &Entry{Bench: b}

@@ -156,9 +156,16 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 		c.Target, c.Host, c.Metric, formatValue(c.BaselineMedian, c.Unit), c.BatchSize, c.MaxPairs, c.Threshold)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "sessions\tcount\taccepted\tdetected slower\tsignificant\tmean pairs\tmean seconds\tmean speedup\n")
-	for _, s := range append([]SessionStats{c.AA}, c.Injected...) {
+	rows := append([]SessionStats{c.AA}, c.Injected...)
+	if c.LayoutShift != nil {
+		rows = append(rows, *c.LayoutShift)
+	}
+	for i, s := range rows {
 		name := "A/A"
-		if s.Inject > 0 {
+		switch {
+		case c.LayoutShift != nil && i == len(rows)-1:
+			name = fmt.Sprintf("%d-byte layout shift", LayoutShift)
+		case s.Inject > 0:
 			name = fmt.Sprintf("+%.3g%% slowdown", s.Inject*100)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d (%.0f%%)\t%d (%.0f%%)\t%d (%.0f%%)\t%.1f\t%.2f\t%.4f\n", name, s.Sessions,

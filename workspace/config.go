@@ -72,6 +72,11 @@ type BenchConfig struct {
 	// and mirrored here for JSON readers of the old key.
 	Seed    int64    `toml:"seed" json:"seed"`
 	Timeout Duration `toml:"timeout" json:"timeout"` // per benchmark run
+	// SlowFactor bounds a candidate bench run to this many times the
+	// baseline's median wall time so far (never under a second): a
+	// slower run is stopped and the candidate rejected, so a patch that
+	// makes the workload crawl costs minutes, not max_pairs timeouts.
+	SlowFactor float64 `toml:"slow_factor" json:"slow_factor"`
 	// Format is how the bench command reports: "process" (the default: the
 	// command is one workload, timed whole), "go" or "google-benchmark"
 	// (a benchmark harness, one sample per benchmark; see benchformat).
@@ -224,6 +229,7 @@ var DefaultBench = BenchConfig{
 	OrderSeed:  1,
 	Seed:       1,
 	Timeout:    Duration{10 * time.Minute},
+	SlowFactor: 10,
 	Format:     benchformat.Process,
 	Layouts:    DefaultLayouts,
 }
