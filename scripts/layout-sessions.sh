@@ -69,7 +69,7 @@ judge() {
 			(.bench.metrics[]? | select(.metric == "cpu-time")) as $m |
 			[$v, .verdict, .reason, ($m.speedup * 1000 | round / 1000), ($m.ci_low * 1000 | round / 1000), ($m.ci_high * 1000 | round / 1000),
 			 (if $m.ci_low <= 1 and $m.ci_high >= 1 then "covers-1" else "excludes-1" end),
-			 ((.bench.layout.spread // 0) * 1000 | round / 10 | tostring + "%-spread"), ((.flags // []) | join(",")), (.bench.seconds | round | tostring + "s")] | @tsv'
+			 ((.bench.layout.spread // 0) * 1000 | round / 10 | tostring + "%-spread"), ((.flags // []) | join(",")), (.bench.seconds | round | tostring + "s-bench"), ((.bench.layout.setup_seconds // 0) * 10 | round / 10 | tostring + "s-layout-builds")] | @tsv'
 	)
 }
 
