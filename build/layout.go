@@ -81,7 +81,7 @@ func Layouts(seed int64, n int) []Layout {
 // why says why not, for the verdict.
 func (r *Run) LayoutsApply(commit string) (ok bool, why string, err error) {
 	if r.target.Build == "" {
-		return false, "the target has no build command", nil
+		return false, "no build command", nil
 	}
 	c, err := r.repo.Git.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
@@ -92,10 +92,10 @@ func (r *Run) LayoutsApply(commit string) (ok bool, why string, err error) {
 		return false, "", err
 	}
 	if slices.Contains(langs, sanitize.Go) {
-		return false, "Go's linker places the code itself and takes no padding cheaply", nil
+		return false, "Go links its own code", nil
 	}
 	if !slices.ContainsFunc(langs, func(l string) bool { return l == sanitize.C || l == sanitize.CXX || l == sanitize.Rust }) {
-		return false, "no C, C++ or Rust sources to link in another layout", nil
+		return false, "no C, C++ or Rust sources", nil
 	}
 	return true, "", nil
 }

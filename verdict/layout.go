@@ -31,9 +31,10 @@ type LayoutReport struct {
 	// ratio of two layouts' baseline medians, less 1. It costs no extra
 	// run, and it is what layout alone does to this program here.
 	Spread float64 `toml:"spread" json:"spread"`
-	// SpreadP is the Mann-Whitney p of the slowest layout's baseline runs
-	// against the fastest's: a spread that noise explains is not flagged.
-	SpreadP float64 `toml:"spread_p" json:"spread_p"`
+	// Noise is the baseline against itself within a layout: the median
+	// over layouts of the largest ratio of two of its runs, less 1. A
+	// spread that is not twice the noise is not taken for layout.
+	Noise float64 `toml:"noise" json:"noise"`
 	// WithoutBest is the deciding metric's CI lower bound without the
 	// pairs of the layout with the largest speedup: an acceptance that
 	// does not clear the threshold without them depends on one layout.
@@ -117,11 +118,11 @@ func (j *judging) buildLayouts(ctx context.Context, base, cand *build.Side) (*La
 	n := j.proto.Layouts
 	switch {
 	case n <= 1:
-		rep.OneLayout = "the target opts out ([bench] layouts = 1)"
+		rep.OneLayout = "[bench] layouts = 1"
 	case j.proto.Format != "" && j.proto.Format != benchformat.Process:
-		rep.OneLayout = "a " + j.proto.Format + " harness bench runs in the plain build"
+		rep.OneLayout = "a " + j.proto.Format + " harness bench"
 	case j.prior != nil && (j.prior.Layout == nil || j.prior.Layout.OneLayout != ""):
-		rep.OneLayout = "the verdict it pools with was one layout"
+		rep.OneLayout = "pooled with a verdict of one layout"
 	}
 	if rep.OneLayout != "" {
 		return rep, nil, nil, nil
@@ -142,7 +143,7 @@ func (j *judging) buildLayouts(ctx context.Context, base, cand *build.Side) (*La
 			}
 			j.e.Environment.noteJail(bs.Result)
 			if !bs.OK() || bs.OutputsDigest() == base.OutputsDigest() {
-				rep.Layouts, rep.OneLayout = nil, fmt.Sprintf("the pin does not link in another layout (layout %d: %s)", l.Index, layoutFailure(bs))
+				rep.Layouts, rep.OneLayout = nil, fmt.Sprintf("the pin does not link in another layout: %s", layoutFailure(bs))
 				return rep, nil, nil, nil
 			}
 			if cs, err = j.run.BuildLayout(ctx, build.Candidate, j.e.Commit, l); err != nil {
@@ -166,7 +167,7 @@ func layoutFailure(s *build.Side) string {
 	if !s.OK() {
 		return s.Describe()
 	}
-	return "its binaries are the plain build's: the build does not link through cc on PATH"
+	return "its build does not link through cc on PATH"
 }
 
 // layoutFigures fills each layout's figures, the spread and WithoutBest
@@ -188,8 +189,7 @@ func layoutFigures(b *Bench) {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	best, bestSpeedup := -1, math.Inf(-1)
-	groups := map[int][]float64{}
-	var low, high int
+	var noise []float64
 	for k := range r.Layouts {
 		l := &r.Layouts[k]
 		var base, cand, ratios []float64
@@ -205,21 +205,20 @@ func layoutFigures(b *Bench) {
 			continue
 		}
 		l.BaselineMedian, l.CandidateMedian, l.Speedup = stats.Median(base), stats.Median(cand), stats.Median(ratios)
-		groups[l.Index] = base
-		if l.BaselineMedian < lo {
-			lo, low = l.BaselineMedian, l.Index
-		}
-		if l.BaselineMedian > hi {
-			hi, high = l.BaselineMedian, l.Index
+		lo, hi = min(lo, l.BaselineMedian), max(hi, l.BaselineMedian)
+		if len(base) >= 2 && slices.Min(base) > 0 {
+			noise = append(noise, slices.Max(base)/slices.Min(base)-1)
 		}
 		if l.Speedup > bestSpeedup {
 			best, bestSpeedup = l.Index, l.Speedup
 		}
 	}
-	r.Spread, r.SpreadP = 0, 1
+	r.Spread, r.Noise = 0, 0
 	if lo > 0 && !math.IsInf(hi, -1) {
 		r.Spread = hi/lo - 1
-		r.SpreadP = stats.MannWhitneyP(groups[high], groups[low], b.Confidence)
+	}
+	if len(noise) > 0 {
+		r.Noise = stats.Median(noise)
 	}
 	rest := Samples{Metric: s.Metric, Unit: s.Unit}
 	for i, setup := range b.Setups {
@@ -246,11 +245,11 @@ func judgeLayouts(e *Entry) {
 	r := b.Layout
 	if r.OneLayout != "" {
 		e.AddFlag(ledger.FlagOneLayout)
-		e.Summary = oneLine(e.Summary + "; one layout: " + r.OneLayout)
+		e.Summary = oneLine(e.Summary + "; one layout (" + r.OneLayout + ")")
 		return
 	}
 	layoutFigures(b)
-	if r.Spread >= b.Threshold && r.SpreadP < 1-b.Confidence {
+	if r.Spread >= b.Threshold && r.Spread > 2*r.Noise {
 		e.AddFlag(ledger.FlagLayoutSensitive)
 		e.Summary = oneLine(fmt.Sprintf("%s; layout-sensitive: the baseline moved %.1f%% between its %d layouts", e.Summary, r.Spread*100, len(r.Layouts)))
 	}
