@@ -65,6 +65,21 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 		return nil, err
 	}
 	for _, name := range targets {
+		var words []string
+		for _, a := range r.Attempts {
+			if a.Target == name {
+				words = append(words, a.Verdict)
+			}
+		}
+		conf := ws.Config.Bench.Confidence
+		if t, err := ws.Target(name); err == nil {
+			conf = t.Bench.Confidence
+		}
+		if h := verdict.HonestyOf(name, words, conf); h.Judged > 0 {
+			r.Honesty = append(r.Honesty, h)
+		}
+	}
+	for _, name := range targets {
 		p, err := profile.Latest(ctx, ws, name)
 		if errs.Is(err, errs.NotFound) {
 			continue

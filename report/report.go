@@ -16,6 +16,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/verdict"
 )
 
 // Report is everything one page shows.
@@ -30,6 +31,9 @@ type Report struct {
 	// diff's verdicts differ for reasons the diff does not show.
 	Pins     map[string]Pin
 	Profiles []Profile // the latest profile of each target shown
+	// Honesty is, per target shown, how many of its accepts the
+	// protocol's false-accept rate alone would explain.
+	Honesty []verdict.Honesty
 }
 
 // Pin is one commit attempts were made from.

@@ -16,7 +16,7 @@ import (
 
 // Progress reports what a verdict or calibration is doing, for display.
 type Progress struct {
-	Phase    string  // "checkout", "build", "gate", "bench", "check", "record"
+	Phase    string  // "checkout", "build", "gate", "bench", "check", "record", "estimate"
 	Gate     string  // the gate running, in phase "gate"
 	Pairs    int     // pairs measured so far, in phase "bench"
 	MaxPairs int     // in phase "bench"
@@ -26,6 +26,10 @@ type Progress struct {
 	CIHigh   float64
 	Session  int // calibration: current session (1-based)
 	Sessions int // calibration: sessions in total
+	// EstimateLow and EstimateHigh bound how long a calibration will take
+	// (every session stopping at its first look, or running to
+	// max_pairs), in phase "estimate".
+	EstimateLow, EstimateHigh time.Duration
 }
 
 // benchRun is one benchmark: the two commands and the protocol.
@@ -46,8 +50,8 @@ type benchRun struct {
 	seed int64
 	// draw makes a pair's setup; nil is NewPairSetup with one layout.
 	draw func() (PairSetup, error)
-	// baseWalls are the wall times of the baseline's runs so far, which
-	// bound a candidate run's (slowLimit).
+	// baseWalls are the wall times of the baseline's runs so far, sorted,
+	// which bound a candidate run's (slowLimit).
 	baseWalls []float64
 	// layouts, when set, are the sides' builds by layout index, which a
 	// pair's setup names (sampleLayouts).
@@ -127,12 +131,14 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		case cand && cut && res.TimedOut:
 			return nil, res, &runFailure{side: "candidate", res: res, reason: ReasonSlow, msg: fmt.Sprintf(
 				"a candidate bench run took over %s, %g times the baseline's median wall time of %s, and was stopped ([bench] slow_factor)",
-				limit.Round(time.Millisecond), p.SlowFactor, time.Duration(stats.Median(br.baseWalls)*float64(time.Second)).Round(time.Millisecond))}, nil
+				limit.Round(time.Millisecond), p.SlowFactor, time.Duration(stats.QuantileSorted(br.baseWalls, 0.5)*float64(time.Second)).Round(time.Millisecond))}, nil
 		case !res.Success():
 			return nil, res, &runFailure{side: sideName(cand), res: res, reason: ReasonGateFailed, msg: "the bench command " + describe(res, math.MaxInt)}, nil
 		}
 		if !cand {
-			br.baseWalls = append(br.baseWalls, res.Wall.Seconds())
+			w := res.Wall.Seconds()
+			i, _ := slices.BinarySearch(br.baseWalls, w)
+			br.baseWalls = slices.Insert(br.baseWalls, i, w)
 		}
 		return v, res, nil, nil
 	}
@@ -146,7 +152,12 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		var runs [2]*jail.Result
 		for i, cand := range []bool{false, true} {
 			if w == 0 && p.Metric != workspace.MetricInstructions {
-				counts, wall := br.meter.counters(ctx, br.side(s, cand))
+				spec := br.side(s, cand)
+				if limit, cut := br.slowLimit(spec.Timeout); cand && cut {
+					// A crawling candidate is stopped by the run after.
+					spec.Timeout = limit
+				}
+				counts, wall := br.meter.counters(ctx, spec)
 				b.CommandSeconds += wall.Seconds()
 				if cand {
 					b.CandidateCounters = counts
@@ -163,7 +174,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			}
 			runs[i] = res
 		}
-		if fail := chk.pair(runs[0], runs[1]); fail != nil {
+		if _, fail := chk.pair(runs[0], runs[1]); fail != nil {
 			return nil, fail, nil
 		}
 	}
@@ -196,7 +207,8 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			} else {
 				b.Order += "b"
 			}
-			if fail := chk.pair(bres, cres); fail != nil {
+			out, fail := chk.pair(bres, cres)
+			if fail != nil {
 				return nil, fail, nil
 			}
 			for _, m := range metricOrder(base) {
@@ -210,7 +222,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				s.Candidate = append(s.Candidate, cand[m])
 			}
 			b.Setups = append(b.Setups, s)
-			b.Outputs = append(b.Outputs, bres.Stdout.SHA256())
+			b.Outputs = append(b.Outputs, out)
 			b.Pairs++
 		}
 		if br.decided(b, *samples[p.Metric]) {
@@ -255,7 +267,7 @@ func (br *benchRun) slowLimit(timeout time.Duration) (limit time.Duration, cut b
 	if f <= 0 || len(br.baseWalls) == 0 {
 		return timeout, false
 	}
-	limit = max(time.Duration(f*stats.Median(br.baseWalls)*float64(time.Second)), time.Second)
+	limit = max(time.Duration(f*stats.QuantileSorted(br.baseWalls, 0.5)*float64(time.Second)), time.Second)
 	return limit, timeout == 0 || limit < timeout
 }
 
@@ -280,18 +292,20 @@ type pairCheck struct {
 }
 
 // pair checks one pair's runs, both of which exited 0: the candidate must
-// print what the baseline printed for the pair's input.
-func (c *pairCheck) pair(base, cand *jail.Result) *runFailure {
+// print what the baseline printed for the pair's input. It returns the
+// hash of that output.
+func (c *pairCheck) pair(base, cand *jail.Result) (string, *runFailure) {
 	c.baseLeft += base.Leftover
+	bh, ch := base.Stdout.SHA256(), cand.Stdout.SHA256()
 	switch {
-	case cand.Stdout.SHA256() != base.Stdout.SHA256():
-		return &runFailure{side: "candidate", res: cand, reason: ReasonOutput, msg: fmt.Sprintf(
-			"bench output differs from the baseline's for the same input seed (%d bytes, hash %.12s vs %.12s)%s", cand.Stdout.Len(), cand.Stdout.SHA256(), base.Stdout.SHA256(), firstDifference(cand.Stdout.Bytes(), base.Stdout.Bytes()))}
+	case ch != bh:
+		return bh, &runFailure{side: "candidate", res: cand, reason: ReasonOutput, msg: fmt.Sprintf(
+			"bench output differs from the baseline's for the same input seed (%d bytes, hash %.12s vs %.12s)%s", cand.Stdout.Len(), ch, bh, firstDifference(cand.Stdout.Bytes(), base.Stdout.Bytes()))}
 	case cand.Leftover > 0 && c.baseLeft == 0:
-		return &runFailure{side: "candidate", res: cand, reason: ReasonLeftover, msg: fmt.Sprintf(
+		return bh, &runFailure{side: "candidate", res: cand, reason: ReasonLeftover, msg: fmt.Sprintf(
 			"a bench run left %d processes running after it exited (killed, and their CPU time charged); the baseline's runs leave none", cand.Leftover)}
 	}
-	return nil
+	return bh, nil
 }
 
 // note adds what a run's jail reported to the bench and the environment:

@@ -21,10 +21,16 @@ const CalibrationMaxAge = 7 * 24 * time.Hour
 
 // CalibrationOptions adjust hone calibrate.
 type CalibrationOptions struct {
-	Sessions int       // A/A sessions, and sessions per injected slowdown (default 20)
-	Inject   []float64 // injected slowdowns as fractions (default 0.05)
-	Metric   string    // overrides the target's bench metric
-	MaxPairs int       // overrides max_pairs when > 0
+	Sessions int // A/A sessions, and sessions per injection (default 20)
+	// Inject are the injected changes as fractions of the workload
+	// (default 0.05): a positive one slows the candidate down by it, a
+	// negative one the baseline, which makes the candidate faster by
+	// 1+|f|; at -threshold that is a speedup exactly at the threshold,
+	// whose accept rate is the protocol's false-accept rate at its
+	// boundary.
+	Inject   []float64
+	Metric   string // overrides the target's bench metric
+	MaxPairs int    // overrides max_pairs when > 0
 	Progress func(Progress)
 	// Warnings, when set, is told what the caller should show.
 	Warnings func(errs.Warning)
@@ -49,9 +55,17 @@ type CalibrationEntry struct {
 	// checkouts as a verdict builds baseline and candidate: any accept is a
 	// false accept.
 	AA SessionStats `toml:"aa" json:"aa"`
-	// Injected are sessions whose candidate side runs a busy loop costing the
-	// given fraction of the baseline; a "slower" decision is a detection.
+	// Injected are sessions whose candidate side (baseline side, for a
+	// negative fraction) runs a busy loop costing the given fraction of
+	// the workload; a "slower" decision is a detection, a "faster" one of
+	// a speedup at the threshold a false accept at the boundary.
 	Injected []SessionStats `toml:"injected" json:"injected"`
+	// PairSD is the robust standard deviation (1.4826 MAD) of the A/A
+	// sessions' per-pair log ratios, averaged over the sessions: the
+	// noise the protocol works against on this host.
+	PairSD float64 `toml:"pair_sd,omitempty" json:"pair_sd,omitempty"`
+	// Conclusion answers, in one line, what this host can tell apart.
+	Conclusion string `toml:"conclusion,omitempty" json:"conclusion,omitempty"`
 	// LayoutShift are sessions whose candidate is the pin linked 16 bytes
 	// further on in every layout (layoutSessions): any accept or "slower"
 	// is layout taken for the patch. Nil for a target of one layout.
@@ -62,7 +76,7 @@ type CalibrationEntry struct {
 
 // SessionStats summarises sessions of one kind.
 type SessionStats struct {
-	Inject   float64 `toml:"inject" json:"inject"` // 0 for A/A
+	Inject   float64 `toml:"inject" json:"inject"` // 0 for A/A; negative: a speedup of 1+|inject|
 	Sessions int     `toml:"sessions" json:"sessions"`
 	Accepts  int     `toml:"accepts" json:"accepts"`   // final decision "faster"
 	Detected int     `toml:"detected" json:"detected"` // final decision "slower"
@@ -73,6 +87,9 @@ type SessionStats struct {
 	MeanSeconds float64 `toml:"mean_seconds" json:"mean_seconds"`
 	// MeanSpeedup is the mean measured speedup: about 1/(1+inject).
 	MeanSpeedup float64 `toml:"mean_speedup" json:"mean_speedup"`
+	// SD is the sessions' mean robust standard deviation of their pairs'
+	// log ratios.
+	SD float64 `toml:"sd,omitempty" json:"sd,omitempty"`
 }
 
 // Rate returns part/Sessions.
@@ -115,8 +132,8 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 		opts.Inject = []float64{0.05}
 	}
 	for _, f := range opts.Inject {
-		if f <= 0 || f >= 1 {
-			return nil, errs.Usagef("--inject %g: must be a fraction in (0, 1), e.g. 0.05", f)
+		if f == 0 || f <= -1 || f >= 1 {
+			return nil, errs.Usagef("--inject %g: must be a fraction in (-1, 1) other than 0: 0.05 slows the candidate by 5%%, -0.02 makes it 2%% faster", f)
 		}
 	}
 	proto := t.Bench
@@ -169,15 +186,25 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	}
 	c.Environment.BaselineBinary, c.Environment.CandidateBinary = nilIfEmpty(built[0].Outputs), nilIfEmpty(built[1].Outputs)
 
+	// Each pair's setup (seed, padding) is the bench's to give, as in a
+	// verdict; the spin-loop sizing runs get the calibration's seed.
 	spin := func(s *build.Side, n int) jail.Spec {
-		return build.WithSeed(s.Spec(t.Bench.Run+"\n"+spinLoop(n), 0), seed)
+		return s.Spec(t.Bench.Run+"\n"+spinLoop(n), 0)
 	}
 	base, twin := spin(built[0], 0), spin(built[1], 0)
-	perIter, workload, err := measureSpin(ctx, m, base, proto.Metric)
+	sized := time.Now()
+	perIter, workload, err := measureSpin(ctx, m, build.WithSeed(base, seed), proto.Metric)
 	if err != nil {
 		return nil, err
 	}
 	c.BaselineMedian = workload
+	if opts.Progress != nil {
+		// measureSpin ran spinRuns commands: a pair costs two of them.
+		pair := 2 * time.Since(sized) / spinRuns
+		kinds := time.Duration(opts.Sessions * (1 + len(opts.Inject)))
+		opts.Progress(Progress{Phase: "estimate", EstimateLow: kinds * time.Duration(proto.Warmup+min(proto.Pairs, proto.MaxPairs)) * pair,
+			EstimateHigh: kinds * time.Duration(proto.Warmup+proto.MaxPairs) * pair})
+	}
 
 	c.AA = SessionStats{}
 	c.Injected = make([]SessionStats, len(opts.Inject))
@@ -185,16 +212,21 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	done := 0
 	for i := range opts.Sessions {
 		for k := -1; k < len(opts.Inject); k++ {
-			cand, stats := twin, &c.AA
+			bs, cand, stats := base, twin, &c.AA
 			if k >= 0 {
+				f := opts.Inject[k]
 				stats = &c.Injected[k]
-				stats.Inject = opts.Inject[k]
-				cand = spin(built[1], int(math.Round(opts.Inject[k]*workload/perIter)))
+				stats.Inject = f
+				if n := int(math.Round(math.Abs(f) * workload / perIter)); f > 0 {
+					cand = spin(built[1], n)
+				} else {
+					bs = spin(built[0], n)
+				}
 			}
 			done++
 			p := proto
 			p.OrderSeed = proto.OrderSeed + int64(i)*7919
-			br := &benchRun{baseline: base, candidate: cand, protocol: p, meter: m, env: &c.Environment}
+			br := &benchRun{baseline: bs, candidate: cand, protocol: p, meter: m, env: &c.Environment}
 			if opts.Progress != nil {
 				br.progress = func(pr Progress) { pr.Session, pr.Sessions = done, total; opts.Progress(pr) }
 			}
@@ -213,6 +245,8 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	if c.LayoutShift, err = layoutSessions(ctx, run, m, proto, pin, seed, opts.Sessions, built[0], shift, &c.Environment, opts.Progress); err != nil {
 		return nil, err
 	}
+	c.PairSD = c.AA.SD
+	c.Conclusion = c.conclusion()
 	c.Seconds = time.Since(start).Seconds()
 	c.Summary = c.Environment.weak(c.summary())
 	c.Environment.JailUserCreated = c.Environment.JailUserCreated || run.UserCreated
@@ -252,6 +286,7 @@ func spinLoop(n int) string {
 // spin iteration, to size the injected slowdown.
 func measureSpin(ctx context.Context, m measurer, base jail.Spec, metric string) (perIter, workload float64, err error) {
 	const iters = 20000
+	// The three measures below run spinRuns commands in all.
 	measure := func(command string, runs int) (float64, error) {
 		spec := base
 		spec.Command = command
@@ -268,7 +303,7 @@ func measureSpin(ctx context.Context, m measurer, base jail.Spec, metric string)
 		}
 		return stats.Median(vals), nil
 	}
-	if workload, err = measure(base.Command, 7); err != nil {
+	if workload, err = measure(base.Command, spinRuns-10); err != nil {
 		return 0, 0, err
 	}
 	spun, err := measure(spinLoop(iters), 5)
@@ -285,8 +320,16 @@ func measureSpin(ctx context.Context, m measurer, base jail.Spec, metric string)
 	return perIter, workload, nil
 }
 
+// spinRuns is how many commands measureSpin runs.
+const spinRuns = 17
+
 func (s *SessionStats) add(b *Bench) {
 	st := b.Stat(b.Metric)
+	for _, smp := range b.Samples {
+		if smp.Metric == b.Metric {
+			s.SD += robustSD(stats.LogRatios(smp.Baseline, smp.Candidate))
+		}
+	}
 	s.Sessions++
 	s.MeanPairs += float64(b.Pairs)
 	s.MeanSeconds += b.Seconds
@@ -305,17 +348,76 @@ func (s *SessionStats) add(b *Bench) {
 func (s *SessionStats) finish() {
 	if s.Sessions > 0 {
 		n := float64(s.Sessions)
-		s.MeanPairs, s.MeanSeconds, s.MeanSpeedup = s.MeanPairs/n, s.MeanSeconds/n, s.MeanSpeedup/n
+		s.MeanPairs, s.MeanSeconds, s.MeanSpeedup, s.SD = s.MeanPairs/n, s.MeanSeconds/n, s.MeanSpeedup/n, s.SD/n
 	}
 }
 
 func (c *CalibrationEntry) summary() string {
 	parts := []string{fmt.Sprintf("%s A/A: %d/%d false accepts, %d/%d significant", c.Metric, c.AA.Accepts, c.AA.Sessions, c.AA.Significant, c.AA.Sessions)}
 	for _, in := range c.Injected {
+		if in.Inject < 0 {
+			parts = append(parts, fmt.Sprintf("%.3g%% speedup: %d/%d accepted", -in.Inject*100, in.Accepts, in.Sessions))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%.3g%% slowdown: %d/%d detected", in.Inject*100, in.Detected, in.Sessions))
 	}
 	if c.LayoutShift != nil {
 		parts = append(parts, c.LayoutShift.describeShift())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// robustSD is 1.4826 times the median absolute deviation of xs.
+func robustSD(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	m := stats.Median(xs)
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - m)
+	}
+	return 1.4826 * stats.Median(dev)
+}
+
+// conclusion is the one line a user asks of a calibration: which
+// slowdowns this host catches in at least 19 of 20 sessions at its
+// max_pairs, and for one it does not, how many pairs would: the pairs a
+// paired test at the last look's level needs to see it with 95% power
+// under the A/A sessions' noise (the signed-rank test's efficiency taken
+// as 95% of the t test's), or the instructions tier.
+func (c *CalibrationEntry) conclusion() string {
+	var parts []string
+	for _, in := range c.Injected {
+		if in.Inject < 0 {
+			parts = append(parts, fmt.Sprintf("a speedup of exactly %.3g%% is accepted in %d of %d sessions", -in.Inject*100, in.Accepts, in.Sessions))
+			continue
+		}
+		if in.Sessions > 0 && in.Detected*20 >= in.Sessions*19 {
+			parts = append(parts, fmt.Sprintf("this machine detects %.3g%% in %d of %d sessions at max_pairs %d", in.Inject*100, in.Detected, in.Sessions, c.MaxPairs))
+			continue
+		}
+		more := fmt.Sprintf("%.3g%% (detected in %d of %d sessions) needs ", in.Inject*100, in.Detected, in.Sessions)
+		if need := c.pairsFor(in.Inject); need > c.MaxPairs {
+			more += fmt.Sprintf("max_pairs %d or the instructions tier", need)
+		} else {
+			more += "a quieter machine or the instructions tier"
+		}
+		parts = append(parts, more)
+	}
+	parts = append(parts, fmt.Sprintf("A/A accepted %d of %d", c.AA.Accepts, c.AA.Sessions))
+	return strings.Join(parts, "; ")
+}
+
+// pairsFor estimates the pairs that detect a slowdown f (see conclusion),
+// rounded up to whole batches; 0 without A/A noise to go on.
+func (c *CalibrationEntry) pairsFor(f float64) int {
+	if c.AA.SD <= 0 || c.BatchSize <= 0 {
+		return 0
+	}
+	looks := planLooks(0, c.BatchSize, c.MaxPairs, c.Confidence)
+	alpha := (1 - looks[len(looks)-1].Confidence) / 2
+	z := func(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+	n := math.Pow((z(1-alpha)+z(0.95))*c.AA.SD/math.Log1p(f), 2) / 0.95
+	return int(math.Ceil(n/float64(c.BatchSize))) * c.BatchSize
 }

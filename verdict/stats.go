@@ -10,10 +10,11 @@ const DefaultResamples = 4000
 // Methods of a bench's statistics (Bench.Method).
 const (
 	// MethodSequential is the paired statistics (MethodPaired) decided by
-	// a group-sequential design: each look's "faster" and "slower" use
-	// the interval at a level from Lan-DeMets spending with O'Brien-Fleming
-	// type boundaries, its "same" one from Pocock-type spending, over the
-	// looks planned at the start (Bench.Looks). Every new bench uses it.
+	// a group-sequential design: each look's "faster" and "slower" read
+	// the interval at the level Lan-DeMets spending of O'Brien-Fleming
+	// type adds at that look, its "same" the one Pocock-type spending
+	// adds, over the looks planned at the start (Bench.Looks; see
+	// stats.Levels). Every new bench uses it.
 	MethodSequential = "paired-log-ratio+lan-demets"
 	// MethodPaired is the paired statistics with every look at the full
 	// confidence, in entries written before MethodSequential: the
@@ -115,12 +116,17 @@ func (b *Bench) look(k int) Look {
 // every look at the full confidence.
 func (b *Bench) decideLook(s Samples, k int) (string, MetricStats) {
 	lk := b.look(k)
-	st, ci := statsAndInterval(s, lk.Confidence, b.Seed, b.Resamples, b.Method)
 	if b.Method != MethodSequential {
+		st, ci := statsAndInterval(s, lk.Confidence, b.Seed, b.Resamples, b.Method)
 		return stats.DecideFixed(st.Pairs, ci, st.P, b.Threshold, b.Confidence), st
 	}
-	same := stats.PairedOf(s.Baseline[:st.Pairs], s.Candidate[:st.Pairs]).Interval(lk.SameConfidence)
-	return stats.Decide(st.Pairs, ci, same, b.Threshold), st
+	// Only what the rule and the progress line read: each look of every
+	// verdict, and of the simulation that proves the rule, pays for it.
+	n := min(len(s.Baseline), len(s.Candidate))
+	p := stats.PairedOf(s.Baseline[:n], s.Candidate[:n])
+	ci := p.Interval(lk.Confidence)
+	st := MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, Speedup: p.Speedup(), CILow: ci.Low, CIHigh: ci.High}
+	return stats.Decide(n, ci, p.Interval(lk.SameConfidence), b.Threshold), st
 }
 
 // finalConfidence is the level of the interval the final decision read,

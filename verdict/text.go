@@ -78,7 +78,7 @@ func gateWord(g GateResult) string {
 
 func writeMetrics(w io.Writer, b *Bench) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "metric\tbaseline\tcandidate\tspeedup\t%.0f%% CI\tp\tcv b/c\toutliers b/c\tdetectable\n", b.Confidence*100)
+	fmt.Fprintf(tw, "metric\tbaseline\tcandidate\tspeedup\t%.4g%% CI\tp\tcv b/c\toutliers b/c\tdetectable\n", b.finalConfidence()*100)
 	for _, m := range b.Metrics {
 		name := m.Metric
 		if name == b.Metric {
@@ -95,7 +95,7 @@ func writeMetrics(w io.Writer, b *Bench) error {
 	how := `speedup: exp of the Hodges-Lehmann estimate of the pairs'
   log ratios ln(baseline/candidate) (above 1 is faster), with its %.0f%%
   signed-rank CI; p: Wilcoxon signed-rank.`
-	if b.Method != MethodPaired {
+	if !paired(b.Method) {
 		how = `speedup: baseline median / candidate median (above 1
   is faster), with its %.0f%% bootstrap CI; p: Mann-Whitney U.`
 	}
@@ -104,8 +104,27 @@ func writeMetrics(w io.Writer, b *Bench) error {
   baseline and of the candidate; outliers b/c: their samples outside 1.5 IQR
   (kept; medians resist them); detectable: the smallest change this run
   could have told from none.
-`, b.Confidence*100)
-	return err
+`, b.finalConfidence()*100)
+	if err != nil || len(b.Looks) == 0 {
+		return err
+	}
+	return writeLooks(w, b)
+}
+
+// writeLooks shows the sequential design: each planned look's pairs, the
+// levels its decisions read, and what it decided.
+func writeLooks(w io.Writer, b *Bench) error {
+	fmt.Fprintf(w, "looks (%s: faster/slower spend %.3g%% each by O'Brien-Fleming type, same by Pocock type):\n", b.Method, (1-b.Confidence)/2*100)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  look\tpairs\tfaster/slower CI\tsame CI\tdecision\n")
+	for i, l := range b.Looks {
+		d := "-"
+		if i < len(b.Decisions) {
+			d = b.Decisions[i]
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%.4g%%\t%.4g%%\t%s\n", i+1, l.Pairs, l.Confidence*100, l.SameConfidence*100, d)
+	}
+	return tw.Flush()
 }
 
 // writeBenchmarks writes a harness bench's table: each benchmark's CPU
@@ -167,6 +186,8 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 			name = fmt.Sprintf("%d-byte layout shift", LayoutShift)
 		case s.Inject > 0:
 			name = fmt.Sprintf("+%.3g%% slowdown", s.Inject*100)
+		case s.Inject < 0:
+			name = fmt.Sprintf("%.3g%% speedup", -s.Inject*100)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d (%.0f%%)\t%d (%.0f%%)\t%d (%.0f%%)\t%.1f\t%.2f\t%.4f\n", name, s.Sessions,
 			s.Accepts, s.Rate(s.Accepts)*100, s.Detected, s.Rate(s.Detected)*100, s.Significant, s.Rate(s.Significant)*100,
@@ -174,6 +195,9 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if c.Conclusion != "" {
+		fmt.Fprintln(w, c.Conclusion)
 	}
 	if c.ID != "" {
 		fmt.Fprintf(w, "entry %s (%.0fs)\n", c.ID, c.Seconds)

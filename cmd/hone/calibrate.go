@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,11 +14,34 @@ import (
 
 func init() { register("calibrate", newCalibrateCmd) }
 
+// calibrateProgress shows a calibration's progress: drawn in place on a
+// terminal, else one line per phase and batch (a calibration runs for
+// many minutes, and CI logs and agents' shells are not terminals), never
+// with --json. The duration estimate is a line of its own either way.
+func calibrateProgress(app *App, target string) func(verdict.Progress) {
+	f, ok := app.Err.(*os.File)
+	lines := !app.jsonOut && !(ok && isTerminal(f))
+	return func(p verdict.Progress) {
+		if p.Phase == "estimate" {
+			if !app.jsonOut {
+				app.endProgress()
+				fmt.Fprintf(app.Err, "calibrate %s: this will take about %s to %s\n", target, p.EstimateLow.Round(time.Second), p.EstimateHigh.Round(time.Second))
+			}
+			return
+		}
+		if lines {
+			fmt.Fprintf(app.Err, "calibrate %s: %s\n", target, progressText(p))
+			return
+		}
+		app.progress("calibrate %s: %s", target, progressText(p))
+	}
+}
+
 func newCalibrateCmd(app *App) *cobra.Command {
 	var opts verdict.CalibrationOptions
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "calibrate TARGET [--sessions N] [--inject 0.05] [--metric M] [--json]",
+		Use:   "calibrate TARGET [--sessions N] [--inject 0.05] [--inject -0.02] [--metric M] [--max-pairs N] [--json]",
 		Short: "Prove the verdict protocol on this machine with A/A and injected-slowdown sessions",
 		Long: `Build the target at its pin in the jail, as a verdict does, and run full
 bench sessions of it against itself (A/A: any accept is a false accept) and
@@ -29,10 +55,16 @@ p was below alpha ("significant"), mean pairs and seconds per session, and
 records a calibration entry in the ledger. hone verdict warns when this host
 has no calibration of the target newer than 7 days.
 
---inject may be repeated (--inject 0.05 --inject 0.02). Each session is a
-full bench, so this takes sessions x (1 + injections) benches.`,
+--inject may be repeated (--inject 0.05 --inject 0.02). A negative fraction
+slows the baseline instead, which makes the candidate faster by 1+|f|:
+--inject -0.02 at a threshold of 0.02 is a speedup exactly at the threshold,
+and its accepts are the protocol's false accepts at its boundary (at most
+(1-confidence)/2 by design). Each session is a full bench, so this takes
+sessions x (1 + injections) benches; an estimate of the time is printed
+before the sessions start, and the output ends with a one-line conclusion
+(what this machine detects at max_pairs, and what would detect the rest).`,
 		Example: `  hone calibrate wordfreq
-  hone calibrate wordfreq --sessions 10 --inject 0.05 --inject 0.02 --json`,
+  hone calibrate wordfreq --sessions 10 --inject 0.05 --inject 0.02 --inject -0.02 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
@@ -43,7 +75,7 @@ full bench, so this takes sessions x (1 + injections) benches.`,
 			if err != nil {
 				return err
 			}
-			opts.Progress = func(p verdict.Progress) { app.progress("calibrate %s: %s", args[0], progressText(p)) }
+			opts.Progress = calibrateProgress(app, args[0])
 			var left []errs.Warning
 			opts.Warnings = func(w errs.Warning) { left = append(left, w) }
 			c, err := verdict.Calibrate(ctx, ws, args[0], opts)
@@ -64,7 +96,7 @@ full bench, so this takes sessions x (1 + injections) benches.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&opts.Sessions, "sessions", 20, "sessions of each kind")
-	f.Float64SliceVar(&opts.Inject, "inject", []float64{0.05}, "injected slowdown as a `fraction` (repeatable)")
+	f.Float64SliceVar(&opts.Inject, "inject", []float64{0.05}, "injected slowdown as a `fraction`; negative: a speedup (repeatable)")
 	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
 	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop each session after `N` pairs (default [bench] max_pairs)")
 	f.BoolVar(&asJSON, "json", false, "print the calibration entry as JSON")

@@ -122,7 +122,7 @@ func gamingCases() []game {
 		{"an honest 4x faster patch is still accepted", func(t *testing.T, a *arena) {
 			e, _ := a.judge("one walk is enough", a.prog("#define REPS 4", onceFaster))
 			wantVerdict(t, e, ledger.VerdictAccepted)
-			if st := e.Bench.Stat(e.Bench.Metric); st.CILow < 2 || e.InputSeed == 0 || e.Bench.OutputSHA256 == "" {
+			if st := e.Bench.Stat(e.Bench.Metric); st.CILow < 2 || e.InputSeed == 0 || len(e.Bench.Outputs) != e.Bench.Pairs || len(e.Bench.Setups) != e.Bench.Pairs {
 				t.Errorf("speedup %+v, seed %d", st, e.InputSeed)
 			}
 		}},

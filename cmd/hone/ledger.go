@@ -18,6 +18,7 @@ import (
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/profile"
 	"github.com/hone-perf/hone/verdict"
+	"github.com/hone-perf/hone/workspace"
 )
 
 func init() { register("ledger", newLedgerCmd) }
@@ -127,7 +128,10 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 				cells = append(cells, []string{a.ID, string(a.Kind), a.Target, dash(a.PatchID), dash(git.Short(a.Pin)),
 					dash(oneLine(a.Hotspot)), class, verdictWord(a.Verdict, a.Summary), speedup(a.Speedup), dash(a.Signer), dash(oneLine(a.Hypothesis))})
 			}
-			return writeColumns(app.Out, cells)
+			if err := writeColumns(app.Out, cells); err != nil {
+				return err
+			}
+			return writeHonesty(app, ws, rows)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -472,4 +476,33 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeHonesty follows a listing with, per target whose verdicts it
+// shows, how many of its accepts the protocol's false-accept rate alone
+// would explain.
+func writeHonesty(app *App, ws *workspace.Workspace, rows []ledger.Row) error {
+	words := map[string][]string{}
+	var targets []string
+	for _, r := range rows {
+		if r.Kind != ledger.KindVerdict {
+			continue
+		}
+		if _, seen := words[r.Target]; !seen {
+			targets = append(targets, r.Target)
+		}
+		words[r.Target] = append(words[r.Target], r.Verdict)
+	}
+	for _, name := range targets {
+		conf := ws.Config.Bench.Confidence
+		if t, err := ws.Target(name); err == nil {
+			conf = t.Bench.Confidence
+		}
+		if h := verdict.HonestyOf(name, words[name], conf); h.Judged > 0 {
+			if _, err := fmt.Fprintln(app.Out, "# "+h.String()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
