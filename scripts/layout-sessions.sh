@@ -9,7 +9,8 @@
 #
 #   scripts/layout-sessions.sh [SESSIONS] [HOGS] [FLOOD]
 #
-# HOGS runs that many `yes > /dev/null` throughout. HONE names the hone
+# HOGS runs that many `yes > /dev/null` throughout. LAYOUTS sets [bench]
+# layouts (LAYOUTS=1 is hone judging one build per side). HONE names the hone
 # binary (default: built from this checkout). Prints one line per verdict
 # (variant, verdict, reason, speedup and CI, whether the CI covers 1) and a
 # tally per variant, with the load average. Needs cc, bwrap and jq.
@@ -38,7 +39,7 @@ done
 fresh() {
 	dir=$work/$1
 	mkdir -p "$dir/targets/c"
-	cp "$here/e2e/layout/testdata/hone.toml" "$dir/hone.toml"
+	sed "s/^threshold = \(.*\)/threshold = \1\nlayouts = ${LAYOUTS:-4}/" "$here/e2e/layout/testdata/hone.toml" > "$dir/hone.toml"
 	cp "$here/e2e/layout/testdata/prog.c" "$dir/targets/c/prog.c"
 	(cd "$dir" && git init -q -b main . && git add -A && git commit -q -m pin && "$hone" init > /dev/null)
 	echo "$dir"
