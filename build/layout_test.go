@@ -82,6 +82,23 @@ func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
 	}
 }
 
+// A C++ program links through the c++ wrapper of the same shim.
+func TestCXXLayoutBuildMovesTheProgramsCode(t *testing.T) {
+	f := newFixture(t, map[string]string{"targets/t/prog.cc": "#include <cstdio>\nint main() { std::puts(\"hi\"); return 0; }\n"},
+		"[targets.t]\nbuild = \"c++ -O2 -o $HONE_OUT/prog prog.cc\"\n")
+	r := f.start(false)
+	plain := f.build(r, Baseline, f.pin)
+	l := Layouts(11, 2)[1]
+	s, err := r.BuildLayout(context.Background(), Baseline, f.pin, l)
+	if err != nil || !s.OK() {
+		t.Fatalf("layout build: %v %v", err, s)
+	}
+	at, moved := symbols(t, filepath.Join(plain.Out, "prog"), "main"), symbols(t, filepath.Join(s.Out, "prog"), "main")
+	if moved["main"]-at["main"] != uint64(l.Pad) {
+		t.Errorf("pad %d: main moved from %#x to %#x", l.Pad, at["main"], moved["main"])
+	}
+}
+
 // Four layouts put the code at each offset of a cache line once, whatever
 // the seed; the seed alone decides them.
 func TestLayoutsCoverEveryOffsetOfALine(t *testing.T) {
