@@ -3,9 +3,11 @@ package verdict
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"text/tabwriter"
 	"time"
 
 	"github.com/hone-perf/hone/benchformat"
@@ -269,4 +271,29 @@ func judgeLayouts(e *Entry) {
 	summary := oneLine(e.Summary + "; depends on one layout")
 	e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonLayout, "faster, but "+why+"; a person must review it")
 	e.Summary = summary
+}
+
+// writeLayouts shows the layouts of a verdict's text view: one line when
+// it had one, else each layout's figures, the spread and the noise.
+func writeLayouts(w io.Writer, b *Bench) error {
+	r := b.Layout
+	switch {
+	case r == nil:
+		return nil
+	case r.OneLayout != "":
+		_, err := fmt.Fprintf(w, "one layout: %s\n", r.OneLayout)
+		return err
+	}
+	fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs): baseline spread %.1f%%, noise %.1f%%, CI lower bound without the best %.3f\n",
+		len(r.Layouts), r.Seed, r.SetupSeconds, r.Spread*100, r.Noise*100, r.WithoutBest)
+	unit := ""
+	if s := b.Stat(b.Metric); s != nil {
+		unit = s.Unit
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "layout\tpad\tpairs\tbaseline\tcandidate\tspeedup\n")
+	for _, l := range r.Layouts {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%.3fx\n", l.Index, l.Pad, l.Pairs, formatValue(l.BaselineMedian, unit), formatValue(l.CandidateMedian, unit), l.Speedup)
+	}
+	return tw.Flush()
 }

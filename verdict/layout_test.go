@@ -41,6 +41,10 @@ func TestVerdictPairsInterleaveFourLayouts(t *testing.T) {
 	if e.HasFlag(ledger.FlagOneLayout) || r.WithoutBest < 2 {
 		t.Errorf("flags %v, without the best layout %.2f", e.Flags, r.WithoutBest)
 	}
+	var text strings.Builder
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "4 layouts (seed ") || !strings.Contains(text.String(), "layout  pad") {
+		t.Errorf("text view %v:\n%s", err, text.String())
+	}
 	re, match, err := Recompute(context.Background(), f.ws, e.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +67,10 @@ func TestOptedOutTargetIsOneLayout(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", strings.Replace(cToml, "max_pairs = 10\n", "max_pairs = 10\nlayouts = 1\n", 1))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
+	var text strings.Builder
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "one layout: [bench] layouts = 1") {
+		t.Errorf("text view %v:\n%s", err, text.String())
+	}
 	if !e.HasFlag(ledger.FlagOneLayout) || !strings.Contains(e.Summary, "one layout") || slices.ContainsFunc(e.Bench.Setups, func(s PairSetup) bool { return s.Layout != 0 }) {
 		t.Errorf("flags %v, summary %q, layouts %+v", e.Flags, e.Summary, e.Bench.Layout)
 	}

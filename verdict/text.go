@@ -60,6 +60,7 @@ func WriteText(w io.Writer, e *Entry) error {
 				}
 			}
 		}
+		return writeLayouts(w, e.Bench)
 	}
 	return nil
 }
