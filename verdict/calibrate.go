@@ -390,11 +390,11 @@ func (c *CalibrationEntry) conclusion() string {
 	var parts []string
 	for _, in := range c.Injected {
 		if in.Inject < 0 {
-			parts = append(parts, fmt.Sprintf("a speedup of exactly %.3g%% is accepted in %d of %d sessions", -in.Inject*100, in.Accepts, in.Sessions))
+			parts = append(parts, fmt.Sprintf("accepts a speedup of %.3g%% (measured %.3fx) in %d of %d sessions", -in.Inject*100, in.MeanSpeedup, in.Accepts, in.Sessions))
 			continue
 		}
 		if in.Sessions > 0 && in.Detected*20 >= in.Sessions*19 {
-			parts = append(parts, fmt.Sprintf("this machine detects %.3g%% in %d of %d sessions at max_pairs %d", in.Inject*100, in.Detected, in.Sessions, c.MaxPairs))
+			parts = append(parts, fmt.Sprintf("detects %.3g%% in %d of %d sessions at max_pairs %d", in.Inject*100, in.Detected, in.Sessions, c.MaxPairs))
 			continue
 		}
 		more := fmt.Sprintf("%.3g%% (detected in %d of %d sessions) needs ", in.Inject*100, in.Detected, in.Sessions)
@@ -405,8 +405,8 @@ func (c *CalibrationEntry) conclusion() string {
 		}
 		parts = append(parts, more)
 	}
-	parts = append(parts, fmt.Sprintf("A/A accepted %d of %d", c.AA.Accepts, c.AA.Sessions))
-	return strings.Join(parts, "; ")
+	parts = append(parts, fmt.Sprintf("accepts A/A in %d of %d", c.AA.Accepts, c.AA.Sessions))
+	return "this machine " + strings.Join(parts, "; ")
 }
 
 // pairsFor estimates the pairs that detect a slowdown f (see conclusion),

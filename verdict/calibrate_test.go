@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,5 +69,31 @@ func TestCalibrateRefusesBadInput(t *testing.T) {
 				t.Errorf("err %v, want %v", err, tc.code)
 			}
 		})
+	}
+}
+
+// The conclusion answers what a user asks: what this machine catches at
+// its max_pairs, and for what it misses, how many pairs would catch it.
+func TestCalibrationConcludesInOneLine(t *testing.T) {
+	c := &CalibrationEntry{BatchSize: 10, MaxPairs: 30, Confidence: 0.95, AA: SessionStats{Sessions: 20, SD: 0.03},
+		Injected: []SessionStats{
+			{Inject: 0.05, Sessions: 20, Detected: 19},
+			{Inject: 0.02, Sessions: 20, Detected: 12},
+			{Inject: -0.02, Sessions: 20, Accepts: 1, MeanSpeedup: 1.02},
+		}}
+	need := c.pairsFor(0.02)
+	got := c.conclusion()
+	for _, want := range []string{
+		"this machine detects 5% in 19 of 20 sessions at max_pairs 30",
+		"2% (detected in 12 of 20 sessions) needs max_pairs " + strconv.Itoa(need) + " or the instructions tier",
+		"accepts a speedup of 2% (measured 1.020x) in 1 of 20 sessions",
+		"accepts A/A in 0 of 20",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("conclusion %q lacks %q", got, want)
+		}
+	}
+	if need <= 30 || need%10 != 0 {
+		t.Errorf("2%% at a pair noise of 3%% needs %d pairs", need)
 	}
 }
