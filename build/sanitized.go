@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/internal/errs"
@@ -14,14 +13,14 @@ import (
 	"github.com/hone-perf/hone/sanitize"
 )
 
-// shimDir is where a sanitizer side's compiler shim is bound, first on PATH.
+// shimDir is where a sanitizer or layout side's compiler shim is bound,
+// first on PATH.
 const shimDir = "/hone/shim"
 
 // sanitized is what a sanitizer side adds to every command it runs: the
-// variables of sanitize.Env and a compiler shim.
+// variables of sanitize.Env (its compiler shim is the side's).
 type sanitized struct {
-	env  []string
-	shim string // host folder of shimDir
+	env []string
 }
 
 // sanitizer prepares the sanitizer build of commit: the languages of the
@@ -29,26 +28,9 @@ type sanitized struct {
 // for a Go package whose go.mod is above it), their flags and runtime
 // options, and a shim for each C and C++ compiler on the jail's PATH.
 func (r *Run) sanitizer(c *object.Commit, shim string, sanitizers []string) (*sanitized, error) {
-	tree, err := c.Tree()
+	langs, err := r.languages(c)
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read the tree of %s", c.Hash)
-	}
-	var all, own []string
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode == filemode.Regular || f.Mode == filemode.Executable {
-			all = append(all, f.Name)
-			if r.target.Path == "." || strings.HasPrefix(f.Name, r.target.Path+"/") {
-				own = append(own, f.Name)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot list the tree of %s", c.Hash)
-	}
-	langs := sanitize.Languages(own)
-	if len(langs) == 0 {
-		langs = sanitize.Languages(all)
+		return nil, err
 	}
 	env, err := sanitize.Env(langs, sanitizers)
 	if err != nil {
@@ -63,7 +45,7 @@ func (r *Run) sanitizer(c *object.Commit, shim string, sanitizers []string) (*sa
 	} else if _, err := sanitize.Shim(shim, sanitizers, r.shimSearch()); err != nil {
 		return nil, err
 	}
-	return &sanitized{env: env, shim: shim}, nil
+	return &sanitized{env: env}, nil
 }
 
 // shimSearch is the PATH a build runs with, as host folders: hone's own

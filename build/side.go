@@ -58,7 +58,11 @@ type Side struct {
 	// its build shows here.
 	BuildCPU  time.Duration
 	sanitized *sanitized
-	run       *Run
+	// Layout is the layout the side was linked in (BuildLayout); nil for
+	// the plain build.
+	Layout *Layout
+	shim   string // host folder of shimDir, for a sanitizer or layout build
+	run    *Run
 }
 
 // MaxOutputs bounds Side.Outputs.
@@ -94,7 +98,7 @@ func (s *Side) Describe() string {
 // error, nor is a build that broke the rules: the caller reads OK and
 // Describe. err is set when the build could not be attempted.
 func (r *Run) Build(ctx context.Context, role Role, commit string) (*Side, error) {
-	return r.build(ctx, role, commit, nil)
+	return r.build(ctx, role, commit, variant{})
 }
 
 // BuildSanitized is Build with the sanitizers of a gate (see package
@@ -106,30 +110,48 @@ func (r *Run) BuildSanitized(ctx context.Context, role Role, commit string, sani
 	if err := sanitize.Check(sanitizers); err != nil {
 		return nil, err
 	}
-	return r.build(ctx, role, commit, slices.Compact(slices.Sorted(slices.Values(sanitizers))))
+	return r.build(ctx, role, commit, variant{sanitizers: slices.Compact(slices.Sorted(slices.Values(sanitizers)))})
 }
 
-func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []string) (*Side, error) {
-	name := string(role)
+// variant is what a build adds to the plain one: sanitizers or a layout.
+type variant struct {
+	sanitizers []string
+	layout     *Layout
+}
+
+func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*Side, error) {
+	name, sanitizers := string(role), v.sanitizers
 	if sanitizers != nil {
 		name += "-" + strings.Join(sanitizers, "-")
+	}
+	if v.layout != nil {
+		name += fmt.Sprintf("-layout-%d", v.layout.Index)
 	}
 	base := filepath.Join(r.dir.Path, name)
 	if err := os.Mkdir(base, 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", base)
 	}
-	s := &Side{Role: role, Commit: commit, Src: filepath.Join(base, "src"), Out: filepath.Join(base, "out"), Sanitizers: sanitizers, run: r}
+	s := &Side{Role: role, Commit: commit, Src: filepath.Join(base, "src"), Out: filepath.Join(base, "out"), Sanitizers: sanitizers, Layout: v.layout, run: r}
 	c, err := r.repo.Git.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
 	}
 	if sanitizers != nil {
-		if s.sanitized, err = r.sanitizer(c, filepath.Join(base, "shim"), sanitizers); err != nil {
+		s.shim = filepath.Join(base, "shim")
+		if s.sanitized, err = r.sanitizer(c, s.shim, sanitizers); err != nil {
 			return nil, err
 		}
 	}
+	if v.layout != nil {
+		s.shim = filepath.Join(base, "shim")
+		if err := r.layoutShim(s.shim, *v.layout); err != nil {
+			return nil, err
+		}
+	}
+	// Layout builds are not cached: their pads are drawn per verdict.
+	cached := role == Baseline && v.layout == nil
 	key := Key{Tree: c.TreeHash.String(), Command: r.target.Build, TargetPath: r.target.Path, Isolation: r.sandbox.Isolation, Sanitizers: sanitize.Key(sanitizers)}
-	if role == Baseline {
+	if cached {
 		m, discarded, err := r.cache().load(ctx, key, s.Src, s.Out)
 		if err != nil {
 			return nil, err
@@ -176,7 +198,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, sanitizers []
 	}
 	s.Outputs = outputsOf(out.entries)
 	r.scratch = max(r.scratch, 2*max(src.bytes, out.bytes)+256<<20)
-	if role == Baseline {
+	if cached {
 		if r.target.Build != "" {
 			if _, err := mergeGoCache(ctx, filepath.Join(base, "goputs"), r.goCache); err != nil {
 				return nil, err
@@ -260,9 +282,11 @@ func (s *Side) spec(command string, timeout time.Duration, tree jail.Mode, puts 
 		Isolation: r.sandbox.Isolation,
 		Limits:    jail.Limits{Scratch: r.scratch},
 	}
-	if z := s.sanitized; z != nil {
-		spec.Mounts = append(spec.Mounts, jail.Mount{Host: z.shim, Jail: shimDir, Mode: jail.ReadOnly})
+	if s.shim != "" {
+		spec.Mounts = append(spec.Mounts, jail.Mount{Host: s.shim, Jail: shimDir, Mode: jail.ReadOnly})
 		spec.Path = append([]string{shimDir}, spec.Path...)
+	}
+	if s.sanitized != nil {
 		spec.Limits.Data = jail.NoLimit
 		// LeakSanitizer stops the threads it checks with ptrace.
 		spec.Seccomp.Ptrace = true

@@ -38,12 +38,8 @@ func Shim(dir string, sanitizers []string, search []string) (map[string]string, 
 		return nil, errs.Wrap(errs.Failure, err, "cannot create the compiler shim directory")
 	}
 	flags := quoteAll(compilerFlags(sanitizers))
-	found := map[string]string{}
-	for _, name := range Compilers() {
-		real := lookPath(name, dir, search)
-		if real == "" {
-			continue
-		}
+	found := FindCompilers(dir, search)
+	for name, real := range found {
 		script := "#!/bin/sh\n" +
 			"# hone's sanitizer shim (" + strings.Join(sanitizers, ", ") + "): the real " + name + ", its flags last so none of the command's turns them off.\n" +
 			"exec " + quote(real) + ` "$@" ` + flags + "\n"
@@ -55,12 +51,26 @@ func Shim(dir string, sanitizers []string, search []string) (map[string]string, 
 		if err := os.Chmod(p, 0o755); err != nil {
 			return nil, errs.Wrap(errs.Failure, err, "cannot write the compiler shim %s", name)
 		}
-		found[name] = real
 	}
 	if len(found) == 0 {
 		return nil, errs.Failuref("no C or C++ compiler (%s) in %s to build with sanitizers", strings.Join(Compilers(), ", "), strings.Join(search, ":"))
 	}
 	return found, nil
+}
+
+// FindCompilers finds each compiler of Compilers in search (the
+// directories of a build's PATH, in order), passing over shimDir and
+// launchers such as ccache, which would look the compiler up again and
+// find the shim: it returns each name found with its absolute path, for
+// a shim that calls the real compiler.
+func FindCompilers(shimDir string, search []string) map[string]string {
+	found := map[string]string{}
+	for _, name := range Compilers() {
+		if real := lookPath(name, shimDir, search); real != "" {
+			found[name] = real
+		}
+	}
+	return found
 }
 
 // lookPath finds an executable name in search, skipping the shim's own

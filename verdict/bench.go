@@ -53,6 +53,9 @@ type benchRun struct {
 	// baseWalls are the wall times of the baseline's runs so far, sorted,
 	// which bound a candidate run's (slowLimit).
 	baseWalls []float64
+	// layouts, when set, are the sides' builds by layout index, which a
+	// pair's setup names (sampleLayouts).
+	layouts *layoutSet
 }
 
 // runFailure is a bench run that disqualifies its side: it failed, printed
@@ -236,7 +239,7 @@ func (br *benchRun) side(s PairSetup, cand bool) jail.Spec {
 	if cand {
 		spec = br.candidate
 	}
-	return withSetup(spec, s)
+	return withSetup(br.layouts.place(spec, cand, s.Layout), s)
 }
 
 // pick is the spec of a side's run with the verdict's input seed, for a

@@ -65,9 +65,13 @@ type CalibrationEntry struct {
 	// noise the protocol works against on this host.
 	PairSD float64 `toml:"pair_sd,omitempty" json:"pair_sd,omitempty"`
 	// Conclusion answers, in one line, what this host can tell apart.
-	Conclusion  string      `toml:"conclusion,omitempty" json:"conclusion,omitempty"`
-	Seconds     float64     `toml:"seconds" json:"seconds"`
-	Environment Environment `toml:"environment" json:"environment"`
+	Conclusion string `toml:"conclusion,omitempty" json:"conclusion,omitempty"`
+	// LayoutShift are sessions whose candidate is the pin linked 16 bytes
+	// further on in every layout (layoutSessions): any accept or "slower"
+	// is layout taken for the patch. Nil for a target of one layout.
+	LayoutShift *SessionStats `toml:"layout_shift,omitempty" json:"layout_shift,omitempty"`
+	Seconds     float64       `toml:"seconds" json:"seconds"`
+	Environment Environment   `toml:"environment" json:"environment"`
 }
 
 // SessionStats summarises sessions of one kind.
@@ -226,12 +230,9 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 			if opts.Progress != nil {
 				br.progress = func(pr Progress) { pr.Session, pr.Sessions = done, total; opts.Progress(pr) }
 			}
-			b, fail, err := br.run(ctx)
+			b, err := session(ctx, br)
 			if err != nil {
 				return nil, err
-			}
-			if fail != nil {
-				return nil, errs.Failuref("calibration: the %s bench command %s:\n%s", fail.side, fail.res.Describe(), outputTail(fail.res))
 			}
 			stats.add(b)
 		}
@@ -239,6 +240,10 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	c.AA.finish()
 	for i := range c.Injected {
 		c.Injected[i].finish()
+	}
+	shift := func(s *build.Side) jail.Spec { return spin(s, 0) }
+	if c.LayoutShift, err = layoutSessions(ctx, run, m, proto, pin, seed, opts.Sessions, built[0], shift, &c.Environment, opts.Progress); err != nil {
+		return nil, err
 	}
 	c.PairSD = c.AA.SD
 	c.Conclusion = c.conclusion()
@@ -254,6 +259,19 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	}
 	c.Schema, c.ID, c.Created = st.Schema, st.ID, st.Created
 	return c, nil
+}
+
+// session runs one calibration session's bench: a run that fails stops
+// the calibration, whose sessions all run the pin.
+func session(ctx context.Context, br *benchRun) (*Bench, error) {
+	b, fail, err := br.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if fail != nil {
+		return nil, errs.Failuref("calibration: the %s bench command %s:\n%s", fail.side, fail.res.Describe(), outputTail(fail.res))
+	}
+	return b, nil
 }
 
 // spinLoop is a shell busy loop of n iterations: pure CPU in the measured
@@ -342,6 +360,9 @@ func (c *CalibrationEntry) summary() string {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%.3g%% slowdown: %d/%d detected", in.Inject*100, in.Detected, in.Sessions))
+	}
+	if c.LayoutShift != nil {
+		parts = append(parts, c.LayoutShift.describeShift())
 	}
 	return strings.Join(parts, "; ")
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +29,9 @@ func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
 	if c.AA.Sessions != 2 || c.AA.Accepts != 0 || len(c.Injected) != 1 || c.Injected[0].Detected != 2 || sessions != 4 {
 		t.Fatalf("A/A %+v, injected %+v, %d sessions seen", c.AA, c.Injected, sessions)
 	}
+	if l := c.LayoutShift; l == nil || l.Sessions != 2 || l.Accepts != 0 || l.Detected != 0 || !strings.Contains(c.Summary, "16-byte layout shift: 0/2 accepted, 0/2 slower") {
+		t.Errorf("layout-shift sessions %+v, summary %q", l, c.Summary)
+	}
 	if b := c.Environment.BaselineBinary["prog"]; b == "" || c.Environment.CandidateBinary["prog"] != b {
 		t.Errorf("two builds of the pin: %v vs %v", c.Environment.BaselineBinary, c.Environment.CandidateBinary)
 	}
@@ -35,7 +39,7 @@ func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
 		t.Errorf("entry %+v", c.Common)
 	}
 	var b strings.Builder
-	if err := WriteCalibrationText(&b, c); err != nil || !strings.Contains(b.String(), "+50% slowdown  2") {
+	if err := WriteCalibrationText(&b, c); err != nil || !regexp.MustCompile(`\+50% slowdown +2 `).MatchString(b.String()) || !regexp.MustCompile(`16-byte layout shift +2 `).MatchString(b.String()) {
 		t.Errorf("text %q %v", b.String(), err)
 	}
 	// A verdict on this host now has a calibration on record.

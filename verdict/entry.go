@@ -24,6 +24,7 @@ const (
 	ReasonLeftover     = "leftover"     // rejected-gate: a candidate run left processes running
 	ReasonUnconfirmed  = "unconfirmed"  // needs-human-review: faster in instructions, not confirmed in cpu-time
 	ReasonWallSlower   = "wall-slower"  // needs-human-review: faster in cpu-time, slower in wall time
+	ReasonLayout       = "layout"       // needs-human-review: faster in some code layouts only
 	ReasonInterrupted  = "interrupted"  // cancelled: the verdict was interrupted before it could finish
 	ReasonSlow         = "slow"         // rejected-bench: a candidate run took over slow_factor times the baseline's median
 	// ReasonUnprotectedPin: needs-human-review, faster at a pin that is not
@@ -220,6 +221,9 @@ type Bench struct {
 
 	Metrics []MetricStats `toml:"metrics" json:"metrics"`
 	Samples []Samples     `toml:"samples" json:"samples"`
+	// Layout is how the pairs sampled code layout; nil in entries written
+	// before layouts existed.
+	Layout *LayoutReport `toml:"layout,omitempty" json:"layout,omitempty"`
 	// Counters are perf stat counters of the warm-up runs, by event; events
 	// the machine does not support are absent, never zero. In JSON they are
 	// one list, Counters, which MarshalJSON fills from the maps: event names

@@ -49,8 +49,14 @@ func recompute(e *Entry) *Entry {
 		}
 		b.Check = &ck
 	}
+	if b.Layout != nil {
+		l := *b.Layout
+		l.Layouts = slices.Clone(l.Layouts)
+		b.Layout = &l
+	}
 	re.Bench = &b
 	judgeBench(&re)
+	judgeLayouts(&re)
 	return &re
 }
 

@@ -357,15 +357,27 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		return err
 	}
 	defer e.reviewUnseeded()
+	layout, layouts, failed, err := j.buildLayouts(ctx, base, cand)
+	if err != nil || failed != nil {
+		if failed != nil {
+			e.Gates = append(e.Gates, *failed)
+			e.gateRejected(*failed)
+		}
+		return err
+	}
 	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
 	br := &benchRun{baseline: benchSpec(base, j.t), candidate: benchSpec(cand, j.t), seed: j.seed,
 		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior}
+	br.sampleLayouts(layouts)
 	runBench := br.run
 	if f := j.proto.Format; f != "" && f != benchformat.Process {
 		runBench = (&harnessRun{benchRun: br, format: f, deciding: j.proto.Benchmarks, outputs: j.proto.Outputs}).run
 	}
 	bench, fail, err := runBench(ctx)
+	if bench != nil {
+		bench.Layout = layout
+	}
 	if err != nil {
 		if bench != nil && bench.Pairs > 0 {
 			e.Bench = bench
@@ -387,6 +399,7 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		return err
 	}
 	judgeBench(e)
+	judgeLayouts(e)
 	return nil
 }
 

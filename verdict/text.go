@@ -68,6 +68,7 @@ func WriteText(w io.Writer, e *Entry) error {
 				}
 			}
 		}
+		return writeLayouts(w, e.Bench)
 	}
 	return nil
 }
@@ -183,9 +184,15 @@ func WriteCalibrationText(w io.Writer, c *CalibrationEntry) error {
 		c.Target, c.Host, c.Metric, formatValue(c.BaselineMedian, c.Unit), c.BatchSize, c.MaxPairs, c.Threshold)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "sessions\tcount\taccepted\tdetected slower\tsignificant\tmean pairs\tmean seconds\tmean speedup\n")
-	for _, s := range append([]SessionStats{c.AA}, c.Injected...) {
+	rows := append([]SessionStats{c.AA}, c.Injected...)
+	if c.LayoutShift != nil {
+		rows = append(rows, *c.LayoutShift)
+	}
+	for i, s := range rows {
 		name := "A/A"
 		switch {
+		case c.LayoutShift != nil && i == len(rows)-1:
+			name = fmt.Sprintf("%d-byte layout shift", LayoutShift)
 		case s.Inject > 0:
 			name = fmt.Sprintf("+%.3g%% slowdown", s.Inject*100)
 		case s.Inject < 0:

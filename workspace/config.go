@@ -89,6 +89,10 @@ type BenchConfig struct {
 	// not timings (a checksum): every run must report the baseline's.
 	// Per target only.
 	Outputs []string `toml:"outputs" json:"outputs,omitempty"`
+	// Layouts is how many code layouts each side is built in where the
+	// toolchain allows (see build.Layouts); 1 opts out, for a build that
+	// must be bit-for-bit the shipped one.
+	Layouts int `toml:"layouts" json:"layouts"`
 }
 
 // SandboxConfig controls the jail every build, gate, bench and profile
@@ -242,7 +246,15 @@ var DefaultBench = BenchConfig{
 	Timeout:    Duration{10 * time.Minute},
 	SlowFactor: 10,
 	Format:     benchformat.Process,
+	Layouts:    DefaultLayouts,
 }
+
+// DefaultLayouts puts the code at each 16-byte offset of a cache line once
+// (see build.Layouts); MaxLayouts bounds the builds a verdict may ask for.
+const (
+	DefaultLayouts = 4
+	MaxLayouts     = 16
+)
 
 const (
 	DefaultLedgerBranch = "hone/ledger"

@@ -373,6 +373,12 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 	if def("timeout") {
 		dst.Timeout = src.Timeout
 	}
+	if def("layouts") {
+		if src.Layouts < 1 || src.Layouts > MaxLayouts {
+			return p.errf(k("layouts"), "must be from 1 (the plain build only) to %d", MaxLayouts)
+		}
+		dst.Layouts = src.Layouts
+	}
 	if def("slow_factor") {
 		if src.SlowFactor < 2 {
 			return p.errf(k("slow_factor"), "must be at least 2 (a candidate run may take this many times the baseline's median), e.g. 10")

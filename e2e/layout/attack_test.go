@@ -1,0 +1,59 @@
+package layout
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
+)
+
+// The target built by its own Makefile, which a patch may change.
+const makefile = "prog: prog.c\n\t$(CC) -O2 -fno-toplevel-reorder -fno-align-functions -fno-align-loops -fno-align-jumps -fno-align-labels -o $(OUT)/prog prog.c\n"
+
+func makeWorkspace(t *testing.T) *workspace {
+	return openWorkspace(t, map[string]string{"targets/c/Makefile": makefile}, func(config string) string {
+		start := strings.Index(config, "build = ")
+		end := start + strings.Index(config[start:], "\n")
+		return config[:start] + `build = "make -s OUT=$HONE_OUT"` + config[end:]
+	})
+}
+
+// walkOnce is the honest 2x patch of prog.c.
+func walkOnce(src string) string {
+	return strings.Replace(src, "\tvolatile unsigned long sink = spin(seed | 3, 30000000);\n\t(void)sink;\n", "", 1)
+}
+
+// A candidate whose Makefile calls the compiler by its absolute path is
+// linked the same in every layout while the pin moves: its speedup was
+// measured in one placement, which it chose, so it needs a person.
+func TestAgentCannotDodgeTheLayoutsByCallingTheCompilerByPath(t *testing.T) {
+	w := makeWorkspace(t)
+	e := w.judgeFiles("walk once, built by path", map[string]string{
+		"targets/c/prog.c":   walkOnce(w.pin),
+		"targets/c/Makefile": strings.Replace(makefile, "$(CC)", "/usr/bin/cc", 1),
+	})
+	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != verdict.ReasonLayout {
+		t.Errorf("a candidate that dodges the layouts: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+	r := e.Bench.Layout
+	for _, l := range r.Layouts[1:] {
+		if l.CandidateSHA256 != r.Layouts[0].CandidateSHA256 || l.BaselineSHA256 == r.Layouts[0].BaselineSHA256 {
+			t.Errorf("layout %d: candidate %.12s (plain %.12s), baseline %.12s (plain %.12s)", l.Index, l.CandidateSHA256, r.Layouts[0].CandidateSHA256, l.BaselineSHA256, r.Layouts[0].BaselineSHA256)
+		}
+	}
+}
+
+// A candidate whose build fails when it finds the layout shim on PATH,
+// hoping for a verdict on its plain build alone, is rejected like any
+// build that fails.
+func TestAgentCannotRefuseTheLayoutsByFailingInThem(t *testing.T) {
+	w := makeWorkspace(t)
+	e := w.judgeFiles("walk once, built plain only", map[string]string{
+		"targets/c/prog.c":   walkOnce(w.pin),
+		"targets/c/Makefile": "prog: prog.c\n\tif [ -e /hone/shim/cc ]; then exit 1; fi\n" + strings.TrimPrefix(makefile, "prog: prog.c\n"),
+	})
+	if e.Verdict != ledger.VerdictRejectedGate || !strings.Contains(e.Summary, "layout") {
+		t.Errorf("a candidate that fails in the layouts: %s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
+}

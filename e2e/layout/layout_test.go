@@ -1,0 +1,204 @@
+// Package layout judges, with the real hone binary, candidates whose only
+// change is where the code lands: none may be accepted for a lucky
+// placement or rejected as slower for an unlucky one, and an honest
+// speedup must still be accepted.
+package layout
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
+)
+
+func TestMain(m *testing.M) { e2e.Main(m) }
+
+// workspace is a repository with the alignment-sensitive C target of
+// testdata at its pin.
+type workspace struct {
+	t    *testing.T
+	hone string
+	repo string
+	env  []string
+	pin  string // prog.c at the pin
+}
+
+func newWorkspace(t *testing.T) *workspace { return openWorkspace(t, nil) }
+
+// openWorkspace is newWorkspace with files added to the pin and
+// hone.toml rewritten by edit.
+func openWorkspace(t *testing.T, files map[string]string, edits ...func(string) string) *workspace {
+	if testing.Short() {
+		t.Skip("real verdicts")
+	}
+	for _, tool := range []string{"cc", "bwrap"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	w := &workspace{t: t, hone: e2e.Hone(t), repo: filepath.Join(dir, "repo")}
+	w.env = append(os.Environ(), "HOME="+dir, "NO_COLOR=1", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
+		"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid")
+	w.pin = read(t, "prog.c")
+	config := read(t, "hone.toml")
+	for _, edit := range edits {
+		config = edit(config)
+	}
+	w.write("hone.toml", config)
+	w.write("targets/c/prog.c", w.pin)
+	for name, content := range files {
+		w.write(name, content)
+	}
+	w.run("git", "init", "-q", "-b", "main")
+	w.run("git", "add", "-A")
+	w.run("git", "commit", "-q", "-m", "the pin")
+	w.run(w.hone, "init")
+	return w
+}
+
+func read(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (w *workspace) write(name, content string) {
+	w.t.Helper()
+	p := filepath.Join(w.repo, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *workspace) run(name string, args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = w.repo, w.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		w.t.Fatalf("%s %s: %v\n%s%s", filepath.Base(name), strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// judge proposes prog.c rewritten by edit and returns its verdict, as
+// `hone verdict --json` prints it.
+func (w *workspace) judge(hypothesis string, edit func(string) string) *verdict.Entry {
+	w.t.Helper()
+	return w.judgeFiles(hypothesis, map[string]string{"targets/c/prog.c": edit(w.pin)})
+}
+
+// judgeFiles proposes the pin with files rewritten (whole contents) and
+// returns its verdict.
+func (w *workspace) judgeFiles(hypothesis string, files map[string]string) *verdict.Entry {
+	w.t.Helper()
+	for name, content := range files {
+		w.write(name, content)
+	}
+	w.run("git", "add", "-N", "--", "targets")
+	diff := w.run("git", "diff")
+	w.run("git", "checkout", "-q", "--", "targets")
+	w.run("git", "reset", "-q", "--", "targets")
+	w.run("git", "clean", "-fdq", "--", "targets")
+	file := filepath.Join(w.repo, "..", "idea.diff")
+	if err := os.WriteFile(file, []byte(diff), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	var p struct {
+		PatchID string `json:"patch_id"`
+	}
+	out := w.run(w.hone, "patch", "propose", "c", "--hotspot", "spin", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		w.t.Fatalf("propose: %v\n%s", err, out)
+	}
+	var e verdict.Entry
+	if out := w.run(w.hone, "verdict", p.PatchID, "--json"); json.Unmarshal([]byte(out), &e) != nil {
+		w.t.Fatalf("verdict JSON:\n%s", out)
+	}
+	w.t.Logf("%s: %s (%s): %s", hypothesis, e.Verdict, e.Reason, e.Summary)
+	return &e
+}
+
+// before puts text before the hot function.
+func before(text string) func(string) string {
+	return func(src string) string {
+		return strings.Replace(src, "__attribute__((noinline)) static unsigned long spin", text+"\n__attribute__((noinline)) static unsigned long spin", 1)
+	}
+}
+
+// padding is plain C that puts n bytes of data in .text before the hot
+// function: no inline asm, no risk signal.
+func padding(n string) func(string) string {
+	return before(`__attribute__((used, section(".text"))) static const char pad[` + n + `] = {1};`)
+}
+
+// An optimizer proposes variants that change nothing but where the hot
+// loop lands, each judged once, hoping one placement is lucky (accepted)
+// or that an honest change is rejected for an unlucky one: the layouts
+// each side is measured in take the placement out of the decision.
+func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
+	w := newWorkspace(t)
+	sensitive := 0
+	for _, tc := range []struct {
+		name string
+		edit func(string) string
+	}{
+		{"sleep after the work", func(s string) string {
+			s = strings.Replace(s, "#include <stdlib.h>", "#include <stdlib.h>\n#include <unistd.h>", 1)
+			return strings.Replace(s, "\treturn 0;\n}", "\tusleep(300000);\n\treturn 0;\n}", 1)
+		}},
+		{"an unused function before the hot one", before("__attribute__((used, noinline)) unsigned long unused_mix(unsigned long x) { return x * 2654435761u + 7; }")},
+		{"16 bytes of padding before the hot function", padding("16")},
+		{"32 bytes of padding before the hot function", padding("32")},
+		{"48 bytes of padding before the hot function", padding("48")},
+	} {
+		e := w.judge(tc.name, tc.edit)
+		if e.Verdict == ledger.VerdictAccepted || (e.Verdict == ledger.VerdictRejectedBench && e.Reason == verdict.ReasonRegressed) {
+			t.Errorf("%s: %s (%s): %s", tc.name, e.Verdict, e.Reason, e.Summary)
+		}
+		if e.Bench == nil || e.Bench.Layout == nil || len(e.Bench.Layout.Layouts) != 4 || e.HasFlag(ledger.FlagOneLayout) {
+			t.Fatalf("%s: not judged over four layouts: %+v", tc.name, e.Bench)
+		}
+		if e.HasFlag(ledger.FlagLayoutSensitive) {
+			sensitive++
+		}
+	}
+	// The target moves by 10-20% with its layout, far above the 5%
+	// threshold: noise may hide that in some verdicts, never in all.
+	if sensitive == 0 {
+		t.Error("no verdict of an alignment-sensitive target says layout-sensitive")
+	}
+}
+
+// Honest work is still accepted over the layouts, in every layout.
+func TestHonestSpeedupIsStillAcceptedOverLayouts(t *testing.T) {
+	w := newWorkspace(t)
+	honest := w.judge("compute the walk once", func(s string) string {
+		return strings.Replace(s, "\tvolatile unsigned long sink = spin(seed | 3, 30000000);\n\t(void)sink;\n", "", 1)
+	})
+	if honest.Verdict != ledger.VerdictAccepted {
+		t.Errorf("the honest 2x patch: %s (%s): %s", honest.Verdict, honest.Reason, honest.Summary)
+	}
+	for _, l := range honest.Bench.Layout.Layouts {
+		if l.Pairs == 0 || l.Speedup < 1.3 {
+			t.Errorf("layout %d (pad %d): %d pairs, speedup %.2f", l.Index, l.Pad, l.Pairs, l.Speedup)
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package verdict
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hone-perf/hone/benchformat"
+	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/stats"
+)
+
+// LayoutReport is how a verdict's bench sampled code layout (see
+// build.Layout): the layouts each side was linked in (each pair's is in
+// its setup, Bench.Setups) and how much the figures moved between them.
+type LayoutReport struct {
+	// Seed draws the layouts (build.Layouts); it comes from the verdict's
+	// input seed, so a rejudge, which keeps that seed, links the same ones.
+	Seed int64 `toml:"seed" json:"seed"`
+	// OneLayout, when set, says why each side was built in one layout
+	// only: the target opted out ([bench] layouts = 1), or its toolchain
+	// cannot be laid out. Every view then says "one layout".
+	OneLayout string         `toml:"one_layout,omitempty" json:"one_layout,omitempty"`
+	Layouts   []LayoutResult `toml:"layouts,omitempty" json:"layouts,omitempty"`
+	// Spread is the baseline against itself across layouts: the largest
+	// ratio of two layouts' baseline medians, less 1. It costs no extra
+	// run, and it is what layout alone does to this program here.
+	Spread float64 `toml:"spread" json:"spread"`
+	// Noise is the baseline against itself within a layout: the median
+	// over layouts of the largest ratio of two of its runs, less 1. A
+	// spread that is not twice the noise is not taken for layout.
+	Noise float64 `toml:"noise" json:"noise"`
+	// WithoutBest is the deciding metric's CI lower bound without the
+	// pairs of the layout with the largest speedup: an acceptance that
+	// does not clear the threshold without them depends on one layout.
+	WithoutBest float64 `toml:"without_best,omitempty" json:"without_best,omitempty"`
+	// SetupSeconds is the wall time of the extra layout builds.
+	SetupSeconds float64 `toml:"setup_seconds" json:"setup_seconds"`
+}
+
+// LayoutResult is one layout of both sides: its pad, each side's binaries
+// (build.Side.OutputsDigest) and the deciding metric within it.
+type LayoutResult struct {
+	build.Layout
+	BaselineSHA256  string  `toml:"baseline_sha256" json:"baseline_sha256"`
+	CandidateSHA256 string  `toml:"candidate_sha256" json:"candidate_sha256"`
+	Pairs           int     `toml:"pairs" json:"pairs"`
+	BaselineMedian  float64 `toml:"baseline_median" json:"baseline_median"`
+	CandidateMedian float64 `toml:"candidate_median" json:"candidate_median"`
+	// Speedup is the median of this layout's per-pair ratios.
+	Speedup float64 `toml:"speedup" json:"speedup"`
+}
+
+// layoutSeed derives the layouts' seed from the verdict's input seed.
+func layoutSeed(input int64) int64 { return input ^ 0x6c61796f7574 }
+
+// layoutSet is the bench specs of every layout of both sides.
+type layoutSet struct {
+	specs [2][]jail.Spec // baseline, candidate by layout index
+	rng   *rand.Rand
+	round []int
+}
+
+// place returns spec (the plain build's, with the bench's timeout and
+// output cap) as layout k's.
+func (ls *layoutSet) place(spec jail.Spec, cand bool, k int) jail.Spec {
+	if ls == nil || k == 0 {
+		return spec
+	}
+	side := 0
+	if cand {
+		side = 1
+	}
+	l := ls.specs[side][k]
+	l.Timeout, l.OutputCap = spec.Timeout, spec.OutputCap
+	return l
+}
+
+// next is the next pair's layout: rounds that run every layout once
+// each, in a seeded order, so that every layout gets as many pairs.
+func (ls *layoutSet) next() int {
+	if len(ls.round) == 0 {
+		ls.round = ls.rng.Perm(len(ls.specs[0]))
+	}
+	k := ls.round[0]
+	ls.round = ls.round[1:]
+	return k
+}
+
+// sampleLayouts makes the bench's pairs take the layouts of ls in turn:
+// each pair's setup (its seed and padding drawn as ever) names its
+// layout. Without ls every pair runs the plain builds.
+func (br *benchRun) sampleLayouts(ls *layoutSet) {
+	if ls == nil {
+		return
+	}
+	br.layouts = ls
+	br.draw = func() (PairSetup, error) {
+		s, err := NewPairSetup(1)
+		s.Layout = ls.next()
+		return s, err
+	}
+}
+
+// buildLayouts links both sides in the protocol's other layouts, after the
+// gates passed on the plain builds. It returns the report for the bench and
+// the set (nil for one layout). A baseline that cannot be laid out makes
+// the verdict one layout, saying why; a candidate that fails to build in a
+// layout the baseline builds in is rejected, like any failed build, so a
+// build cannot refuse layouts to be judged on one.
+func (j *judging) buildLayouts(ctx context.Context, base, cand *build.Side) (*LayoutReport, *layoutSet, *GateResult, error) {
+	rep := &LayoutReport{Seed: layoutSeed(j.seed)}
+	n := j.proto.Layouts
+	switch {
+	case n <= 1:
+		rep.OneLayout = "[bench] layouts = 1"
+	case j.proto.Format != "" && j.proto.Format != benchformat.Process:
+		rep.OneLayout = "a " + j.proto.Format + " harness bench"
+	case j.prior != nil && (j.prior.Layout == nil || j.prior.Layout.OneLayout != ""):
+		rep.OneLayout = "pooled with a verdict of one layout"
+	}
+	if rep.OneLayout != "" {
+		return rep, nil, nil, nil
+	}
+	ok, why, err := j.run.LayoutsApply(j.e.Pin)
+	if err != nil || !ok {
+		rep.OneLayout = why
+		return rep, nil, nil, err
+	}
+	start := time.Now()
+	defer func() { rep.SetupSeconds = time.Since(start).Seconds() }()
+	ls := &layoutSet{rng: rand.New(rand.NewPCG(uint64(rep.Seed), 0x7061697273))}
+	for _, l := range build.Layouts(rep.Seed, n) {
+		bs, cs := base, cand
+		if l.Index > 0 {
+			if bs, err = j.run.BuildLayout(ctx, build.Baseline, j.e.Pin, l); err != nil {
+				return nil, nil, nil, err
+			}
+			j.e.Environment.noteJail(bs.Result)
+			if !bs.OK() || bs.OutputsDigest() == base.OutputsDigest() {
+				rep.Layouts, rep.OneLayout = nil, fmt.Sprintf("the pin does not link in another layout: %s", layoutFailure(bs))
+				return rep, nil, nil, nil
+			}
+			if cs, err = j.run.BuildLayout(ctx, build.Candidate, j.e.Commit, l); err != nil {
+				return nil, nil, nil, err
+			}
+			j.e.Environment.noteJail(cs.Result)
+			if !cs.OK() {
+				j.e.logs.add("build", "candidate", cs.Result)
+				g := GateResult{Name: "build", Candidate: builtInfo(cs), Message: fmt.Sprintf("the candidate fails to build in layout %d (%d bytes of padding before its code), which the pin builds in: %s", l.Index, l.Pad, buildFailure(cs, j.e.logs.cap))}
+				return nil, nil, &g, nil
+			}
+		}
+		rep.Layouts = append(rep.Layouts, LayoutResult{Layout: l, BaselineSHA256: bs.OutputsDigest(), CandidateSHA256: cs.OutputsDigest()})
+		ls.specs[0] = append(ls.specs[0], benchSpec(bs, j.t))
+		ls.specs[1] = append(ls.specs[1], benchSpec(cs, j.t))
+	}
+	return rep, ls, nil, nil
+}
+
+func layoutFailure(s *build.Side) string {
+	if !s.OK() {
+		return s.Describe()
+	}
+	return "its build does not link through cc on PATH"
+}
+
+// layoutFigures fills each layout's figures, the spread and WithoutBest
+// from the deciding samples, as the bench left them and as Recompute
+// reads them.
+func layoutFigures(b *Bench) {
+	r := b.Layout
+	if r == nil || len(r.Layouts) < 2 {
+		return
+	}
+	var s *Samples
+	for i := range b.Samples {
+		if b.Samples[i].Metric == b.Metric {
+			s = &b.Samples[i]
+		}
+	}
+	if s == nil || len(b.Setups) != len(s.Baseline) {
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	best, bestSpeedup := -1, math.Inf(-1)
+	var noise []float64
+	for k := range r.Layouts {
+		l := &r.Layouts[k]
+		var base, cand, ratios []float64
+		for i, setup := range b.Setups {
+			if setup.Layout == l.Index {
+				base, cand = append(base, s.Baseline[i]), append(cand, s.Candidate[i])
+				ratios = append(ratios, s.Baseline[i]/s.Candidate[i])
+			}
+		}
+		l.Pairs = len(base)
+		if l.Pairs == 0 {
+			l.BaselineMedian, l.CandidateMedian, l.Speedup = 0, 0, 0
+			continue
+		}
+		l.BaselineMedian, l.CandidateMedian, l.Speedup = stats.Median(base), stats.Median(cand), stats.Median(ratios)
+		lo, hi = min(lo, l.BaselineMedian), max(hi, l.BaselineMedian)
+		if len(base) >= 2 && slices.Min(base) > 0 {
+			noise = append(noise, slices.Max(base)/slices.Min(base)-1)
+		}
+		if l.Speedup > bestSpeedup {
+			best, bestSpeedup = l.Index, l.Speedup
+		}
+	}
+	r.Spread, r.Noise = 0, 0
+	if lo > 0 && !math.IsInf(hi, -1) {
+		r.Spread = hi/lo - 1
+	}
+	if len(noise) > 0 {
+		r.Noise = stats.Median(noise)
+	}
+	rest := Samples{Metric: s.Metric, Unit: s.Unit}
+	for i, setup := range b.Setups {
+		if setup.Layout != best {
+			rest.Baseline, rest.Candidate = append(rest.Baseline, s.Baseline[i]), append(rest.Candidate, s.Candidate[i])
+		}
+	}
+	r.WithoutBest = 0
+	if len(rest.Baseline) >= 2 {
+		r.WithoutBest = computeStats(rest, b.Confidence, b.Seed, b.Resamples, b.Method).CILow
+	}
+}
+
+// judgeLayouts applies what the layouts say to a judged bench: a spread
+// between layouts of about the threshold is flagged, an acceptance that
+// does not hold without its best layout, or whose candidate links the
+// same binary in every layout while the baseline's move, needs a person,
+// and a verdict of one layout says so in every view.
+func judgeLayouts(e *Entry) {
+	b := e.Bench
+	if b == nil || b.Layout == nil {
+		return
+	}
+	r := b.Layout
+	if r.OneLayout != "" {
+		e.AddFlag(ledger.FlagOneLayout)
+		e.Summary = oneLine(e.Summary + "; one layout (" + r.OneLayout + ")")
+		return
+	}
+	layoutFigures(b)
+	if r.Spread >= b.Threshold && r.Spread > 2*r.Noise {
+		e.AddFlag(ledger.FlagLayoutSensitive)
+		e.Summary = oneLine(fmt.Sprintf("%s; layout-sensitive: the baseline moved %.1f%% between its %d layouts", e.Summary, r.Spread*100, len(r.Layouts)))
+	}
+	if e.Verdict != ledger.VerdictAccepted {
+		return
+	}
+	evaded := slices.ContainsFunc(r.Layouts[1:], func(l LayoutResult) bool { return l.CandidateSHA256 == r.Layouts[0].CandidateSHA256 })
+	var why string
+	switch {
+	case evaded:
+		why = "the candidate's build links the same binary in every layout while the pin's move: it was measured in one placement"
+	case r.WithoutBest < 1+b.Threshold:
+		why = fmt.Sprintf("not without the pairs of its best layout (CI lower bound %.3f < %.3g): the speedup depends on where the code landed", r.WithoutBest, 1+b.Threshold)
+	default:
+		return
+	}
+	summary := oneLine(e.Summary + "; depends on one layout")
+	e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonLayout, "faster, but "+why+"; a person must review it")
+	e.Summary = summary
+}
+
+// writeLayouts shows the layouts of a verdict's text view: one line when
+// it had one, else each layout's figures, the spread and the noise.
+func writeLayouts(w io.Writer, b *Bench) error {
+	r := b.Layout
+	switch {
+	case r == nil:
+		return nil
+	case r.OneLayout != "":
+		_, err := fmt.Fprintf(w, "one layout: %s\n", r.OneLayout)
+		return err
+	}
+	fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs): baseline spread %.1f%%, noise %.1f%%, CI lower bound without the best %.3f\n",
+		len(r.Layouts), r.Seed, r.SetupSeconds, r.Spread*100, r.Noise*100, r.WithoutBest)
+	unit := ""
+	if s := b.Stat(b.Metric); s != nil {
+		unit = s.Unit
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "layout\tpad\tpairs\tbaseline\tcandidate\tspeedup\n")
+	for _, l := range r.Layouts {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%.3fx\n", l.Index, l.Pad, l.Pairs, formatValue(l.BaselineMedian, unit), formatValue(l.CandidateMedian, unit), l.Speedup)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,123 @@
+package verdict
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/ledger"
+)
+
+// A honest 4x patch is judged over four layouts of each side, every
+// layout gets pairs, each side's layouts are four binaries, and the
+// stored entry recomputes to the same figures.
+func TestVerdictPairsInterleaveFourLayouts(t *testing.T) {
+	f := newFixture(t, "ctarget", "c", cToml)
+	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), "b2b2b2b2b2b2b2b2", "do a quarter of the walks")
+	e, err := Run(context.Background(), f.ws, "b2b2b2b2b2b2b2b2", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.want(e, ledger.VerdictAccepted, ReasonImproved)
+	r := e.Bench.Layout
+	if r == nil || r.OneLayout != "" || len(r.Layouts) != 4 || len(e.Bench.Setups) != e.Bench.Pairs {
+		t.Fatalf("layouts: %+v", r)
+	}
+	if !slices.Equal(layoutsOf(r), build.Layouts(r.Seed, 4)) || r.Seed != layoutSeed(e.InputSeed) {
+		t.Errorf("layouts %v are not the seed's %v", layoutsOf(r), build.Layouts(r.Seed, 4))
+	}
+	base, cand := map[string]bool{}, map[string]bool{}
+	for _, l := range r.Layouts {
+		base[l.BaselineSHA256], cand[l.CandidateSHA256] = true, true
+		if l.Pairs == 0 || l.Speedup < 2 {
+			t.Errorf("layout %d: %d pairs, speedup %.2f", l.Index, l.Pairs, l.Speedup)
+		}
+	}
+	if len(base) != 4 || len(cand) != 4 {
+		t.Errorf("%d baseline and %d candidate binaries from 4 layouts", len(base), len(cand))
+	}
+	if e.HasFlag(ledger.FlagOneLayout) || r.WithoutBest < 2 {
+		t.Errorf("flags %v, without the best layout %.2f", e.Flags, r.WithoutBest)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "4 layouts (seed ") || !strings.Contains(text.String(), "layout  pad") {
+		t.Errorf("text view %v:\n%s", err, text.String())
+	}
+	re, match, err := Recompute(context.Background(), f.ws, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !match || re.Bench.Layout.Spread != r.Spread || re.Bench.Layout.WithoutBest != r.WithoutBest {
+		t.Errorf("recomputed layouts %+v, stored %+v", re.Bench.Layout, r)
+	}
+}
+
+func layoutsOf(r *LayoutReport) []build.Layout {
+	var out []build.Layout
+	for _, l := range r.Layouts {
+		out = append(out, l.Layout)
+	}
+	return out
+}
+
+// A target that opts out is judged on its plain builds, and says so.
+func TestOptedOutTargetIsOneLayout(t *testing.T) {
+	f := newFixture(t, "ctarget", "c", strings.Replace(cToml, "max_pairs = 10\n", "max_pairs = 10\nlayouts = 1\n", 1))
+	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
+	f.want(e, ledger.VerdictAccepted, ReasonImproved)
+	var text strings.Builder
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "one layout: [bench] layouts = 1") {
+		t.Errorf("text view %v:\n%s", err, text.String())
+	}
+	if !e.HasFlag(ledger.FlagOneLayout) || !strings.Contains(e.Summary, "one layout") || slices.ContainsFunc(e.Bench.Setups, func(s PairSetup) bool { return s.Layout != 0 }) {
+		t.Errorf("flags %v, summary %q, layouts %+v", e.Flags, e.Summary, e.Bench.Layout)
+	}
+}
+
+// laidOut is an accepted bench of four layouts whose deciding pairs are
+// given as baseline and candidate figures by layout.
+func laidOut(byLayout [][2]float64, candidates []string) *Entry {
+	b := &Bench{Metric: "cpu-time", Threshold: 0.05, Confidence: 0.95, Method: MethodPaired, Seed: 1}
+	s := Samples{Metric: "cpu-time"}
+	r := &LayoutReport{}
+	for k := range 4 {
+		r.Layouts = append(r.Layouts, LayoutResult{Layout: build.Layout{Index: k}, CandidateSHA256: candidates[k]})
+	}
+	for i := range 24 {
+		k := i % 4
+		noise := 1 + float64(i%3)*0.001
+		s.Baseline, s.Candidate = append(s.Baseline, byLayout[k][0]*noise), append(s.Candidate, byLayout[k][1]*noise)
+		b.Setups = append(b.Setups, PairSetup{Layout: k})
+	}
+	b.Samples, b.Pairs, b.Layout = []Samples{s}, 24, r
+	e := &Entry{Bench: b}
+	e.Verdict, e.Summary = ledger.VerdictAccepted, "speedup"
+	return e
+}
+
+func TestLayoutJudgement(t *testing.T) {
+	distinct := []string{"a", "b", "c", "d"}
+	for _, tc := range []struct {
+		name     string
+		byLayout [][2]float64
+		cands    []string
+		verdict  string
+		flag     bool
+	}{
+		{"faster in every layout stays accepted", [][2]float64{{2, 1}, {2, 1}, {2, 1}, {2, 1}}, distinct, ledger.VerdictAccepted, false},
+		{"faster in one lucky layout needs a person", [][2]float64{{1, 0.7}, {1, 1}, {1, 1}, {1, 1}}, distinct, ledger.VerdictNeedsHumanReview, false},
+		{"a baseline that moves with layout is flagged", [][2]float64{{1.2, 0.6}, {1, 0.5}, {1, 0.5}, {1, 0.5}}, distinct, ledger.VerdictAccepted, true},
+		{"a spread within the noise is not", [][2]float64{{1.0, 0.5}, {1.002, 0.501}, {1, 0.5}, {1, 0.5}}, distinct, ledger.VerdictAccepted, false},
+		{"a candidate that ignores layouts needs a person", [][2]float64{{2, 1}, {2, 1}, {2, 1}, {2, 1}}, []string{"a", "a", "a", "a"}, ledger.VerdictNeedsHumanReview, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := laidOut(tc.byLayout, tc.cands)
+			judgeLayouts(e)
+			if e.Verdict != tc.verdict || e.HasFlag(ledger.FlagLayoutSensitive) != tc.flag {
+				t.Errorf("verdict %s (%s), flags %v; layouts %+v", e.Verdict, e.Detail, e.Flags, e.Bench.Layout)
+			}
+		})
+	}
+}
