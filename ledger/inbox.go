@@ -1,0 +1,158 @@
+package ledger
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hone-perf/hone/internal/errs"
+)
+
+// InboxRefPrefix is where each writer of a shared ledger pushes its own copy
+// of the ledger and the notes: InboxRefPrefix + writer id + "/ledger" and
+// "/notes". Only that writer moves them, so writers never race for one ref;
+// every pull folds all of them into the branch by tree union (entries are
+// immutable, so the union is the merge), and every push also offers the
+// folded branch to the remote, where it lands whenever it is a fast-forward.
+// The branch stays the record plain git reads; an inbox holds nothing the
+// next fold does not bring to it.
+const InboxRefPrefix = "refs/hone/inbox/"
+
+// InboxLedgerRef and InboxNotesRef are writer id's inbox refs.
+func InboxLedgerRef(id string) string { return InboxRefPrefix + id + "/ledger" }
+func InboxNotesRef(id string) string  { return InboxRefPrefix + id + "/notes" }
+
+// ParseInboxRef splits an inbox ref into its writer id and what it holds
+// ("ledger" or "notes"); ok is false for any other ref.
+func ParseInboxRef(ref string) (writer, what string, ok bool) {
+	rest, found := strings.CutPrefix(ref, InboxRefPrefix)
+	if !found {
+		return "", "", false
+	}
+	writer, what, found = strings.Cut(rest, "/")
+	if !found || !validName(writer) || (what != "ledger" && what != "notes") {
+		return "", "", false
+	}
+	return writer, what, true
+}
+
+// writerIDKey is the git config key that keeps this clone's writer id.
+const writerIDKey = "hone.writerid"
+
+// WriterID is this clone's writer id, drawn at random on first use and kept
+// in the clone's git config: its inbox on every remote it pushes to.
+func (l *Ledger) WriterID(ctx context.Context) (string, error) {
+	if out, err := l.git(ctx, "config", "--get", writerIDKey); err == nil {
+		if id := strings.TrimSpace(string(out)); validName(id) {
+			return id, nil
+		}
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot draw a writer id")
+	}
+	id := hex.EncodeToString(b[:])
+	// --add would keep two ids if two processes raced here; the last
+	// value wins for both, and `config --get` then reads that one.
+	if _, err := l.git(ctx, "config", "--replace-all", writerIDKey, id); err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot record the writer id in git config %s", writerIDKey)
+	}
+	out, err := l.git(ctx, "config", "--get", writerIDKey)
+	if err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot read git config %s", writerIDKey)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// foldInboxes merges the fetched inbox refs (scratch refs holding what each
+// writer's inbox held) into the local ledger and notes. An inbox already
+// merged at that same commit is skipped: scratch + "merged/" records what
+// each was when last merged, moved only after its merge succeeded, so a
+// pull that fails half way merges the rest next time. The ledger gains one
+// commit whose parents are the local tip and every inbox that brought
+// something.
+func (l *Ledger) foldInboxes(ctx context.Context, scratch string, fetched map[string]plumbing.Hash) (added int, err error) {
+	var ledgers []plumbing.Hash
+	var done []string
+	for ref, h := range fetched {
+		if prev, ok, _ := l.refs.Read(scratch + "merged/" + ref); ok && prev == h {
+			continue
+		}
+		_, what, _ := ParseInboxRef(ref)
+		if what == "notes" {
+			if _, err := l.mergeNotes(ctx, h); err != nil {
+				return 0, err
+			}
+		} else {
+			ledgers = append(ledgers, h)
+		}
+		done = append(done, ref)
+	}
+	if len(ledgers) > 0 {
+		if added, err = l.mergeMany(ctx, ledgers); err != nil {
+			return 0, err
+		}
+	}
+	for _, ref := range done {
+		h := fetched[ref]
+		if _, err := l.refs.Update(ctx, scratch+"merged/"+ref, func(plumbing.Hash, bool) (plumbing.Hash, error) { return h, nil }); err != nil {
+			return added, err
+		}
+	}
+	return added, nil
+}
+
+// mergeMany brings ledger commits rs into the branch in one commit: the
+// union of the local tree and theirs, with the local tip and each of rs
+// that added anything as parents. With no local branch yet, the first of
+// rs is taken as it is.
+func (l *Ledger) mergeMany(ctx context.Context, rs []plumbing.Hash) (int, error) {
+	held, err := l.writeLock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer held.Release()
+	var from plumbing.Hash
+	to, err := l.refs.Update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+		from = cur
+		rest := rs
+		if !ok {
+			cur, rest = rs[0], rs[1:]
+		}
+		tree, err := l.obj.commitTree(cur)
+		if err != nil {
+			return from, err
+		}
+		parents := []plumbing.Hash{cur}
+		for _, r := range rest {
+			rTree, err := l.obj.commitTree(r)
+			if err != nil {
+				return from, err
+			}
+			u, err := l.union(tree, rTree, "")
+			if err != nil {
+				return from, err
+			}
+			if u != tree {
+				tree, parents = u, append(parents, r)
+			}
+		}
+		if len(parents) == 1 {
+			return cur, nil
+		}
+		return l.obj.commit(ctx, tree, parents, "hone: fold the ledgers of other writers\n", l.sig(), l.signingKey())
+	})
+	if err != nil || to == from {
+		return 0, err
+	}
+	if err := l.advanceAnchor(ctx, from, to); err != nil {
+		return 0, err
+	}
+	if from.IsZero() {
+		return l.entriesGained(from, to)
+	}
+	return l.countAdded(from, to)
+}
