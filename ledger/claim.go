@@ -40,12 +40,12 @@ func (c *Claim) Live(now time.Time) bool { return now.Before(c.Expires) }
 
 const claimSubject = "hone: claim "
 
-// message is the claim commit's message.
-func (c *Claim) message() (string, error) {
+// tomlMessage is a record commit's message: subject, blank line, v as TOML.
+func tomlMessage(subject string, v any) (string, error) {
 	var b bytes.Buffer
-	b.WriteString(claimSubject + c.Patch + "\n\n")
-	if err := toml.NewEncoder(&b).Encode(c); err != nil {
-		return "", errs.Wrap(errs.Failure, err, "cannot encode the claim on %s", c.Patch)
+	b.WriteString(subject + "\n\n")
+	if err := toml.NewEncoder(&b).Encode(v); err != nil {
+		return "", errs.Wrap(errs.Failure, err, "cannot encode %q", subject)
 	}
 	return b.String(), nil
 }
@@ -53,13 +53,9 @@ func (c *Claim) message() (string, error) {
 // ParseClaim reads a claim from its commit's message, checking that it is
 // one for patchID.
 func ParseClaim(patchID, msg string) (*Claim, error) {
-	subject, body, _ := strings.Cut(msg, "\n")
-	if strings.TrimSpace(subject) != claimSubject+patchID {
-		return nil, errs.Invalidf("not a claim on patch %s: its commit's subject is %q", patchID, errs.Clip(subject))
-	}
 	var c Claim
-	if _, err := toml.Decode(body, &c); err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "the claim on patch %s is not valid TOML", patchID)
+	if err := parseTOMLMessage(claimSubject+patchID, msg, &c); err != nil {
+		return nil, err
 	}
 	switch {
 	case c.Patch != patchID:
@@ -70,12 +66,31 @@ func ParseClaim(patchID, msg string) (*Claim, error) {
 	return &c, nil
 }
 
+// parseTOMLMessage decodes a record commit's message into v, checking its
+// subject.
+func parseTOMLMessage(subject, msg string, v any) error {
+	got, body, _ := strings.Cut(msg, "\n")
+	if strings.TrimSpace(got) != subject {
+		return errs.Invalidf("not a %q commit: its subject is %q", subject, errs.Clip(got))
+	}
+	if _, err := toml.Decode(body, v); err != nil {
+		return errs.Wrap(errs.Invalid, err, "the %q commit is not valid TOML", subject)
+	}
+	return nil
+}
+
 // WriteClaim stores claim c as a commit of the empty tree, signed with the
 // clone's signing key when it has one, and returns it. parent is the claim
 // it renews or takes over (zero for a new claim), so the ref only ever
 // moves forward.
 func (l *Ledger) WriteClaim(ctx context.Context, c *Claim, parent plumbing.Hash) (plumbing.Hash, error) {
-	msg, err := c.message()
+	return l.writeRecord(ctx, claimSubject+c.Patch, c, parent)
+}
+
+// writeRecord stores v as a record commit (see tomlMessage) of the empty
+// tree, signed with the clone's signing key when it has one.
+func (l *Ledger) writeRecord(ctx context.Context, subject string, v any, parent plumbing.Hash) (plumbing.Hash, error) {
+	msg, err := tomlMessage(subject, v)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -92,11 +107,19 @@ func (l *Ledger) WriteClaim(ctx context.Context, c *Claim, parent plumbing.Hash)
 
 // ReadClaim reads the claim commit h on patchID from this clone's objects.
 func (l *Ledger) ReadClaim(patchID string, h plumbing.Hash) (*Claim, error) {
-	c, err := l.obj.commitInfo(h)
+	msg, err := l.recordMessage(h)
 	if err != nil {
 		return nil, err
 	}
-	return ParseClaim(patchID, commitMessage(c.raw))
+	return ParseClaim(patchID, msg)
+}
+
+func (l *Ledger) recordMessage(h plumbing.Hash) (string, error) {
+	c, err := l.obj.commitInfo(h)
+	if err != nil {
+		return "", err
+	}
+	return commitMessage(c.raw), nil
 }
 
 // commitMessage is the message of a raw commit: everything after its headers.

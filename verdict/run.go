@@ -30,6 +30,9 @@ type Options struct {
 	// be judged again; the samples of both are pooled.
 	Rejudge  string
 	Keep     bool // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
+	// RunnerClass is recorded in the entry: the class of the runner
+	// (`hone runner --class`) judging it.
+	RunnerClass string
 	Progress func(Progress)
 	// Warnings, when set, is told what the caller should show: the working
 	// tree's hone.toml differs from the pin's, which is the one used.
@@ -101,7 +104,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 		e.cancelled()
 	}
 	e.InputSeed, e.ConfigBlob, e.Started, e.Overrides = seed, gp.Blob, st.ID, over
-	e.Rejudges, e.Retries = pr.rejudges(), prop.Retries
+	e.Rejudges, e.Retries, e.RunnerClass = pr.rejudges(), prop.Retries, opts.RunnerClass
 	if e.Rejudges != "" {
 		e.RejudgeReason = opts.Rejudge
 	}
