@@ -28,12 +28,12 @@ type Options struct {
 	Threshold float64 // at least the pin's threshold when > 0
 	// Rejudge, a person's reason, lets a patch that already has a verdict
 	// be judged again; the samples of both are pooled.
-	Rejudge  string
-	Keep     bool // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
+	Rejudge string
+	Keep    bool // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
 	// RunnerClass is recorded in the entry: the class of the runner
 	// (`hone runner --class`) judging it.
 	RunnerClass string
-	Progress func(Progress)
+	Progress    func(Progress)
 	// Warnings, when set, is told what the caller should show: the working
 	// tree's hone.toml differs from the pin's, which is the one used.
 	Warnings func(errs.Warning)

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-		"time"
+	"time"
 
 	"github.com/spf13/cobra"
 
