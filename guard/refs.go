@@ -127,6 +127,11 @@ func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Viola
 	for _, r := range refused {
 		vs = append(vs, Violation{Ref: r.Ref, Path: r.Path, Rule: r.Rule})
 	}
+	fleet, err := p.checkFleet(ctx, srv, updates, proposed)
+	if err != nil {
+		return nil, err
+	}
+	vs = append(vs, fleet...)
 	for _, u := range updates {
 		if c, id := p.classify(u.Ref); c == patchRef {
 			found, err := p.checkPatchRef(ctx, srv, u, id, proposed, ledgerTip)

@@ -105,23 +105,6 @@ func (l *Ledger) writeRecord(ctx context.Context, subject string, v any, parent 
 	return l.obj.commit(ctx, tree, parents, msg, l.sig(), l.signingKey())
 }
 
-// ReadClaim reads the claim commit h on patchID from this clone's objects.
-func (l *Ledger) ReadClaim(patchID string, h plumbing.Hash) (*Claim, error) {
-	msg, err := l.recordMessage(h)
-	if err != nil {
-		return nil, err
-	}
-	return ParseClaim(patchID, msg)
-}
-
-func (l *Ledger) recordMessage(h plumbing.Hash) (string, error) {
-	c, err := l.obj.commitInfo(h)
-	if err != nil {
-		return "", err
-	}
-	return commitMessage(c.raw), nil
-}
-
 // commitMessage is the message of a raw commit: everything after its headers.
 func commitMessage(raw []byte) string {
 	if _, msg, ok := bytes.Cut(raw, []byte("\n\n")); ok {

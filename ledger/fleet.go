@@ -50,8 +50,8 @@ func ParseRunnerRecord(name, msg string) (*RunnerRecord, error) {
 }
 
 // RemoteClaim is a claim as a remote holds it. Err is set for a ref there
-// that holds no readable claim (possible only where no hook checks pushes):
-// such a claim is treated as expired.
+// that holds no readable claim, or one no allowed signer signed (possible
+// only where no hook checks pushes): such a claim is treated as expired.
 type RemoteClaim struct {
 	*Claim
 	PatchID string        `json:"-"`
@@ -90,6 +90,10 @@ func (l *Ledger) FetchFleet(ctx context.Context, remote string) (*Fleet, error) 
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot list the fetched claims")
 	}
+	tr, err := l.trust(ctx)
+	if err != nil {
+		return nil, err
+	}
 	f := &Fleet{Claims: map[string]RemoteClaim{}, Runners: map[string]RemoteRunner{}}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		hash, ref, ok := strings.Cut(line, " ")
@@ -97,12 +101,18 @@ func (l *Ledger) FetchFleet(ctx context.Context, remote string) (*Fleet, error) 
 			continue
 		}
 		h := plumbing.NewHash(hash)
-		msg, err := l.recordMessage(h)
+		ci, err := l.obj.commitInfo(h)
 		if err != nil {
 			return nil, err
 		}
+		msg := commitMessage(ci.raw)
 		if id, ok := strings.CutPrefix(ref, scratch+"claims/"); ok {
 			c, err := ParseClaim(id, msg)
+			if sg := tr.judge(h, checkSignature(ci)); err == nil && !sg.Trusted {
+				// Where no hook checks claims, anyone could push one; a
+				// claim no listed key signed holds nothing.
+				err = errs.Policyf("the claim on %s is signed by no key %s lists", id, tr.File)
+			}
 			f.Claims[id] = RemoteClaim{Claim: c, PatchID: id, Commit: h, Err: err}
 		} else if name, ok := strings.CutPrefix(ref, scratch+"runners/"); ok {
 			if r, err := ParseRunnerRecord(name, msg); err == nil {
