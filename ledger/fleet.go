@@ -24,6 +24,7 @@ type RunnerRecord struct {
 	Version     string    `toml:"version" json:"version"`
 	Heartbeat   time.Time `toml:"heartbeat" json:"last_heartbeat"`
 	Judging     string    `toml:"judging,omitempty" json:"judging,omitempty"` // the patch it holds a claim on
+	Pairs       int       `toml:"pairs,omitempty" json:"pairs,omitempty"`     // bench pairs measured on it so far
 	LastPatch   string    `toml:"last_patch,omitempty" json:"last_patch,omitempty"`
 	LastVerdict string    `toml:"last_verdict,omitempty" json:"last_verdict,omitempty"`
 	LastAt      time.Time `toml:"last_at,omitempty" json:"last_verdict_at,omitzero"`

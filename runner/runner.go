@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -54,6 +55,7 @@ type runner struct {
 	record plumbing.Hash // this runner's record on the remote
 	last   ledger.RunnerRecord
 	failed map[string]bool // patches this run could not judge: not picked again
+	pairs  atomic.Int64    // bench pairs of the running verdict, for the heartbeat's record
 }
 
 // Run loops: pull the ledger, pick the oldest proposal without a trusted
@@ -261,6 +263,10 @@ func prevExpiry(c ledger.RemoteClaim) string {
 func (r *runner) recordUpdate(ctx context.Context, patch string, now time.Time, v *verdict.Entry) (ledger.RefPush, error) {
 	rec := r.last
 	rec.Runner, rec.Class, rec.Version, rec.Heartbeat, rec.Judging = r.opts.Name, r.opts.Class, r.opts.Version, now, patch
+	rec.Pairs = 0
+	if patch != "" {
+		rec.Pairs = int(r.pairs.Load())
+	}
 	if v != nil {
 		rec.LastPatch, rec.LastVerdict, rec.LastAt = v.PatchID, v.Verdict, now
 	}
@@ -281,11 +287,13 @@ func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgeme
 	}
 	judgeCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	r.pairs.Store(0)
 	hb := r.heartbeat(judgeCtx, cancel, cl)
 	e, err := verdict.Run(judgeCtx, sc.ws, a.PatchID, verdict.Options{
 		RunnerClass: r.opts.Class,
 		Progress: func(p verdict.Progress) {
 			if p.Phase == "bench" && p.Pairs > 0 {
+				r.pairs.Store(int64(p.Pairs))
 				r.progress("judge %s: bench %d/%d pairs", a.PatchID, p.Pairs, p.MaxPairs)
 			} else if p.Phase != "bench" {
 				r.progress("judge %s: %s", a.PatchID, p.Phase)

@@ -60,7 +60,7 @@ hone runner status [--json] shows the queue, the claims and the runners.`,
 				return err
 			}
 			opts.Version = honeVersion()
-			opts.Progress = app.phase
+			opts.Progress = func(format string, args ...any) { app.phase("runner: "+format, args...) }
 			js, err := runner.Run(ctx, ws, opts)
 			if asJSON {
 				if perr := app.printJSON(js); perr != nil && err == nil {
@@ -161,9 +161,10 @@ func writeRunnerStatus(app *App, st *runner.Status) error {
 }
 
 // phase prints one progress line on stderr, terminal or not: a runner's
-// stderr is a service's or a CI job's log. Nothing with --json.
+// stderr is a service's or a CI job's log, and an agent waiting for the
+// fleet reads its shell's. Nothing with --json.
 func (app *App) phase(format string, args ...any) {
 	if !app.jsonOut {
-		fmt.Fprintf(app.Err, "hone runner: "+format+"\n", args...)
+		fmt.Fprintf(app.Err, "hone "+format+"\n", args...)
 	}
 }
