@@ -45,10 +45,8 @@ const writerIDKey = "hone.writerid"
 // WriterID is this clone's writer id, drawn at random on first use and kept
 // in the clone's git config: its inbox on every remote it pushes to.
 func (l *Ledger) WriterID(ctx context.Context) (string, error) {
-	if out, err := l.git(ctx, "config", "--get", writerIDKey); err == nil {
-		if id := strings.TrimSpace(string(out)); validName(id) {
-			return id, nil
-		}
+	if id := l.ownWriterID(ctx); id != "" {
+		return id, nil
 	}
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -67,21 +65,37 @@ func (l *Ledger) WriterID(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// ownWriterID is the writer id this clone has, or "" before its first push.
+func (l *Ledger) ownWriterID(ctx context.Context) string {
+	if out, err := l.git(ctx, "config", "--get", writerIDKey); err == nil {
+		if id := strings.TrimSpace(string(out)); validName(id) {
+			return id
+		}
+	}
+	return ""
+}
+
 // foldInboxes merges the fetched inbox refs (scratch refs holding what each
 // writer's inbox held) into the local ledger and notes. An inbox already
 // merged at that same commit is skipped: scratch + "merged/" records what
 // each was when last merged, moved only after its merge succeeded, so a
-// pull that fails half way merges the rest next time. The ledger gains one
+// pull that fails half way merges the rest next time. This clone's own inbox
+// is skipped: it only ever holds what this clone's branch held. The ledger
+// gains one
 // commit whose parents are the local tip and every inbox that brought
 // something.
 func (l *Ledger) foldInboxes(ctx context.Context, scratch string, fetched map[string]plumbing.Hash) (added int, err error) {
 	var ledgers []plumbing.Hash
 	var done []string
+	own := l.ownWriterID(ctx)
 	for ref, h := range fetched {
 		if prev, ok, _ := l.refs.Read(scratch + "merged/" + ref); ok && prev == h {
 			continue
 		}
-		_, what, _ := ParseInboxRef(ref)
+		writer, what, _ := ParseInboxRef(ref)
+		if writer == own {
+			continue
+		}
 		if what == "notes" {
 			if _, err := l.mergeNotes(ctx, h); err != nil {
 				return 0, err
@@ -115,9 +129,9 @@ func (l *Ledger) mergeMany(ctx context.Context, rs []plumbing.Hash) (int, error)
 		return 0, err
 	}
 	defer held.Release()
-	var from plumbing.Hash
-	to, err := l.refs.Update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
-		from = cur
+	var from, to plumbing.Hash
+	_, err = l.refs.Update(ctx, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
+		from, to = cur, cur
 		rest := rs
 		if !ok {
 			cur, rest = rs[0], rs[1:]
@@ -141,9 +155,11 @@ func (l *Ledger) mergeMany(ctx context.Context, rs []plumbing.Hash) (int, error)
 			}
 		}
 		if len(parents) == 1 {
+			to = cur
 			return cur, nil
 		}
-		return l.obj.commit(ctx, tree, parents, "hone: fold the ledgers of other writers\n", l.sig(), l.signingKey())
+		to, err = l.obj.commit(ctx, tree, parents, "hone: fold the ledgers of other writers\n", l.sig(), l.signingKey())
+		return to, err
 	})
 	if err != nil || to == from {
 		return 0, err
@@ -155,4 +171,21 @@ func (l *Ledger) mergeMany(ctx context.Context, rs []plumbing.Hash) (int, error)
 		return l.entriesGained(from, to)
 	}
 	return l.countAdded(from, to)
+}
+
+// Adopt merges commits of this clone's own making into the branch and the
+// notes (either may be zero): a runner's scratch ledger once its push
+// published it, since pulls skip this clone's own inbox.
+func (l *Ledger) Adopt(ctx context.Context, ledgerTip, notesTip plumbing.Hash) error {
+	if !ledgerTip.IsZero() {
+		if _, _, err := l.mergeLedger(ctx, ledgerTip); err != nil {
+			return err
+		}
+	}
+	if !notesTip.IsZero() {
+		if _, err := l.mergeNotes(ctx, notesTip); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -363,7 +363,7 @@ func (r *runner) release(ctx context.Context, patch string, cl *held, sc *scratc
 		return fmt.Errorf("cannot push the verdict on %s with its claim's release: %w", patch, err)
 	}
 	r.record = rec.New
-	return nil
+	return r.l.Adopt(ctx, tip, notes)
 }
 
 // giveUp ends this runner's lease on a proposal it could not judge: the
