@@ -41,8 +41,9 @@ type fleetCheck struct {
 //     patch by its holder;
 //   - a verdict new to the server on a claimed patch comes with the release
 //     of that claim by the claim's signer, and one on a patch the server's
-//     ledger already has a verdict on (other than error) is refused, unless
-//     a person's --rejudge wrote it;
+//     ledger already has a verdict on (other than error) is refused, claimed
+//     or not, unless a person's --rejudge wrote it; nor is such a patch
+//     claimed again;
 //   - a runner's record is written by its own signer only and never deleted.
 //
 // It returns the refusals and the proposals the inbox updates add, by
@@ -67,7 +68,7 @@ func (s *Server) CheckFleet(ctx context.Context, updates []Update, now time.Time
 				ledgerUpdates = append(ledgerUpdates, u)
 			}
 		case strings.HasPrefix(u.Ref, ClaimRefPrefix):
-			if err := fc.claim(u); err != nil {
+			if err := fc.claim(ctx, u); err != nil {
 				return nil, nil, err
 			}
 		case strings.HasPrefix(u.Ref, RunnerRefPrefix):
@@ -132,7 +133,7 @@ func (fc *fleetCheck) record(h plumbing.Hash) (string, []plumbing.Hash, error) {
 }
 
 // claim judges one update of refs/hone/claims/<patch-id>.
-func (fc *fleetCheck) claim(u Update) error {
+func (fc *fleetCheck) claim(ctx context.Context, u Update) error {
 	id := strings.TrimPrefix(u.Ref, ClaimRefPrefix)
 	if !validName(id) || strings.Contains(id, "/") {
 		fc.refuse(u.Ref, "a claim is refs/hone/claims/<patch-id>")
@@ -166,6 +167,12 @@ func (fc *fleetCheck) claim(u Update) error {
 	if u.Old.IsZero() {
 		if len(parents) != 0 {
 			fc.refuse(u.Ref, "a new claim is a commit without parents")
+		}
+		if w, err := fc.judgedAs(ctx, id); err != nil || w != "" {
+			if w != "" {
+				fc.refuse(u.Ref, "patch %s already has a %s verdict on this remote; there is nothing left to claim", id, w)
+			}
+			return err
 		}
 		return nil
 	}
@@ -262,20 +269,14 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 			if err := fc.heldVerdict(v, cur, released[v.patch]); err != nil {
 				return err
 			}
-			continue
 		}
 		if v.rejudge {
 			continue
 		}
-		words, err := fc.verdictsOn(ctx, v.patch)
-		if err != nil {
+		if w, err := fc.judgedAs(ctx, v.patch); err != nil {
 			return err
-		}
-		for _, w := range words {
-			if w != VerdictError {
-				fc.refuse(ref, "patch %s already has a %s verdict on this remote; verdict %s would be its second (one claim, one verdict; a person's --rejudge says why it should be judged again)", v.patch, w, v.path)
-				break
-			}
+		} else if w != "" {
+			fc.refuse(ref, "patch %s already has a %s verdict on this remote; verdict %s would be its second (one claim, one verdict; a person's --rejudge says why it should be judged again)", v.patch, w, v.path)
 		}
 	}
 	for id, u := range released {
@@ -284,6 +285,18 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 		}
 	}
 	return nil
+}
+
+// judgedAs is the verdict, other than error, the server's ledger refs hold
+// on patch, or "".
+func (fc *fleetCheck) judgedAs(ctx context.Context, patch string) (string, error) {
+	words, err := fc.verdictsOn(ctx, patch)
+	for _, w := range words {
+		if w != VerdictError {
+			return w, err
+		}
+	}
+	return "", err
 }
 
 // heldVerdict checks a new verdict on a patch the server holds claim cur on.

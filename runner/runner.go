@@ -156,11 +156,14 @@ func (r *runner) progress(format string, args ...any) {
 // when nothing was there to judge.
 func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error) {
 	r.progress("fetch %s", r.opts.Remote)
-	if _, err := r.l.Pull(ctx, r.opts.Remote); err != nil {
-		return j, false, err
-	}
+	// Claims first, then the ledger: a claim released after this fetch
+	// was released with its verdict, which the pull then brings, so a
+	// patch is never seen both unclaimed and unjudged once judged.
 	fleet, err := r.l.FetchFleet(ctx, r.opts.Remote)
 	if err != nil {
+		return j, false, err
+	}
+	if _, err := r.l.Pull(ctx, r.opts.Remote); err != nil {
 		return j, false, err
 	}
 	if rec, ok := fleet.Runners[r.opts.Name]; ok {
