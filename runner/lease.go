@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -15,8 +16,8 @@ const pushTimeout = 60 * time.Second
 
 // heartbeat renews cl's lease every third of the lease until ctx ends, and
 // is the one goroutine that moves cl and the runner's record meanwhile.
-// When the claim is lost (another runner took it over, or renewing failed
-// until the lease ran out) it cancels the verdict through cancel. The
+// When the claim is lost (another runner took it over, the hook refused the
+// renewal, or renewing failed until the lease ran out) it cancels the verdict through cancel. The
 // channel it returns yields, once the goroutine has ended, the loss or nil.
 func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, cl *held) <-chan error {
 	done := make(chan error, 1)
@@ -34,7 +35,7 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 			if err == nil {
 				continue
 			}
-			if errors.Is(err, ledger.ErrLostRace) || !time.Now().Before(cl.claim.Expires) {
+			if errors.Is(err, ledger.ErrLostRace) || errs.CodeOf(err) == errs.Policy || !time.Now().Before(cl.claim.Expires) {
 				lost := fmt.Errorf("lost the claim on %s: %w", cl.claim.Patch, err)
 				cancel(lost)
 				done <- lost

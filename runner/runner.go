@@ -183,6 +183,13 @@ func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error)
 			r.progress("claim %s: another runner was first", c.PatchID)
 			continue
 		}
+		if errs.CodeOf(err) == errs.Policy {
+			// The hook refused this claim (the patch was judged meanwhile,
+			// or a loaded machine pushed it after its own lease): another
+			// round decides afresh.
+			r.progress("claim %s refused: %v", c.PatchID, err)
+			continue
+		}
 		if err != nil {
 			return j, false, err
 		}

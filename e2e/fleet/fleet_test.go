@@ -26,7 +26,7 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 	first := f.clone("agent-first", "")
 	victim := f.propose(first, "first slow", patch(`int main(void) { volatile long n = 0; for (long i = 0; i < 20000000; i++) n += i; puts("1"); return 0; }`))
 	f.must(first, "hone", "ledger", "push")
-	killed := f.startRunner(runners[2], "--class", "doomed", "--name", "doomed", "--once", "--lease", "6s")
+	killed := f.startRunner(runners[2], "--class", "doomed", "--name", "doomed", "--once", "--lease", "20s")
 	killed.waitFor(t, "judge "+victim+": build", 60*time.Second)
 	if err := syscall.Kill(-killed.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 	// three runners (the dead one restarted) judge.
 	var live []*runner
 	for i, dir := range runners {
-		live = append(live, f.startRunner(dir, "--class", fmt.Sprintf("class%d", i), "--name", fmt.Sprintf("runner%d", i), "--idle", "15s", "--poll", "300ms", "--lease", "6s"))
+		live = append(live, f.startRunner(dir, "--class", fmt.Sprintf("class%d", i), "--name", fmt.Sprintf("runner%d", i), "--idle", "15s", "--poll", "300ms", "--lease", "20s"))
 	}
 	bodies := []string{
 		`int main(void) { fputs("1\n", stdout); return 0; }`,
