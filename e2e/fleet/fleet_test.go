@@ -64,7 +64,7 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 	}
 	wg.Wait()
 	for _, r := range live {
-		r.wait(t, 5*time.Minute)
+		r.wait(t, 15*time.Minute)
 	}
 
 	all := map[string]bool{victim: true}
