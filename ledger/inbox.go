@@ -75,48 +75,39 @@ func (l *Ledger) ownWriterID(ctx context.Context) string {
 	return ""
 }
 
-// foldInboxes merges the fetched inbox refs (scratch refs holding what each
-// writer's inbox held) into the local ledger and notes. An inbox already
-// merged at that same commit is skipped: scratch + "merged/" records what
-// each was when last merged, moved only after its merge succeeded, so a
-// pull that fails half way merges the rest next time. This clone's own inbox
-// is skipped: it only ever holds what this clone's branch held. The ledger
-// gains one
-// commit whose parents are the local tip and every inbox that brought
-// something.
-func (l *Ledger) foldInboxes(ctx context.Context, scratch string, fetched map[string]plumbing.Hash) (added int, err error) {
+// foldInboxes merges the fetched inbox refs (what each writer's inbox held)
+// into the local ledger and notes. The ledger gains at most one commit,
+// whose parents are the local tip and every inbox that brought something:
+// whether one does is a tree union in memory, cheap when it brings nothing
+// (the shared subtrees are not read), so no per-inbox record is written
+// and a pull that fails half way simply folds again. This clone's own
+// inbox is skipped: it only ever holds what this clone's branch held.
+func (l *Ledger) foldInboxes(ctx context.Context, fetched map[string]plumbing.Hash) (added int, err error) {
 	var ledgers []plumbing.Hash
-	var done []string
 	own := l.ownWriterID(ctx)
+	notesTip, _, err := l.refs.Read(l.ws.Config.Ledger.NotesRef)
+	if err != nil {
+		return 0, err
+	}
 	for ref, h := range fetched {
-		if prev, ok, _ := l.refs.Read(scratch + "merged/" + ref); ok && prev == h {
-			continue
-		}
 		writer, what, _ := ParseInboxRef(ref)
-		if writer == own {
-			continue
-		}
-		if what == "notes" {
+		switch {
+		case writer == own:
+		case what == "notes":
+			if h == notesTip {
+				continue
+			}
 			if _, err := l.mergeNotes(ctx, h); err != nil {
 				return 0, err
 			}
-		} else {
+		default:
 			ledgers = append(ledgers, h)
 		}
-		done = append(done, ref)
 	}
-	if len(ledgers) > 0 {
-		if added, err = l.mergeMany(ctx, ledgers); err != nil {
-			return 0, err
-		}
+	if len(ledgers) == 0 {
+		return 0, nil
 	}
-	for _, ref := range done {
-		h := fetched[ref]
-		if _, err := l.refs.Update(ctx, scratch+"merged/"+ref, func(plumbing.Hash, bool) (plumbing.Hash, error) { return h, nil }); err != nil {
-			return added, err
-		}
-	}
-	return added, nil
+	return l.mergeMany(ctx, ledgers)
 }
 
 // mergeMany brings ledger commits rs into the branch in one commit: the

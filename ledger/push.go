@@ -111,15 +111,28 @@ const DefaultPushTimeout = 60 * time.Second
 // after a growing, jittered pause, until ctx's deadline (DefaultPushTimeout
 // when it has none); then it reports Busy. A push the remote's hooks refuse
 // is a Policy error carrying the remote's reasons, and is not retried.
+//
+// The deadline bounds the retrying, not one attempt's work: on a loaded
+// machine a pull and push that make progress may take longer than it, and
+// cutting them short would give up on a push nothing contended. Cancelling
+// ctx (Ctrl-C) still stops an attempt at once.
 func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultPushTimeout)
-		defer cancel()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(DefaultPushTimeout)
 	}
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	defer context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			stop()
+		}
+	})()
+	retry, cancel := context.WithDeadline(work, deadline)
+	defer cancel()
 	var lastErr error
 	for n := 1; ; n++ {
-		rep, done, err := l.pushOnce(ctx, remote)
+		rep, done, err := l.pushOnce(work, remote)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +140,7 @@ func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
 			return rep.SyncReport, nil
 		}
 		lastErr = rep.err
-		if !backoff(ctx, n) {
+		if !backoff(retry, n) {
 			return nil, errs.Wrap(errs.Busy, lastErr, "remote %q kept moving while pushing the ledger (%d tries); try again later or with a longer --timeout", remote, n)
 		}
 	}

@@ -171,7 +171,7 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	}
 	if len(inboxes) > 0 {
 		before, _, _ := l.refs.Read(branch)
-		n, err := l.foldInboxes(ctx, scratch, inboxes)
+		n, err := l.foldInboxes(ctx, inboxes)
 		if err != nil {
 			return nil, nil, err
 		}

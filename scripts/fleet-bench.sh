@@ -106,6 +106,10 @@ writers() {
 	echo "  pushes that gave up: $failed of $((clones * each))"
 	echo "  proposals on the remote: $inLast of $((clones * each)) (union of branch and inboxes), $onBranch on hone/ledger after one more push"
 	echo "  wall time: $(echo "$end - $start" | bc) s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+	if [ -s "$dir/gave-up" ]; then
+		echo "  why pushes gave up (first 5 distinct):"
+		sort "$dir/gave-up" | uniq -c | sort -rn | head -5
+	fi
 }
 
 runners() {
