@@ -100,22 +100,40 @@ func (l *Ledger) notesMergeCommit(ctx context.Context, cur, r plumbing.Hash) (pl
 // DefaultPushTimeout bounds Push when ctx has no deadline of its own.
 const DefaultPushTimeout = 60 * time.Second
 
-// Push shares the local ledger with a remote: it pulls first (so the push is
-// a fast-forward), then pushes the branch, the notes and the patch refs the
-// remote lacks in one atomic push, never forcing. When another clone pushed
-// in between, the remote rejects the update and Push pulls and tries again,
+// Push shares the local ledger with a remote: it pulls first (folding every
+// writer's inbox in), then pushes the branch and the notes to this clone's
+// own inbox refs (see InboxRefPrefix) with the patch refs the remote lacks,
+// and offers the folded branch and notes to the remote's own refs in the
+// same push, never forcing. Only this clone moves its inbox, so many
+// writers at once do not fight over one ref: the offer of the branch lands
+// when it is a fast-forward and is simply left to the next writer when it is
+// not. A push of the inbox that loses a race (another process of this same
+// clone, or a patch ref another clone created first) pulls and tries again,
 // after a growing, jittered pause, until ctx's deadline (DefaultPushTimeout
 // when it has none); then it reports Busy. A push the remote's hooks refuse
 // is a Policy error carrying the remote's reasons, and is not retried.
+//
+// The deadline bounds the retrying, not one attempt's work: on a loaded
+// machine a pull and push that make progress may take longer than it, and
+// cutting them short would give up on a push nothing contended. Cancelling
+// ctx (Ctrl-C) still stops an attempt at once.
 func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultPushTimeout)
-		defer cancel()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(DefaultPushTimeout)
 	}
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	defer context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			stop()
+		}
+	})()
+	retry, cancel := context.WithDeadline(work, deadline)
+	defer cancel()
 	var lastErr error
 	for n := 1; ; n++ {
-		rep, done, err := l.pushOnce(ctx, remote)
+		rep, done, err := l.pushOnce(work, remote)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +141,7 @@ func (l *Ledger) Push(ctx context.Context, remote string) (*SyncReport, error) {
 			return rep.SyncReport, nil
 		}
 		lastErr = rep.err
-		if !backoff(ctx, n) {
+		if !backoff(retry, n) {
 			return nil, errs.Wrap(errs.Busy, lastErr, "remote %q kept moving while pushing the ledger (%d tries); try again later or with a longer --timeout", remote, n)
 		}
 	}
@@ -135,81 +153,130 @@ type pushReport struct {
 	err error
 }
 
-// pushOnce pulls, then pushes. done is false when the remote moved first
-// and the caller should try again.
+// refState says how a local ref stands against the remote's copy: "" when
+// there is no local ref, else up-to-date, created or updated.
+func refState(local plumbing.Hash, ok bool, remote plumbing.Hash, had bool) string {
+	switch {
+	case !ok:
+		return ""
+	case had && remote == local:
+		return "up-to-date"
+	case !had:
+		return "created"
+	}
+	return "updated"
+}
+
+// pushOnce pulls, then pushes. done is false when the inbox or a patch ref
+// lost a race and the caller should try again.
 func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, done bool, err error) {
 	sr, theirs, err := l.pull(ctx, remote)
 	if err != nil {
 		return nil, true, err
 	}
 	rep = &pushReport{SyncReport: sr}
-	args := []string{"push", "--quiet", "--porcelain", "--atomic", remote}
-	var pushed SyncReport
-	for _, ref := range []string{l.branchRef(), l.ws.Config.Ledger.NotesRef} {
-		h, ok, err := l.refs.Read(ref)
+	wid, err := l.WriterID(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	var specs []string
+	must := map[string]bool{} // refs whose refusal is a lost race; the others are offers
+	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
+	pairs := []struct{ local, inbox string }{{branch, InboxLedgerRef(wid)}, {notes, InboxNotesRef(wid)}}
+	for _, p := range pairs {
+		h, ok, err := l.refs.Read(p.local)
 		if err != nil {
 			return nil, true, err
 		}
-		how := ""
-		switch prev, had := theirs[ref]; {
-		case !ok:
-		case prev == h:
-			how = "up-to-date"
-		case !had:
-			how = "created"
-		default:
-			how = "updated"
-		}
-		if how == "created" || how == "updated" {
-			args = append(args, ref+":"+ref)
-		}
-		if ref != l.branchRef() {
-			pushed.RemoteNotes = how
-			continue
-		}
-		pushed.RemoteLedger = how
-		if how != "up-to-date" && how != "" {
-			if pushed.EntriesPushed, err = l.entriesGained(theirs[ref], h); err != nil {
-				return nil, true, err
+		if st := refState(h, ok, theirs[p.inbox], theirs[p.inbox] != plumbing.ZeroHash); st == "created" || st == "updated" {
+			specs = append(specs, h.String()+":"+p.inbox)
+			must[p.inbox] = true
+			if p.local == branch {
+				base, had := theirs[p.inbox]
+				if !had {
+					base = theirs[branch]
+				}
+				if sr.EntriesPushed, err = l.entriesGained(base, h); err != nil {
+					return nil, true, err
+				}
 			}
+		}
+		prev, had := theirs[p.local]
+		st := refState(h, ok, prev, had)
+		if st == "created" || st == "updated" {
+			specs = append(specs, h.String()+":"+p.local)
+		}
+		if p.local == branch {
+			sr.RemoteLedger = st
+		} else {
+			sr.RemoteNotes = st
 		}
 	}
 	mine, err := l.git(ctx, "for-each-ref", "--format=%(refname)", PatchRefPrefix)
 	if err != nil {
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot list the patch refs")
 	}
+	patches := 0
 	for _, ref := range strings.Fields(string(mine)) {
 		if _, ok := theirs[ref]; !ok {
-			args = append(args, ref+":"+ref)
-			pushed.PatchesPushed++
+			specs = append(specs, ref+":"+ref)
+			must[ref] = true
+			patches++
 		}
 	}
-	sr.RemoteLedger, sr.RemoteNotes = pushed.RemoteLedger, pushed.RemoteNotes
-	if len(args) == 5 {
+	if len(specs) == 0 {
 		return rep, true, nil
 	}
-	out, err := l.git(ctx, args...)
-	if err == nil {
-		sr.Pushed, sr.EntriesPushed, sr.PatchesPushed = true, pushed.EntriesPushed, pushed.PatchesPushed
-		if tip, ok, _ := l.refs.Read(l.branchRef()); ok {
-			if err := l.advanceAnchor(ctx, plumbing.ZeroHash, tip); err != nil {
-				return nil, true, err
-			}
-		}
-		return rep, true, nil
-	}
+	out, err := l.git(ctx, append([]string{"push", "--quiet", "--porcelain", remote}, specs...)...)
 	var ge *git.Error
-	if !errors.As(err, &ge) {
+	if err != nil && !errors.As(err, &ge) {
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
 	}
-	if strings.Contains(ge.Stderr, "hook declined") || strings.Contains(string(out), "hook declined") {
+	if ge != nil && (strings.Contains(ge.Stderr, "hook declined") || strings.Contains(string(out), "hook declined")) {
 		return nil, true, errs.Policyf("remote %q refused the ledger push: %s", remote, errs.Clip(remoteReasons(ge.Stderr)))
 	}
-	if !(strings.Contains(string(out), "[rejected]") || strings.Contains(string(out), "[remote rejected]") || strings.Contains(ge.Stderr, "rejected")) {
+	refused := refusedRefs(string(out))
+	if err != nil && len(refused) == 0 {
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
 	}
-	rep.err = err
-	return rep, false, nil
+	for ref := range refused {
+		if must[ref] {
+			rep.err = errs.Busyf("remote %q did not take %s: %s", remote, ref, refused[ref])
+			return rep, false, nil
+		}
+	}
+	if refused[branch] != "" {
+		sr.RemoteLedger = "inbox"
+	}
+	if refused[notes] != "" {
+		sr.RemoteNotes = "inbox"
+	}
+	sr.Pushed, sr.PatchesPushed = true, patches
+	if tip, ok, _ := l.refs.Read(branch); ok {
+		if err := l.advanceAnchor(ctx, plumbing.ZeroHash, tip); err != nil {
+			return nil, true, err
+		}
+	}
+	return rep, true, nil
+}
+
+// refusedRefs reads `git push --porcelain` output: the remote refs it did
+// not update ("!" lines), with git's reason.
+func refusedRefs(out string) map[string]string {
+	refused := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 2 || f[0] != "!" {
+			continue
+		}
+		_, dst, _ := strings.Cut(f[1], ":")
+		reason := ""
+		if len(f) == 3 {
+			reason = f[2]
+		}
+		refused[dst] = reason
+	}
+	return refused
 }
 
 // remoteReasons keeps the lines a remote's hooks printed ("remote: ...").

@@ -27,9 +27,11 @@ type SyncReport struct {
 	Pushed        bool     `json:"pushed"`
 
 	// Push only: what it did to the remote. RemoteLedger and RemoteNotes are
-	// created, updated or up-to-date (empty when this clone has none);
-	// EntriesPushed counts the entries the remote's ledger gained and
-	// PatchesPushed the patch refs it gained.
+	// created, updated or up-to-date (empty when this clone has none), or
+	// inbox when another writer moved the remote's branch first, so the
+	// entries went to this clone's inbox only, for the next fold;
+	// EntriesPushed counts the entries the remote gained and PatchesPushed
+	// the patch refs it gained.
 	RemoteLedger  string `json:"remote_ledger,omitempty"`
 	RemoteNotes   string `json:"remote_notes,omitempty"`
 	EntriesPushed int    `json:"entries_pushed"`
@@ -51,11 +53,11 @@ func (l *Ledger) git(ctx context.Context, args ...string) ([]byte, error) {
 	return git.Run(ctx, git.Cmd{Dir: l.ws.Root, Args: args})
 }
 
-// remoteRefs lists the ledger branch, the notes ref and the patch refs the
-// remote has.
+// remoteRefs lists the ledger branch, the notes ref, the patch refs and the
+// writers' inboxes the remote has.
 func (l *Ledger) remoteRefs(ctx context.Context, remote string) (map[string]plumbing.Hash, error) {
 	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
-	out, err := l.git(ctx, "ls-remote", "--refs", remote, branch, notes, PatchRefPrefix+"*")
+	out, err := l.git(ctx, "ls-remote", "--refs", remote, branch, notes, PatchRefPrefix+"*", InboxRefPrefix+"*")
 	var ge *git.Error
 	if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "does not appear to be a git repository") || strings.Contains(ge.Stderr, "No such remote")) {
 		return nil, errs.NotFoundf("no git remote %q; name a remote of `git remote -v` or a URL", remote)
@@ -70,18 +72,20 @@ func (l *Ledger) remoteRefs(ctx context.Context, remote string) (map[string]plum
 			continue
 		}
 		// ls-remote patterns match ref-name tails; keep the exact ones.
-		if name == branch || name == notes || strings.HasPrefix(name, PatchRefPrefix) {
+		_, _, inbox := ParseInboxRef(name)
+		if name == branch || name == notes || strings.HasPrefix(name, PatchRefPrefix) || inbox {
 			refs[name] = plumbing.NewHash(h)
 		}
 	}
 	return refs, nil
 }
 
-// Pull fetches the remote's ledger branch, notes and patch refs into scratch
-// refs and merges them into the local ones: the branch by tree union (the
-// same path with different content aborts as an integrity error), the notes
-// line by line as `git notes merge -s cat_sort_uniq` would, and patch refs
-// the local side lacks. Live refs only ever move by compare-and-swap.
+// Pull fetches the remote's ledger branch, notes, patch refs and writers'
+// inboxes into scratch refs and merges them into the local ones: the branch
+// and every inbox ledger by tree union (the same path with different content
+// aborts as an integrity error), the notes and every inbox's notes line by
+// line as `git notes merge -s cat_sort_uniq` would, and patch refs the local
+// side lacks. Live refs only ever move by compare-and-swap.
 func (l *Ledger) Pull(ctx context.Context, remote string) (*SyncReport, error) {
 	rep, _, err := l.pull(ctx, remote)
 	return rep, err
@@ -96,9 +100,12 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	scratch := scratchPrefix(remote)
 	specs := []string{}
 	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
-	hasPatches := false
-	for name := range refs {
+	hasPatches, inboxes := false, map[string]plumbing.Hash{}
+	for name, h := range refs {
 		hasPatches = hasPatches || strings.HasPrefix(name, PatchRefPrefix)
+		if _, _, ok := ParseInboxRef(name); ok {
+			inboxes[name] = h
+		}
 	}
 	if _, ok := refs[branch]; ok {
 		specs = append(specs, "+"+branch+":"+scratch+"ledger")
@@ -108,6 +115,9 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	}
 	if hasPatches {
 		specs = append(specs, "+"+PatchRefPrefix+"*:"+scratch+"patches/*")
+	}
+	if len(inboxes) > 0 {
+		specs = append(specs, "+"+InboxRefPrefix+"*:"+scratch+"inbox/*")
 	}
 	before, hadBefore, err := l.refs.Read(scratch + "ledger")
 	if err != nil {
@@ -154,7 +164,33 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	} else if _, ok, _ := l.refs.Read(notes); ok {
 		rep.Notes = "up-to-date"
 	}
+	if len(inboxes) > 0 {
+		before, _, _ := l.refs.Read(branch)
+		n, err := l.foldInboxes(ctx, inboxes)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.EntriesAdded += n
+		if after, ok, _ := l.refs.Read(branch); ok && after != before {
+			rep.Ledger = foldedWord(rep.Ledger, before.IsZero())
+		}
+		if _, ok, _ := l.refs.Read(notes); ok && rep.Notes == "absent" {
+			rep.Notes = "created"
+		}
+	}
 	return rep, refs, nil
+}
+
+// foldedWord is how Pull reports the branch after folding inboxes into it:
+// the word for the branch alone, unless that was "absent" or "up-to-date".
+func foldedWord(was string, created bool) string {
+	switch {
+	case created:
+		return "created"
+	case was == "absent" || was == "up-to-date":
+		return "merged"
+	}
+	return was
 }
 
 // refuseRewrite stops a pull when the remote's ledger no longer contains

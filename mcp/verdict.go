@@ -6,6 +6,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hone-perf/hone/runner"
 	"github.com/hone-perf/hone/verdict"
 )
 
@@ -34,27 +35,35 @@ func (h *handlers) runVerdict(ctx context.Context, req *sdk.CallToolRequest, in 
 	vctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	defer context.AfterFunc(h.life, stop)()
-	e, err := verdict.Run(vctx, ws, in.PatchID, verdict.Options{Progress: progressNotifier(ctx, req)})
+	// A clone with a runner remote asks the fleet (runner.Judge), whose
+	// progress lines go to the client the same way.
+	notify := notifier(ctx, req)
+	opts := verdict.Options{}
+	if notify != nil {
+		opts.Progress = func(p verdict.Progress) { notify(describe(p)) }
+	}
+	e, err := runner.Judge(vctx, ws, in.PatchID, opts, notify)
 	if err != nil {
 		return nil, nil, refusal(err)
 	}
 	return nil, e, nil
 }
 
-// progressNotifier forwards verdict progress to the client as MCP progress
-// notifications, when the client asked for them with a progress token.
-func progressNotifier(ctx context.Context, req *sdk.CallToolRequest) func(verdict.Progress) {
+// notifier forwards progress lines to the client as MCP progress
+// notifications, when the client asked for them with a progress token;
+// nil when it did not.
+func notifier(ctx context.Context, req *sdk.CallToolRequest) func(string) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
 		return nil
 	}
 	var n float64
-	return func(p verdict.Progress) {
+	return func(line string) {
 		if ctx.Err() != nil {
 			return // the client cancelled the call and stopped listening
 		}
 		n++ // progress must increase with every notification
-		params := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: describe(p)}
+		params := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: line}
 		// A client that stopped listening must not fail the verdict.
 		_ = req.Session.NotifyProgress(ctx, params)
 	}

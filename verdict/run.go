@@ -28,9 +28,12 @@ type Options struct {
 	Threshold float64 // at least the pin's threshold when > 0
 	// Rejudge, a person's reason, lets a patch that already has a verdict
 	// be judged again; the samples of both are pooled.
-	Rejudge  string
-	Keep     bool // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
-	Progress func(Progress)
+	Rejudge string
+	Keep    bool // keep the run folder (both checkouts); its path is in Entry.KeptCheckouts
+	// RunnerClass is recorded in the entry: the class of the runner
+	// (`hone runner --class`) judging it.
+	RunnerClass string
+	Progress    func(Progress)
 	// Warnings, when set, is told what the caller should show: the working
 	// tree's hone.toml differs from the protected tip's, which is the one
 	// used.
@@ -122,7 +125,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 		e.cancelled()
 	}
 	e.InputSeed, e.ConfigBlob, e.Started, e.Overrides = seed, gp.Blob, st.ID, over
-	e.Rejudges, e.Retries = pr.rejudges(), prop.Retries
+	e.Rejudges, e.Retries, e.RunnerClass = pr.rejudges(), prop.Retries, opts.RunnerClass
 	if e.Rejudges != "" {
 		e.RejudgeReason = opts.Rejudge
 	}

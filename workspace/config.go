@@ -20,6 +20,7 @@ type Config struct {
 	Patch    PatchConfig        `toml:"patch" json:"patch"`
 	Guard    GuardConfig        `toml:"guard" json:"guard"`
 	Worktree WorktreeConfig     `toml:"worktree" json:"worktree"`
+	Runner   RunnerConfig       `toml:"runner" json:"runner"`
 	Targets  map[string]*Target `toml:"targets" json:"targets"`
 
 	// Warnings are problems that do not stop hone (a deprecated key), for
@@ -39,6 +40,14 @@ func (c *Config) Line(key ...string) int { return keyLine(c.src, toml.Key(key)) 
 // the repository through a symlink).
 func (c *Config) Errorf(key []string, format string, args ...any) error {
 	return keyError(c.file, c.src, toml.Key(key), fmt.Sprintf(format, args...))
+}
+
+// RunnerConfig is where this clone asks a runner fleet for verdicts: with
+// Remote set, hone verdict and MCP run_verdict push the proposal there and
+// wait up to Wait for the fleet's trusted verdict instead of judging here.
+type RunnerConfig struct {
+	Remote string   `toml:"remote" json:"remote,omitempty"`
+	Wait   Duration `toml:"wait" json:"wait"`
 }
 
 type LedgerConfig struct {

@@ -101,7 +101,7 @@ func typeName(t string) string {
 	return t
 }
 
-var topTables = map[string]bool{"ledger": true, "bench": true, "sandbox": true, "patch": true, "guard": true, "worktree": true, "targets": true}
+var topTables = map[string]bool{"ledger": true, "bench": true, "sandbox": true, "patch": true, "guard": true, "worktree": true, "runner": true, "targets": true}
 
 // checkTables rejects a known table written as a plain value (`targets = 5`),
 // which the decoder would otherwise skip without a word.

@@ -332,18 +332,25 @@ func newLedgerSyncCmd(app *App, verb string) *cobra.Command {
 		timeout time.Duration
 	)
 	short, long := "Fetch another clone's ledger and merge it into this one",
-		`Fetch the remote's ledger branch, notes and patch refs into scratch refs under
-refs/hone/remotes/, then merge: the branch by tree union in a two-parent
-commit (the same path with different content is an integrity error, exit 5,
+		`Fetch the remote's ledger branch, notes, patch refs and writers' inboxes into
+scratch refs under refs/hone/remotes/, then merge: the branch, and every
+inbox that brings something, by tree union in one merge commit (the same path with different content is an integrity error, exit 5,
 and nothing is merged), the notes line by line (cat_sort_uniq), and the patch
 refs this clone lacks. Nothing is ever forced.`
 	if verb == "push" {
 		short, long = "Share this clone's ledger with a remote",
-			`Pull from the remote first, then push the ledger branch, the notes and the
-patch refs the remote lacks in one atomic push, never forcing. If another
-clone pushed in between, pull and push again, after a growing random pause,
-until --timeout (default 60s) has passed; then exit 8. A push the remote's
-hooks refuse (hone guard pre-receive) exits 3 with the remote's reasons.`
+			`Pull from the remote first (folding in every writer's inbox), then push the
+ledger branch and the notes to this clone's own inbox on the remote,
+refs/hone/inbox/<writer-id>/ (the id is git config hone.writerid, drawn on
+first push), with the patch refs the remote lacks, and offer the folded
+branch and notes to the remote's own refs in the same push, never forcing.
+Only this clone moves its inbox, so many clones pushing at once do not
+contend: when another writer moved the branch first, the entries wait in the
+inbox and the next pull anywhere folds them in (ledger/FORMAT.md). If the
+inbox or a patch ref lost a race, pull and push again, after a growing
+random pause, until --timeout (default 60s) has passed; then exit 8. A push
+the remote's hooks refuse (hone guard pre-receive) exits 3 with the remote's
+reasons.`
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " [REMOTE] [--json]",
@@ -354,8 +361,9 @@ REMOTE is a remote name or URL; the default is origin. --json prints
 {"remote", "ledger", "notes", "entries_added", "patches_added",
 "patch_conflicts", "pushed"}; ledger and notes say what happened here:
 up-to-date, created, fast-forward, merged, or absent. push adds what it did
-to the remote: "remote_ledger" and "remote_notes" (created, updated or
-up-to-date), "entries_pushed" and "patches_pushed".`,
+to the remote: "remote_ledger" and "remote_notes" (created, updated,
+up-to-date, or inbox: in this clone's inbox only, for the next fold),
+"entries_pushed" and "patches_pushed".`,
 		Example:     fmt.Sprintf("  hone ledger %s\n  hone ledger %s git@example.com:team/app.git --json", verb, verb),
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        rangeArgs(0, 1),
@@ -441,12 +449,16 @@ func writePush(w io.Writer, branch, notes, remote string, rep *ledger.SyncReport
 		fmt.Fprintf(w, "ledger: created %s on %s with %s\n", branch, remote, count(rep.EntriesPushed, "entry", "entries"))
 	case "updated":
 		fmt.Fprintf(w, "ledger: pushed %s to %s on %s\n", count(rep.EntriesPushed, "new entry", "new entries"), branch, remote)
+	case "inbox":
+		fmt.Fprintf(w, "ledger: pushed %s to this clone's inbox on %s; another writer moved %s first, and the next pull there folds them in\n", count(rep.EntriesPushed, "new entry", "new entries"), remote, branch)
 	default:
 		fmt.Fprintf(w, "ledger: %s on %s is up to date\n", branch, remote)
 	}
 	switch rep.RemoteNotes {
 	case "created", "updated":
 		fmt.Fprintf(w, "notes: %s %s on %s\n", rep.RemoteNotes, notes, remote)
+	case "inbox":
+		fmt.Fprintf(w, "notes: pushed to this clone's inbox on %s\n", remote)
 	case "up-to-date":
 		fmt.Fprintf(w, "notes: %s on %s is up to date\n", notes, remote)
 	}

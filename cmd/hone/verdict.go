@@ -10,6 +10,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/runner"
 	"github.com/hone-perf/hone/verdict"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -84,6 +85,15 @@ A failed gate is summarised by its first failing line.
 
 hone verdict show ID [--gate NAME] prints a recorded verdict and a gate's
 full output (see hone verdict show --help).
+
+With a runner remote configured ([runner] remote in hone.toml, or git config
+hone.runnerRemote), hone verdict does not judge here: it pushes the
+proposal there and waits, up to [runner] wait (default 1h), for the trusted
+verdict of the runner fleet (hone runner), printing where it stands on
+stderr (queued, claimed by which runner, pairs so far), and returns that
+verdict as if it had been reached here. Without one by then it exits 8,
+saying where the proposal stands. --metric, --max-pairs, --threshold and
+--keep do not apply there; --rejudge still judges here.
 
 --recompute ID re-derives a stored verdict from its samples and says whether
 it matches (exit 1 when it does not); ID is the verdict's entry id, or a
@@ -174,7 +184,7 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
 			opts.Progress = func(p verdict.Progress) { app.progress("verdict %s: %s", args[0], progressText(p)) }
 			var drift []errs.Warning
 			opts.Warnings = func(w errs.Warning) { drift = append(drift, w) }
-			e, err := verdict.Run(ctx, ws, args[0], opts)
+			e, err := runner.Judge(ctx, ws, args[0], opts, func(line string) { app.phase("verdict %s: %s", args[0], line) })
 			app.endProgress()
 			if err != nil {
 				return err

@@ -25,7 +25,7 @@ var rank = map[string]int{
 	// Use cases that compose others: the demo, the agent runner, the guards.
 	"demo": 5, "harness/agent": 5, "guard": 5,
 	// Surfaces and views over the verdicts and the ledger.
-	"mcp": 4, "report": 4, "worktree": 4,
+	"mcp": 4, "report": 4, "worktree": 4, "runner": 4,
 	// Use cases: judge, profile, propose, read the source.
 	"verdict": 3, "verdict/risk": 3, "profile": 3, "patch": 3, "source": 3,
 	// The domain: the ledger, the config, builds in the jail, the rules.

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/runner"
+)
+
+func init() { register("runner", newRunnerCmd) }
+
+func newRunnerCmd(app *App) *cobra.Command {
+	var opts runner.Options
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "runner [--remote R] [--class NAME] [--once] [--idle D] [--lease D] [--json]",
+		Short: "Judge what agents push, as one runner of a fleet sharing a git remote",
+		Long: `Loop: fetch the ledger from the remote (folding every writer's inbox); pick
+the oldest proposal that has no trusted verdict and no live claim; claim it
+by a create-only push of refs/hone/claims/<patch-id> (a commit signed with
+git config hone.signingkey naming this runner, its class, hone's version,
+the pin and the lease's expiry), or take over a claim whose lease expired
+by a compare-and-swap push; judge it as hone verdict does, renewing the
+lease every third of it; push the verdict entry, its note and the claim's
+release in one atomic push; repeat. Another runner that claimed first is
+skipped, never raced. A runner that loses its claim mid-verdict (its lease
+ran out and another took it over) stops and drops its verdict: one claim,
+at most one verdict.
+
+--class NAME is recorded in every verdict this runner writes (runner_class).
+--once judges at most one proposal and exits: what a CI job runs. --idle D
+exits after D without work (default: never). --lease D is the claim's lease
+(default 15m). Interrupting the runner records the running verdict as
+cancelled and pushes it with the claim's release.
+
+With [ledger] allowed_signers configured, a runner without a signing key is
+refused (exit 3): its verdicts would not count. The remote's pre-receive
+hook (hone hooks install --server) refuses claims, moves and verdicts that
+break these rules; see ledger/FORMAT.md for what holds without it.
+
+Progress goes to stderr, one line per phase; --json prints what was judged,
+an array of {patch_id, verdict, entry_id, summary, error}.
+
+hone runner status [--json] shows the queue, the claims and the runners.`,
+		Example: `  hone runner --class xeon-quiet
+  hone runner --once --class ci-large --idle 2m
+  hone runner status --json`,
+		Annotations: exits(errs.Policy, errs.Busy),
+		Args:        exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if opts.Lease < time.Second {
+				return errs.Usagef("--lease must be at least 1s")
+			}
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			opts.Version = honeVersion()
+			opts.Progress = func(format string, args ...any) { app.phase("runner: "+format, args...) }
+			js, err := runner.Run(ctx, ws, opts)
+			if asJSON {
+				if perr := app.printJSON(js); perr != nil && err == nil {
+					err = perr
+				}
+			} else {
+				for _, j := range js {
+					if j.Error != "" {
+						fmt.Fprintf(app.Out, "%s  not judged: %s\n", j.PatchID, j.Error)
+						continue
+					}
+					fmt.Fprintf(app.Out, "%s  %s  %s\n", j.PatchID, j.Verdict, j.Summary)
+				}
+			}
+			return err
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Remote, "remote", "origin", "the git `REMOTE` the fleet shares")
+	f.StringVar(&opts.Class, "class", "", "this runner's class `NAME`, recorded in every verdict")
+	f.StringVar(&opts.Name, "name", "", "this runner's `NAME` in claims (default: host name and writer id)")
+	f.BoolVar(&opts.Once, "once", false, "judge at most one proposal, then exit")
+	f.DurationVar(&opts.Idle, "idle", 0, "exit after `D` without work (default: never)")
+	f.DurationVar(&opts.Lease, "lease", runner.DefaultLease, "a claim's lease `D`, renewed every third of it")
+	f.DurationVar(&opts.Poll, "poll", 5*time.Second, "look for work every `D` while idle")
+	f.BoolVar(&asJSON, "json", false, "print what was judged as JSON")
+	cmd.AddCommand(newRunnerStatusCmd(app))
+	return cmd
+}
+
+func newRunnerStatusCmd(app *App) *cobra.Command {
+	var remote string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [--remote R] [--json]",
+		Short: "Show the fleet's queue, claims and runners",
+		Long: `Pull the ledger from the remote and show: the queue (proposals without a
+trusted verdict, and how many of them no live claim holds), every claim
+(patch, runner, class, last heartbeat, lease expiry, live or expired), and
+every runner's record (class, hone version, last heartbeat, the patch it is
+judging, its last verdict).
+
+JSON fields (--json): remote, queue, waiting[] (patch ids), claims[]
+(patch_id, runner, class, renewed, expires, live, error), runners[] (runner,
+class, version, last_heartbeat, judging, last_patch, last_verdict,
+last_verdict_at).`,
+		Example:     `  hone runner status --json`,
+		Annotations: exits(errs.NotFound),
+		Args:        exactArgs(0),
+		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := app.workspace()
+			if err != nil {
+				return err
+			}
+			st, err := runner.GetStatus(ctx, ws, remote)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return app.printJSON(st)
+			}
+			return writeRunnerStatus(app, st)
+		}),
+	}
+	cmd.Flags().StringVar(&remote, "remote", "origin", "the git `REMOTE` the fleet shares")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func writeRunnerStatus(app *App, st *runner.Status) error {
+	w := app.Out
+	fmt.Fprintf(w, "queue: %d without a trusted verdict, %d waiting for a runner\n", st.Queue, len(st.Waiting))
+	fmt.Fprintf(w, "claims: %d\n", len(st.Claims))
+	for _, c := range st.Claims {
+		state := "expired"
+		if c.Live {
+			state = "live"
+		}
+		if c.Error != "" {
+			fmt.Fprintf(w, "  %s  unreadable: %s\n", c.PatchID, c.Error)
+			continue
+		}
+		fmt.Fprintf(w, "  %s  %s  class %s  heartbeat %s  lease until %s (%s)\n", c.PatchID, c.Runner, dash(c.Class), c.Renewed.Format(time.RFC3339), c.Expires.Format(time.RFC3339), state)
+	}
+	fmt.Fprintf(w, "runners: %d\n", len(st.Runners))
+	for _, r := range st.Runners {
+		last := "no verdict yet"
+		if r.LastVerdict != "" {
+			last = fmt.Sprintf("last verdict %s on %s at %s", r.LastVerdict, r.LastPatch, r.LastAt.Format(time.RFC3339))
+		}
+		judging := ""
+		if r.Judging != "" {
+			judging = "  judging " + r.Judging
+		}
+		fmt.Fprintf(w, "  %s  class %s  hone %s  heartbeat %s%s  %s\n", r.Runner, dash(r.Class), r.Version, r.Heartbeat.Format(time.RFC3339), judging, last)
+	}
+	return nil
+}
+
+// phase prints one progress line on stderr, terminal or not: a runner's
+// stderr is a service's or a CI job's log, and an agent waiting for the
+// fleet reads its shell's. Nothing with --json.
+func (app *App) phase(format string, args ...any) {
+	if !app.jsonOut {
+		fmt.Fprintf(app.Err, "hone "+format+"\n", args...)
+	}
+}

@@ -1,0 +1,104 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type askedVerdict struct {
+	ID          string `json:"id"`
+	PatchID     string `json:"patch_id"`
+	Verdict     string `json:"verdict"`
+	RunnerClass string `json:"runner_class"`
+}
+
+// An agent clone with no key and a runner remote set asks for verdicts the
+// way it always did, through hone verdict and through MCP run_verdict, and
+// gets the fleet's trusted verdicts back, with progress lines while it waits.
+func TestAgentWithoutAKeyGetsTheFleetsVerdict(t *testing.T) {
+	f := newFixture(t, 1)
+	agent := f.clone("agent", "")
+	f.must(agent, "git", "config", "hone.runnerRemote", "origin")
+	shell := f.propose(agent, "by shell", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	viaMCP := f.propose(agent, "by mcp", patch(`int main(void) { /* mcp */ puts("1"); return 0; }`))
+	r := f.startRunner(f.clone("runner0", f.keys[0]), "--name", "runner0", "--class", "quiet", "--idle", "20s", "--poll", "300ms")
+
+	out, errOut, code := f.run(agent, "hone", "verdict", shell, "--json")
+	var v askedVerdict
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil {
+		t.Fatalf("hone verdict: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if v.PatchID != shell || v.Verdict == "" || v.RunnerClass != "quiet" {
+		t.Errorf("hone verdict returned %+v, want the quiet runner's verdict on %s", v, shell)
+	}
+	out, errOut, code = f.run(agent, "hone", "verdict", shell)
+	if code != 0 || !strings.Contains(out, v.Verdict) {
+		t.Errorf("asking again: exit %d\n%s%s", code, out, errOut)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var lines []string
+	client := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, req.Params.Message)
+		},
+	})
+	session, err := client.Connect(ctx, &sdk.CommandTransport{Command: f.command(agent, "hone", "mcp")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	params := &sdk.CallToolParams{Name: "run_verdict", Arguments: map[string]any{"patch_id": viaMCP}}
+	params.SetProgressToken("t")
+	res, err := session.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("run_verdict: %v %+v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var mv askedVerdict
+	if err := json.Unmarshal(raw, &mv); err != nil {
+		t.Fatal(err)
+	}
+	if mv.PatchID != viaMCP || mv.Verdict == "" || mv.RunnerClass != "quiet" {
+		t.Errorf("run_verdict returned %+v, want the quiet runner's verdict on %s", mv, viaMCP)
+	}
+	mu.Lock()
+	seen := strings.Join(lines, "\n")
+	mu.Unlock()
+	if !strings.Contains(seen, "pushing proposal "+viaMCP) {
+		t.Errorf("run_verdict's progress:\n%s", seen)
+	}
+	for _, l := range f.entries(agent, "verdict") {
+		if l.Signer != "runner0@fleet" {
+			t.Errorf("verdict %s signed by %s", l.ID, l.Signer)
+		}
+	}
+	r.wait(t, 2*time.Minute)
+}
+
+// An agent asks the fleet while no runner is there: after [runner] wait it
+// is told the proposal is queued, exit 8, and no verdict is made up.
+func TestAgentAskingAnIdleFleetIsToldTheProposalIsQueued(t *testing.T) {
+	f := newFixture(t, 1)
+	agent := f.clone("agent", "")
+	f.must(agent, "git", "config", "hone.runnerRemote", "origin")
+	f.write(agent, "hone.toml", honeToml+"\n[runner]\nwait = \"2s\"\n")
+	id := f.propose(agent, "nobody there", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	out, errOut, code := f.run(agent, "hone", "verdict", id)
+	if code != 8 || !strings.Contains(errOut, "it is queued") || !strings.Contains(errOut, "hone verdict "+id+": queued") {
+		t.Fatalf("exit %d, want 8 saying it is queued\n%s%s", code, out, errOut)
+	}
+	if vs := f.entries(agent, "verdict"); len(vs) != 0 {
+		t.Fatalf("verdicts appeared: %+v", vs)
+	}
+}

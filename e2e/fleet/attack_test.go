@@ -1,0 +1,124 @@
+package fleet
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+// heldClaim leaves runner 0's live claim (10 minutes of lease) on a fresh
+// proposal: the runner is killed while judging. It returns the patch id and
+// the claim's commit.
+func heldClaim(t *testing.T, f *fixture, agent string) (string, string) {
+	t.Helper()
+	id := f.propose(agent, "held", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	f.must(agent, "hone", "ledger", "push")
+	r := f.startRunner(f.clone("runner0", f.keys[0]), "--name", "runner0", "--once", "--lease", "10m")
+	r.waitFor(t, "judge "+id+": checkout", 60*time.Second)
+	if err := syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-r.done
+	return id, claimCommit(t, f, id)
+}
+
+func claimCommit(t *testing.T, f *fixture, id string) string {
+	t.Helper()
+	out, _, code := f.run(f.server, "git", "rev-parse", "--verify", "-q", "refs/hone/claims/"+id)
+	if code != 0 {
+		t.Fatalf("the server has no claim on %s", id)
+	}
+	return strings.TrimSpace(out)
+}
+
+// refused asserts a push was refused by the server's hook.
+func refused(t *testing.T, what, errOut string, code int, reason string) {
+	t.Helper()
+	if code == 0 || !strings.Contains(errOut, reason) {
+		t.Fatalf("%s: exit %d, want a refusal saying %q:\n%s", what, code, reason, errOut)
+	}
+}
+
+// An agent with a key of its own, not one allowed_signers lists, runs hone
+// runner itself to claim (and so judge) a proposal: the hook refuses the
+// claim, the runner judges nothing, and the server has no claim.
+func TestAgentCannotPushAClaimOfItsOwn(t *testing.T) {
+	f := newFixture(t, 1)
+	agent := f.clone("agent", "")
+	f.propose(agent, "mine", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	f.must(agent, "hone", "ledger", "push")
+	f.must(f.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "agent", "-f", f.dir+"/agent.key")
+	f.must(agent, "git", "config", "hone.signingkey", f.dir+"/agent.key")
+	_, errOut, _ := f.run(agent, "hone", "runner", "--once", "--name", "agent")
+	if !strings.Contains(errOut, "refused") || !strings.Contains(errOut, "signed by no key") || strings.Contains(errOut, "verdict ") {
+		t.Fatalf("hone runner with the agent's own key: want its claim refused and nothing judged:\n%s", errOut)
+	}
+	// And with plain git: an unsigned claim commit.
+	id := strings.TrimPrefix(f.serverRefs("refs/hone/patches/")[0], "refs/hone/patches/")
+	msg := "hone: claim " + id + "\n\npatch = \"" + id + "\"\nrunner = \"agent\"\nclass = \"\"\nversion = \"\"\npin = \"\"\nrenewed = 2026-01-01T00:00:00Z\nexpires = 2099-01-01T00:00:00Z\n"
+	c := strings.TrimSpace(f.must(agent, "git", "commit-tree", emptyTree, "-m", msg))
+	_, errOut, code := f.run(agent, "git", "push", "origin", c+":refs/hone/claims/"+id)
+	refused(t, "an unsigned claim pushed with git", errOut, code, "signed by no key")
+	if claims := f.serverRefs("refs/hone/claims/"); len(claims) != 0 {
+		t.Fatalf("the server holds claims %v", claims)
+	}
+}
+
+// An agent deletes a runner's live claim, or moves it to a commit of its
+// own, to free the patch for a runner it prefers: both are refused and the
+// claim stays where the runner put it.
+func TestAgentCannotDeleteOrMoveARunnersClaim(t *testing.T) {
+	f := newFixture(t, 1)
+	agent := f.clone("agent", "")
+	id, held := heldClaim(t, f, agent)
+	_, errOut, code := f.run(agent, "git", "push", "origin", ":refs/hone/claims/"+id)
+	refused(t, "deleting the claim", errOut, code, "released only together with its verdict")
+	f.must(agent, "git", "fetch", "-q", "origin", "refs/hone/claims/"+id)
+	msg := f.must(agent, "git", "show", "-s", "--format=%B", "FETCH_HEAD")
+	moved := strings.TrimSpace(f.must(agent, "git", "commit-tree", emptyTree, "-p", held, "-m", strings.Replace(msg, "runner0", "agent", 1)))
+	_, errOut, code = f.run(agent, "git", "push", "origin", moved+":refs/hone/claims/"+id)
+	refused(t, "moving the claim", errOut, code, "signed by no key")
+	if now := claimCommit(t, f, id); now != held {
+		t.Fatalf("the claim moved from %s to %s", held, now)
+	}
+}
+
+// A second runner, with a key allowed_signers does list, judges a patch
+// another runner holds a live claim on and pushes its verdict: the hook
+// refuses it, and the server's ledger has no verdict on the patch.
+func TestRunnerCannotPushAVerdictForAClaimItDoesNotHold(t *testing.T) {
+	f := newFixture(t, 2)
+	agent := f.clone("agent", "")
+	id, _ := heldClaim(t, f, agent)
+	other := f.clone("runner1", f.keys[1])
+	f.must(other, "hone", "ledger", "pull")
+	f.must(other, "hone", "verdict", id)
+	_, errOut, code := f.run(other, "hone", "ledger", "push")
+	refused(t, "the other runner's verdict", errOut, code, "holds a claim on")
+	if vs := f.entries(f.clone("fresh", ""), "verdict"); len(vs) != 0 {
+		t.Fatalf("the server has verdicts %+v", vs)
+	}
+}
+
+// A second runner judges a patch before the first runner's verdict on it
+// arrives, and pushes its own after: the patch already has its verdict, so
+// the hook refuses the second one.
+func TestRunnerCannotPushASecondVerdictForAJudgedClaim(t *testing.T) {
+	f := newFixture(t, 2)
+	agent := f.clone("agent", "")
+	id := f.propose(agent, "twice", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	f.must(agent, "hone", "ledger", "push")
+	late := f.clone("runner1", f.keys[1])
+	f.must(late, "hone", "ledger", "pull")
+	f.must(late, "hone", "verdict", id)
+	r := f.startRunner(f.clone("runner0", f.keys[0]), "--name", "runner0", "--once")
+	r.wait(t, 2*time.Minute)
+	_, errOut, code := f.run(late, "hone", "ledger", "push")
+	refused(t, "the late runner's verdict", errOut, code, "already has a")
+	if vs := f.entries(f.clone("fresh", ""), "verdict"); len(vs) != 1 {
+		t.Fatalf("the server has %d verdicts on %s, want 1: %+v", len(vs), id, vs)
+	}
+}

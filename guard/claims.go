@@ -1,0 +1,51 @@
+package guard
+
+import (
+	"context"
+	"time"
+
+	"github.com/hone-perf/hone/ledger"
+)
+
+func init() {
+	RegisterReceiveCheck(fleetNamespaces, func(ctx context.Context, rc *Receive) ([]Violation, error) {
+		return rc.checkFleet(ctx, rc.Server, rc.Updates, rc.Proposed)
+	})
+}
+
+// fleetNamespaces are the rows `hone hooks install --server` shows for the
+// fleet's refs.
+func fleetNamespaces(*Policy) []Namespace {
+	return []Namespace{
+		{Refs: ledger.InboxRefPrefix + "<writer>/{ledger,notes}", Writer: "each writer (agents, runners, people), its own",
+			Checks: "the ledger branch's and the notes' rules: appends only, entries only, verdicts signed by an allowed signer; never deleted"},
+		{Refs: ledger.ClaimRefPrefix + "<patch-id>", Writer: "runners whose key allowed_signers lists",
+			Checks: "created once by a listed key with a live lease; moved only to a child signed by the same key (heartbeat) or, after expiry, another listed key (takeover); deleted only with a verdict signed by its key"},
+		{Refs: ledger.RunnerRefPrefix + "<runner>", Writer: "that runner",
+			Checks: "the runner's own record, signed by a listed key"},
+	}
+}
+
+// checkFleet is the pre-receive's check of the runner fleet's refs: the
+// writers' inboxes, claims and runner records, and the rule that a verdict
+// on a claimed patch comes only with the release of the claim its signer
+// held (see ledger.Server.CheckFleet). The proposals the inboxes bring are
+// added to proposed, for the patch refs pushed with them.
+func (p *Policy) checkFleet(ctx context.Context, srv *ledger.Server, updates []RefUpdate, proposed map[string]ledger.Proposed) ([]Violation, error) {
+	ups := make([]ledger.Update, len(updates))
+	for i, u := range updates {
+		ups[i] = ledger.Update{Ref: u.Ref, Old: hashOf(u.Old), New: hashOf(u.New)}
+	}
+	refused, props, err := srv.CheckFleet(ctx, ups, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	for id, pr := range props {
+		proposed[id] = pr
+	}
+	vs := make([]Violation, 0, len(refused))
+	for _, r := range refused {
+		vs = append(vs, Violation{Ref: r.Ref, Path: r.Path, Rule: r.Rule})
+	}
+	return vs, nil
+}

@@ -1,0 +1,124 @@
+package ledger_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/ledger"
+)
+
+// sharedRemote is a bare remote with main pushed from a first clone, and
+// a way to make more clones of it.
+func sharedRemote(t *testing.T) (remote string, first string, clone func(name string) string) {
+	t.Helper()
+	base := t.TempDir()
+	remote = filepath.Join(base, "remote.git")
+	testgit.Git(t, base, "init", "-q", "--bare", "-b", "main", remote)
+	first = newRepo(t)
+	testgit.Git(t, first, "remote", "add", "origin", remote)
+	testgit.Git(t, first, "push", "-q", "origin", "main")
+	return remote, first, func(name string) string {
+		dir := filepath.Join(base, name)
+		testgit.Git(t, base, "clone", "-q", remote, dir)
+		return dir
+	}
+}
+
+// Writers push at once, and most lose the race for the branch: each
+// still lands its entries in its inbox without giving up, and one more
+// fold brings every entry onto the branch plain git reads.
+func TestConcurrentWritersAllArriveThroughTheirInboxes(t *testing.T) {
+	remote, _, clone := sharedRemote(t)
+	const writers, each = 8, 2
+	var wg sync.WaitGroup
+	failures := make(chan error, writers*each)
+	for w := range writers {
+		dir := clone(fmt.Sprintf("w%d", w))
+		l := openLedger(t, dir)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				appendProfiles(t, l, fmt.Sprintf("w%d-%d", w, i), 1)
+				if _, err := l.Push(ctx, "origin"); err != nil {
+					failures <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(failures)
+	for err := range failures {
+		t.Errorf("a push gave up: %v", err)
+	}
+	inboxes := strings.Fields(testgit.Git(t, remote, "for-each-ref", "--format=%(refname)", ledger.InboxRefPrefix))
+	if len(inboxes) != writers {
+		t.Errorf("the remote has %d inbox refs, want one ledger inbox for each of %d writers: %v", len(inboxes), writers, inboxes)
+	}
+	last := clone("last")
+	ll := openLedger(t, last)
+	if _, err := ll.Push(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	all, err := ll.List(ctx, ledger.Filter{})
+	if err != nil || len(all) != writers*each {
+		t.Fatalf("a fresh clone holds %d entries (%v), want %d", len(all), err, writers*each)
+	}
+	assertSound(t, last, ll)
+	tree := testgit.Git(t, remote, "ls-tree", "-r", "--name-only", "hone/ledger")
+	if n := strings.Count(tree, ".toml"); n != writers*each {
+		t.Fatalf("the remote's branch holds %d entries after a fold, want %d:\n%s", n, writers*each, tree)
+	}
+}
+
+// A writer whose entries reached only its inbox (its offer of the branch
+// lost to another writer's) is folded in by the next pull elsewhere; an
+// inbox that changes an entry another ledger has is an integrity error.
+func TestAnInboxIsFoldedByTheNextPullAndHeldToTheSameEntries(t *testing.T) {
+	_, a, clone := sharedRemote(t)
+	la := openLedger(t, a)
+	appendProfiles(t, la, "a", 2)
+	if _, err := la.Push(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	d := clone("d")
+	ld := openLedger(t, d)
+	if _, err := ld.Pull(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	appendProfiles(t, ld, "d", 3)
+	testgit.Git(t, d, "push", "-q", "origin", "hone/ledger:"+ledger.InboxLedgerRef("dddd"))
+	rep, err := la.Pull(ctx, "origin")
+	if err != nil || rep.EntriesAdded != 3 || rep.Ledger != "merged" {
+		t.Fatalf("pull into a = %+v, %v; want d's 3 entries folded in", rep, err)
+	}
+	assertSound(t, a, la)
+	if rep, err := la.Pull(ctx, "origin"); err != nil || rep.EntriesAdded != 0 {
+		t.Fatalf("pulling again = %+v, %v; want nothing new", rep, err)
+	}
+
+	// An inbox holding a changed copy of one of a's entries.
+	e := clone("e")
+	le := openLedger(t, e)
+	if _, err := le.Pull(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	p := strings.Fields(testgit.Git(t, e, "ls-tree", "-r", "--name-only", "hone/ledger"))
+	var entry string
+	for _, f := range p {
+		if strings.HasSuffix(f, ".toml") {
+			entry = f
+		}
+	}
+	rewriteEntry(t, e, entry, "forged = true\n")
+	testgit.Git(t, e, "push", "-q", "origin", "hone/ledger:"+ledger.InboxLedgerRef("eeee"))
+	_, err = la.Pull(ctx, "origin")
+	if errs.CodeOf(err) != errs.Invalid {
+		t.Fatalf("pulling a forged inbox: %v, want an integrity error", err)
+	}
+}

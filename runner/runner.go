@@ -1,0 +1,396 @@
+// Package runner is the loop a quiet machine holding the signing key runs to
+// judge what agents anywhere propose, coordinated with other runners through
+// the git remote alone: a create-only claim ref per patch, a lease renewed
+// by compare-and-swap, and one atomic push of the verdict with the claim's
+// release (see ledger/FORMAT.md, "Runner fleet").
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
+	"github.com/hone-perf/hone/workspace"
+)
+
+// Options are one runner's settings.
+type Options struct {
+	Remote  string        // the git remote the fleet shares (default origin)
+	Class   string        // the runner class, recorded in every verdict
+	Name    string        // the runner's name in claims (default host/writer id)
+	Version string        // hone's version, recorded in every claim
+	Once    bool          // judge at most one proposal, then return
+	Idle    time.Duration // return after this long without work; 0: never
+	Lease   time.Duration // how long a claim holds without a heartbeat (default 15m)
+	Poll    time.Duration // how often to look for work while idle (default 5s)
+	// Progress, when set, is told each phase in a line for people.
+	Progress func(format string, args ...any)
+}
+
+// DefaultLease is a claim's lease when Options.Lease is zero.
+const DefaultLease = 15 * time.Minute
+
+// Judgement is what the runner did with one proposal.
+type Judgement struct {
+	PatchID string `json:"patch_id"`
+	Verdict string `json:"verdict,omitempty"`
+	EntryID string `json:"entry_id,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+type runner struct {
+	ws     *workspace.Workspace
+	opts   Options
+	l      *ledger.Ledger
+	writer string
+	record plumbing.Hash // this runner's record on the remote
+	last   ledger.RunnerRecord
+	failed map[string]bool // patches this run could not judge: not picked again
+	pairs  atomic.Int64    // bench pairs of the running verdict, for the heartbeat's record
+}
+
+// Run loops: pull the ledger, pick the oldest proposal without a trusted
+// verdict and without a live claim, claim it, judge it, push the verdict
+// with the claim's release, repeat. It returns what it judged when ctx ends
+// (a cancelled verdict is recorded and pushed first), after one proposal
+// with Once, or when Idle passes without work. With allowed signers
+// configured, a runner without a signing key is refused before anything
+// runs: its verdicts would not count.
+func Run(ctx context.Context, ws *workspace.Workspace, opts Options) ([]Judgement, error) {
+	r, err := start(ctx, ws, &opts)
+	if err != nil {
+		return nil, err
+	}
+	out := []Judgement{}
+	idleSince := time.Now()
+	for {
+		if ctx.Err() != nil {
+			return out, nil
+		}
+		j, worked, err := r.step(ctx)
+		if err != nil {
+			return out, err
+		}
+		if worked {
+			out = append(out, j)
+			idleSince = time.Now()
+		}
+		if opts.Once {
+			return out, nil
+		}
+		if worked {
+			continue
+		}
+		if opts.Idle > 0 && time.Since(idleSince) >= opts.Idle {
+			r.progress("idle for %s: stopping", opts.Idle)
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, nil
+		case <-time.After(min(opts.Poll, max(opts.Idle-time.Since(idleSince), time.Millisecond))):
+		}
+	}
+}
+
+func start(ctx context.Context, ws *workspace.Workspace, opts *Options) (*runner, error) {
+	if opts.Remote == "" {
+		opts.Remote = "origin"
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 5 * time.Second
+	}
+	l := ledger.Open(ws)
+	tr, err := l.Trust(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if tr.Configured() && l.SigningKey() == "" {
+		return nil, errs.Policyf("refused: [ledger] allowed_signers is configured (%s), and this runner has no signing key, so its verdicts would not count; set `git config hone.signingkey` to a key that file lists", tr.File)
+	}
+	writer, err := l.WriterID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		host, _ := os.Hostname()
+		opts.Name = host + "-" + writer[:8]
+	}
+	if !validRunnerName(opts.Name) {
+		return nil, errs.Usagef("runner name %q: use letters, digits, '.', '_' and '-' only", opts.Name)
+	}
+	return &runner{ws: ws, opts: *opts, l: l, writer: writer, failed: map[string]bool{}}, nil
+}
+
+func validRunnerName(s string) bool {
+	if s == "" || len(s) > 100 || s[0] == '.' || s[0] == '-' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *runner) progress(format string, args ...any) {
+	if r.opts.Progress != nil {
+		r.opts.Progress(format, args...)
+	}
+}
+
+// step does one round: fetch, pick, claim, judge, push. worked is false
+// when nothing was there to judge.
+func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error) {
+	r.progress("fetch %s", r.opts.Remote)
+	// Claims first, then the ledger: a claim released after this fetch
+	// was released with its verdict, which the pull then brings, so a
+	// patch is never seen both unclaimed and unjudged once judged.
+	fleet, err := r.l.FetchFleet(ctx, r.opts.Remote)
+	if err != nil {
+		return j, false, err
+	}
+	if _, err := r.l.Pull(ctx, r.opts.Remote); err != nil {
+		return j, false, err
+	}
+	if rec, ok := fleet.Runners[r.opts.Name]; ok {
+		r.record, r.last = rec.Commit, *rec.RunnerRecord
+	}
+	cands, err := r.candidates(ctx, fleet)
+	if err != nil {
+		return j, false, err
+	}
+	if len(cands) == 0 {
+		r.progress("queue empty")
+		return j, false, nil
+	}
+	for _, c := range cands {
+		cl, err := r.claim(ctx, c, fleet.Claims[c.PatchID])
+		if errors.Is(err, ledger.ErrLostRace) {
+			r.progress("claim %s: another runner was first", c.PatchID)
+			continue
+		}
+		if errs.CodeOf(err) == errs.Policy {
+			// The hook refused this claim (the patch was judged meanwhile,
+			// or a loaded machine pushed it after its own lease): another
+			// round decides afresh.
+			r.progress("claim %s refused: %v", c.PatchID, err)
+			continue
+		}
+		if err != nil {
+			return j, false, err
+		}
+		j, err := r.judge(ctx, c, cl)
+		return j, true, err
+	}
+	r.progress("every pending proposal is claimed by another runner")
+	return j, false, nil
+}
+
+// candidates are the proposals this runner may claim, in the queue's order: no
+// trusted verdict, no verdict running here, no live claim on the remote.
+func (r *runner) candidates(ctx context.Context, fleet *ledger.Fleet) ([]ledger.Attempt, error) {
+	// The queue's order is by arrival, round robin across proposers, so a
+	// flood from one agent delays the others by one turn, never starves them.
+	attempts, err := r.l.Queue(ctx, ledger.QueueOptions{})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var out []ledger.Attempt
+	for _, a := range attempts {
+		if r.failed[a.PatchID] {
+			continue
+		}
+		if c, ok := fleet.Claims[a.PatchID]; ok && c.Live(now) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// held is a claim this runner holds: its commit on the remote and content.
+type held struct {
+	commit plumbing.Hash
+	claim  ledger.Claim
+}
+
+// claim pushes a claim on a: create-only, or the compare-and-swap takeover
+// of an expired one. It returns ErrLostRace when another runner was first.
+func (r *runner) claim(ctx context.Context, a ledger.Attempt, prev ledger.RemoteClaim) (*held, error) {
+	now := time.Now().UTC()
+	c := ledger.Claim{Patch: a.PatchID, Runner: r.opts.Name, Class: r.opts.Class, Version: r.opts.Version,
+		Pin: a.Pin, Renewed: now, Expires: now.Add(r.opts.Lease)}
+	h, err := r.l.WriteClaim(ctx, &c, prev.Commit)
+	if err != nil {
+		return nil, err
+	}
+	ups := []ledger.RefPush{{Ref: ledger.ClaimRef(a.PatchID), Old: prev.Commit, New: h}}
+	rec, err := r.recordUpdate(ctx, a.PatchID, now, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.l.PushRefs(ctx, r.opts.Remote, append(ups, rec)); err != nil {
+		return nil, err
+	}
+	r.record, r.last.Heartbeat, r.last.Judging = rec.New, now, a.PatchID
+	if prev.Commit.IsZero() {
+		r.progress("claimed %s (lease until %s)", a.PatchID, c.Expires.Format(time.RFC3339))
+	} else {
+		r.progress("took over %s from %s, whose lease ended %s (lease until %s)", a.PatchID, prevRunner(prev), prevExpiry(prev), c.Expires.Format(time.RFC3339))
+	}
+	return &held{commit: h, claim: c}, nil
+}
+
+func prevRunner(c ledger.RemoteClaim) string {
+	if c.Claim == nil {
+		return "an unreadable claim"
+	}
+	return c.Runner
+}
+
+func prevExpiry(c ledger.RemoteClaim) string {
+	if c.Claim == nil {
+		return "never"
+	}
+	return c.Expires.Format(time.RFC3339)
+}
+
+// recordUpdate writes this runner's next record: seen at now, judging
+// patch ("" when done), with verdict v when one was just reached.
+func (r *runner) recordUpdate(ctx context.Context, patch string, now time.Time, v *verdict.Entry) (ledger.RefPush, error) {
+	rec := r.last
+	rec.Runner, rec.Class, rec.Version, rec.Heartbeat, rec.Judging = r.opts.Name, r.opts.Class, r.opts.Version, now, patch
+	rec.Pairs = 0
+	if patch != "" {
+		rec.Pairs = int(r.pairs.Load())
+	}
+	if v != nil {
+		rec.LastPatch, rec.LastVerdict, rec.LastAt = v.PatchID, v.Verdict, now
+	}
+	h, err := r.l.WriteRunnerRecord(ctx, &rec, r.record)
+	if err != nil {
+		return ledger.RefPush{}, err
+	}
+	return ledger.RefPush{Ref: ledger.RunnerRefPrefix + r.opts.Name, Old: r.record, New: h}, nil
+}
+
+// judge judges a claimed proposal, renewing the lease while it runs, and
+// pushes the verdict with the claim's release.
+func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgement, error) {
+	j := Judgement{PatchID: a.PatchID}
+	sc, err := newScratch(ctx, r.ws)
+	if err != nil {
+		return j, err
+	}
+	judgeCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.pairs.Store(0)
+	hb := r.heartbeat(judgeCtx, cancel, cl)
+	e, err := verdict.Run(judgeCtx, sc.ws, a.PatchID, verdict.Options{
+		RunnerClass: r.opts.Class,
+		Progress: func(p verdict.Progress) {
+			if p.Phase == "bench" && p.Pairs > 0 {
+				r.pairs.Store(int64(p.Pairs))
+				r.progress("judge %s: bench %d/%d pairs", a.PatchID, p.Pairs, p.MaxPairs)
+			} else if p.Phase != "bench" {
+				r.progress("judge %s: %s", a.PatchID, p.Phase)
+			}
+		},
+	})
+	cancel(nil)
+	lost := <-hb
+	if lost != nil {
+		// Another runner holds the claim now: whatever this runner
+		// recorded stays in its scratch ledger, never pushed, so the
+		// proposal has one outcome, the new holder's.
+		r.progress("judge %s: %v; its verdict is dropped", a.PatchID, lost)
+		j.Error = lost.Error()
+		return j, nil
+	}
+	interrupted := ctx.Err() != nil
+	if err != nil && !interrupted {
+		// Nothing recorded (the proposal cannot be judged here): end the
+		// lease now so another runner may try, and skip it from now on.
+		r.failed[a.PatchID] = true
+		j.Error = err.Error()
+		r.progress("judge %s: not judged: %v", a.PatchID, err)
+		return j, r.giveUp(context.WithoutCancel(ctx), a.PatchID, cl)
+	}
+	if e == nil {
+		// Interrupted: Run recorded the cancelled verdict; read it back.
+		e = &verdict.Entry{Common: ledger.Common{PatchID: a.PatchID, Verdict: ledger.VerdictCancelled}}
+	}
+	pushCtx := context.WithoutCancel(ctx)
+	if err := r.release(pushCtx, a.PatchID, cl, sc, e); err != nil {
+		return j, err
+	}
+	j.Verdict, j.EntryID, j.Summary = e.Verdict, e.ID, e.Summary
+	r.progress("verdict %s: %s %s", a.PatchID, e.Verdict, e.Summary)
+	// Offer the folded branch to the remote, as any writer does.
+	if _, err := r.l.Push(pushCtx, r.opts.Remote); err != nil {
+		r.progress("verdict %s pushed to this runner's inbox; folding it into the branch failed: %v", a.PatchID, err)
+	}
+	if interrupted {
+		return j, errs.Wrap(errs.Failure, ctx.Err(), "the verdict on %s was interrupted, recorded as cancelled and its claim released", a.PatchID)
+	}
+	return j, nil
+}
+
+// release pushes, in one atomic push, the scratch ledger and notes (holding
+// the verdict) to this runner's inbox, the deletion of its claim, and its
+// record.
+func (r *runner) release(ctx context.Context, patch string, cl *held, sc *scratch, e *verdict.Entry) error {
+	tip, notes, err := sc.tips()
+	if err != nil {
+		return err
+	}
+	rec, err := r.recordUpdate(ctx, "", time.Now().UTC(), e)
+	if err != nil {
+		return err
+	}
+	ups := []ledger.RefPush{
+		{Ref: ledger.InboxLedgerRef(r.writer), New: tip, Unleased: true},
+		{Ref: ledger.ClaimRef(patch), Old: cl.commit},
+		rec,
+	}
+	if !notes.IsZero() {
+		ups = append(ups, ledger.RefPush{Ref: ledger.InboxNotesRef(r.writer), New: notes, Unleased: true})
+	}
+	if err := r.l.PushRefs(ctx, r.opts.Remote, ups); err != nil {
+		return fmt.Errorf("cannot push the verdict on %s with its claim's release: %w", patch, err)
+	}
+	r.record = rec.New
+	return r.l.Adopt(ctx, tip, notes)
+}
+
+// giveUp ends this runner's lease on a proposal it could not judge: the
+// claim stays, expired at once, so another runner may take it over.
+func (r *runner) giveUp(ctx context.Context, patch string, cl *held) error {
+	c := cl.claim
+	c.Renewed = time.Now().UTC()
+	c.Expires = c.Renewed
+	h, err := r.l.WriteClaim(ctx, &c, cl.commit)
+	if err != nil {
+		return err
+	}
+	err = r.l.PushRefs(ctx, r.opts.Remote, []ledger.RefPush{{Ref: ledger.ClaimRef(patch), Old: cl.commit, New: h}})
+	if errors.Is(err, ledger.ErrLostRace) {
+		return nil
+	}
+	return err
+}
