@@ -72,6 +72,10 @@ type BenchConfig struct {
 	// and mirrored here for JSON readers of the old key.
 	Seed    int64    `toml:"seed" json:"seed"`
 	Timeout Duration `toml:"timeout" json:"timeout"` // per benchmark run
+	// MaxSpeedup is the most a deciding benchmark of a harness may speed
+	// up before a person must look: a loop that got 20 times cheaper has
+	// more likely stopped doing its work than been optimised.
+	MaxSpeedup float64 `toml:"max_speedup" json:"max_speedup"`
 	// Format is how the bench command reports: "process" (the default: the
 	// command is one workload, timed whole), "go" or "google-benchmark"
 	// (a benchmark harness, one sample per benchmark; see benchformat).
@@ -220,6 +224,7 @@ var DefaultBench = BenchConfig{
 	OrderSeed:  1,
 	Seed:       1,
 	Timeout:    Duration{10 * time.Minute},
+	MaxSpeedup: 20,
 	Format:     benchformat.Process,
 }
 

@@ -367,6 +367,12 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 	if def("timeout") {
 		dst.Timeout = src.Timeout
 	}
+	if def("max_speedup") {
+		if src.MaxSpeedup <= 1 {
+			return p.errf(k("max_speedup"), "must be more than 1, e.g. 20")
+		}
+		dst.MaxSpeedup = src.MaxSpeedup
+	}
 	if dst.MaxPairs < dst.Pairs {
 		return p.errf(k("max_pairs"), "must be at least pairs (%d)", dst.Pairs)
 	}
