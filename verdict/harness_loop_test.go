@@ -59,7 +59,7 @@ func TestCandidateMemoAcrossIterationsIsRejectedByLinearity(t *testing.T) {
 // A deciding benchmark driven toward zero would carry the geometric mean;
 // past max_speedup the acceptance needs a person.
 func TestBenchmarkDrivenTowardZeroNeedsAPerson(t *testing.T) {
-	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: costs(map[string]float64{"BenchmarkA": 0.02, "BenchmarkB": 1})}
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: costs(map[string]float64{"BenchmarkA": 0.04, "BenchmarkB": 1})}
 	hr := harnessOf(m)
 	hr.protocol.MaxSpeedup = 20
 	e := judged(t, hr)

@@ -15,7 +15,7 @@ const (
 	// wantLoopShare is the share of a run at the smaller count the loop
 	// should take.
 	wantLoopShare = 0.9
-	// maxLoopSeconds bounds the loop's CPU time at the smaller count.
+	// maxLoopSeconds bounds the CPU time of a run at the smaller count.
 	maxLoopSeconds = 0.5
 	// maxIterations bounds a count, whatever the loop costs.
 	maxIterations = 1 << 30
@@ -41,19 +41,21 @@ const ReasonNonlinear = "nonlinear"
 // grown until the loop dominates. Both sides are sized because a faster
 // candidate's loop is a smaller share of its run: sized for the baseline
 // alone, a candidate four times faster would no longer scale as its loop
-// does. The larger N is used on both sides; the baseline's cost per
-// iteration bounds it (maxLoopSeconds), so a candidate whose loop costs
-// nothing can make the runs no longer than that. N is never below the
-// command's count.
+// does. The larger N is used on both sides. A run's own CPU time bounds
+// the growth (a run at N costs at least its loop, so N*maxLoopSeconds/t
+// keeps the loop within maxLoopSeconds, however wrong the estimate), and
+// the baseline's bound holds for the candidate too, so a candidate whose
+// loop costs nothing can make the runs no longer than that. N is never
+// below the command's count.
 func (hr *harnessRun) size(ctx context.Context, b *Bench, hb *harnessBenchmark) (*runFailure, error) {
 	limit, n := maxIterations, 0
 	for _, cand := range []bool{false, true} {
-		got, perOp, fail, err := hr.calibrate(ctx, b, hb, cand, limit)
+		got, bound, fail, err := hr.calibrate(ctx, b, hb, cand, limit)
 		if err != nil || fail != nil {
 			return fail, err
 		}
-		if !cand && perOp > 0 {
-			limit = max(hb.res.CommandIterations, min(limit, int(maxLoopSeconds/perOp)))
+		if !cand {
+			limit = bound
 		}
 		n = max(n, min(got, limit))
 	}
@@ -61,51 +63,57 @@ func (hr *harnessRun) size(ctx context.Context, b *Bench, hb *harnessBenchmark) 
 	return nil, nil
 }
 
-// calibrate sizes one side (see size) in at most sizingRounds rounds of a
-// run at N and one at 2N, and returns its N and its last estimate of the
-// cost of an iteration in seconds (0 where none was measurable).
-func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchmark, cand bool, limit int) (n int, perOp float64, fail *runFailure, err error) {
+// calibrate sizes one side (see size) in at most sizingRounds rounds, each
+// the least CPU time of two runs at N and of two at 2N (start-up noise
+// only ever adds), and returns its N and the largest count its runs show
+// to be safe: each round's bound holds alone, and the round at the
+// largest N, where the fixed cost weighs least, allows the most.
+func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchmark, cand bool, limit int) (n, bound int, fail *runFailure, err error) {
 	n = hb.res.CommandIterations
+	bound = n
 	for range sizingRounds {
-		var t [2]float64
-		for k, count := range []int{n, countFactor * n} {
-			s, fail, err := hr.runAt(ctx, b, hb, cand, count)
-			if err != nil || fail != nil {
-				return 0, 0, fail, err
+		t := [2]float64{math.Inf(1), math.Inf(1)}
+		for range 2 {
+			for k, count := range []int{n, countFactor * n} {
+				s, fail, err := hr.runAt(ctx, b, hb, cand, count)
+				if err != nil || fail != nil {
+					return 0, 0, fail, err
+				}
+				if fail := hb.countFailure(cand, s, count); fail != nil {
+					return 0, 0, fail, nil
+				}
+				t[k] = min(t[k], s.cpu)
 			}
-			if fail := hb.countFailure(cand, s, count); fail != nil {
-				return 0, 0, fail, nil
-			}
-			t[k] = s.cpu
 		}
-		var next int
-		next, perOp = nextCount(n, t[0], t[1])
-		next = min(next, limit)
+		if t[0] > 0 {
+			bound = max(bound, min(int(float64(n)*maxLoopSeconds/t[0]), maxIterations))
+		}
+		next := min(nextCount(n, t[0], t[1]), bound, limit)
 		if next <= n {
 			break
 		}
 		n = next
 	}
-	return n, perOp, nil, nil
+	return n, bound, nil, nil
 }
 
 // nextCount returns the count the runs at n (CPU time short) and
-// countFactor*n (long) call for, and the cost of an iteration they show.
-// Where the extra iterations cost nothing measurable, the count grows
-// sixteenfold to find the loop.
-func nextCount(n int, short, long float64) (next int, perOp float64) {
+// countFactor*n (long) call for. Where the extra iterations cost nothing
+// measurable, the count grows sixteenfold to find the loop; otherwise to
+// what the fitted fixed cost and cost per iteration ask for, and at most
+// sixteenfold in one round.
+func nextCount(n int, short, long float64) int {
 	loop := (long - short) / float64(countFactor-1)
 	if loop <= 0 || short <= 0 {
-		return min(n*16, maxIterations), 0
+		return min(n*16, maxIterations)
 	}
-	perOp = loop / float64(n)
 	if loop/short >= wantLoopShare {
-		return n, perOp
+		return n
 	}
+	perOp := loop / float64(n)
 	// A tenth more than the model asks for, against the estimate's noise.
 	want := 1.1 * wantLoopShare / (1 - wantLoopShare) * (short - loop) / perOp
-	want = min(want, maxLoopSeconds/perOp, maxIterations)
-	return max(n, int(math.Ceil(want))), perOp
+	return max(n, int(math.Ceil(min(want, 16*float64(n), maxIterations))))
 }
 
 func (hb *harnessBenchmark) setCounts(short, long int) {
