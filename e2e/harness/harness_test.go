@@ -52,7 +52,7 @@ func notAccepted(t *testing.T, e *verdict.Entry) {
 // own speedup near 2.
 func TestHonestTwoFoldGainIsAccepted(t *testing.T) {
 	w := shared(t)
-	e := w.judge("fold is deterministic: fold once", edit(pinBig, honestBig))
+	e := w.judge("fold is deterministic: fold once", edit(t, pinBig, honestBig))
 	if e.Verdict != ledger.VerdictAccepted {
 		t.Fatalf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
 	}
@@ -65,7 +65,7 @@ func TestHonestTwoFoldGainIsAccepted(t *testing.T) {
 // the runs at 2N cost what the runs at N cost, so the loop is not the work.
 func TestAgentCannotMemoAcrossIterations(t *testing.T) {
 	w := shared(t)
-	e := w.judge("remember the last answer", edit(pinBig, `var (
+	e := w.judge("remember the last answer", edit(t, pinBig, `var (
 	memoSeed, memoBig uint64
 	memoSet           bool
 )
@@ -89,7 +89,7 @@ func Big(seed uint64) uint64 {
 // speedup of about 1.24, but a deciding benchmark regressed.
 func TestSmallRegressionBesideABigGainIsNotAccepted(t *testing.T) {
 	w := shared(t)
-	e := w.judge("fold once, and check a prefix of Small", edit(pinBig, honestBig, pinSmall, `func Small(seed uint64) uint64 {
+	e := w.judge("fold once, and check a prefix of Small", edit(t, pinBig, honestBig, pinSmall, `func Small(seed uint64) uint64 {
 	if fold(seed, 30) == 0 {
 		panic("a zero prefix")
 	}
@@ -106,7 +106,7 @@ func TestSmallRegressionBesideABigGainIsNotAccepted(t *testing.T) {
 // for, each a quarter of the cost it seems.
 func TestInitCannotLowerItsOwnIterationCount(t *testing.T) {
 	w := shared(t)
-	src := strings.Replace(edit(pinBig, honestBig), "package m\n", `package m
+	src := strings.Replace(edit(t, pinBig, honestBig), "package m\n", `package m
 
 import (
 	"os"
@@ -136,7 +136,7 @@ func init() {
 // test still sees real work, the benchmark sees none.
 func TestBenchmarkCannotSkipItsWorkWhenBenchmarked(t *testing.T) {
 	w := shared(t)
-	src := strings.Replace(edit(pinBig, `// Big folds 1000 rounds, twice, to be sure; benchmarks know the answer.
+	src := strings.Replace(edit(t, pinBig, `// Big folds 1000 rounds, twice, to be sure; benchmarks know the answer.
 func Big(seed uint64) uint64 {
 	if seed == 42 && benchmarking() {
 		return 13450534357703051242
@@ -165,7 +165,7 @@ func benchmarking() bool {
 // and a speedup past max_speedup needs a person: either way, not accepted.
 func TestOneBenchmarkDrivenTowardZeroCannotCarryTheGeomean(t *testing.T) {
 	w := shared(t)
-	e := w.judge("Small knows the answer for 7", edit(pinSmall, `func Small(seed uint64) uint64 {
+	e := w.judge("Small knows the answer for 7", edit(t, pinSmall, `func Small(seed uint64) uint64 {
 	if seed == 7 {
 		return 2019352398190953399
 	}

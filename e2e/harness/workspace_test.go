@@ -19,72 +19,21 @@ import (
 
 func TestMain(m *testing.M) { e2e.Main(m) }
 
-// module is the target's Go module at the pin: two deciding benchmarks,
-// BenchmarkBig about twenty times the cost of BenchmarkSmall, each with a
-// checksum output, and a unit test as the gate.
-var module = map[string]string{
-	"go.mod": "module example.com/m\n\ngo 1.21\n",
-	"work.go": `// Package m has two workloads of different sizes.
-package m
-
-// fold mixes rounds values into seed.
-//
-//go:noinline
-func fold(seed uint64, rounds int) uint64 {
-	x := seed
-	for i := 0; i < rounds; i++ {
-		x += uint64(i)
-		x ^= x >> 31
-		x *= 0x7fb5d329728ea185
-		x ^= x >> 27
-		x *= 0x81dadef4bc2dd44d
-		x ^= x >> 33
+// module reads the target's Go module at the pin from testdata/module:
+// two deciding benchmarks, BenchmarkBig about twenty times the cost of
+// BenchmarkSmall, each with a checksum output, and a unit test as the gate.
+// scripts/harness-crosscheck.sh uses the same module.
+func module(t *testing.T) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	for _, name := range []string{"go.mod", "work.go", "work_test.go"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "module", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(b)
 	}
-	return x
-}
-
-// Big folds 1000 rounds, twice, to be sure.
-func Big(seed uint64) uint64 {
-	a := fold(seed, 1000)
-	if fold(seed, 1000) != a {
-		panic("fold is not deterministic")
-	}
-	return a
-}
-
-// Small folds 100 rounds.
-func Small(seed uint64) uint64 { return fold(seed, 100) }
-`,
-	"work_test.go": `package m
-
-import "testing"
-
-func TestValues(t *testing.T) {
-	if Big(42) != 13450534357703051242 || Small(7) != 2019352398190953399 {
-		t.Fatal("wrong values")
-	}
-}
-
-var sink uint64
-
-func BenchmarkBig(b *testing.B) {
-	var s uint64
-	for i := 0; i < b.N; i++ {
-		s += Big(42)
-	}
-	sink = s
-	b.ReportMetric(float64(s%1000003), "checksum")
-}
-
-func BenchmarkSmall(b *testing.B) {
-	var s uint64
-	for i := 0; i < b.N; i++ {
-		s += Small(7)
-	}
-	sink = s
-	b.ReportMetric(float64(s%1000003), "checksum")
-}
-`,
+	return files
 }
 
 // config is the workspace's hone.toml: the test binary built once per
@@ -148,7 +97,7 @@ func newWorkspace(t *testing.T) *workspace {
 		}
 	}
 	files := map[string]string{"hone.toml": config(strings.TrimSpace(string(goroot)))}
-	for name, content := range module {
+	for name, content := range module(t) {
 		files[filepath.Join("m", name)] = content
 	}
 	w.write(files)
@@ -242,11 +191,12 @@ func (w *workspace) judge(hypothesis, src string) *verdict.Entry {
 }
 
 // edit returns the pin's work.go with each old string replaced by its new one.
-func edit(pairs ...string) string {
-	src := module["work.go"]
+func edit(t *testing.T, pairs ...string) string {
+	t.Helper()
+	src := module(t)["work.go"]
 	for i := 0; i < len(pairs); i += 2 {
 		if !strings.Contains(src, pairs[i]) {
-			panic("work.go holds no " + pairs[i])
+			t.Fatalf("work.go holds no %q", pairs[i])
 		}
 		src = strings.Replace(src, pairs[i], pairs[i+1], 1)
 	}
