@@ -109,7 +109,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	b := &Bench{
 		Command: hr.candidate.Command, Format: hr.format, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
 		Warmup: 1, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
-		Method: MethodPaired, MaxSpeedup: p.MaxSpeedup, Outputs: hr.outputs,
+		Method: MethodPaired, MaxSpeedup: p.MaxSpeedup, HarnessOutputs: hr.outputs,
 	}
 	for _, s := range []*jail.Spec{&hr.baseline, &hr.candidate} {
 		s.Timeout, s.OutputCap = p.Timeout.Duration, harnessOutputCap

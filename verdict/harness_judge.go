@@ -111,7 +111,7 @@ func judgeHarness(e *Entry) {
 		return
 	}
 	defer func() {
-		if len(b.Outputs) == 0 {
+		if len(b.HarnessOutputs) == 0 {
 			e.AddFlag(ledger.FlagWorkUnverified)
 			e.Summary = oneLine(workUnverifiedPrefix + e.Summary)
 		}
