@@ -58,8 +58,8 @@ for session in $(seq "$sessions"); do
 	module "$repo/m"
 	cat >"$repo/hone.toml" <<EOF
 ${ro}[bench]
-pairs     = 10
-max_pairs = 30
+pairs     = 5
+max_pairs = 10
 threshold = 0.1
 
 [targets.m]

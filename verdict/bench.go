@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
+	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/verdict/stats"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -27,6 +30,8 @@ type Progress struct {
 
 // benchRun is one benchmark: the two commands and the protocol.
 type benchRun struct {
+	// baseline and candidate are each side's bench command before a
+	// pair's setup is applied (see side).
 	baseline, candidate jail.Spec
 	protocol            workspace.BenchConfig // Metric is the deciding metric
 	meter               measurer
@@ -34,8 +39,16 @@ type benchRun struct {
 	// env, when set, collects what the jails reported.
 	env *Environment
 	// prior, when set, is the bench of the verdict a rejudge pools with:
-	// its pairs come first, and every run must print what its runs did.
+	// its pairs come first.
 	prior *Bench
+	// seed is the verdict's input seed, which a harness bench's runs get
+	// (pick) while it draws no setup per pair.
+	seed int64
+	// draw makes a pair's setup; nil is NewPairSetup with one layout.
+	draw func() (PairSetup, error)
+	// baseWalls are the wall times of the baseline's runs so far, which
+	// bound a candidate run's (slowLimit).
+	baseWalls []float64
 }
 
 // runFailure is a bench run that disqualifies its side: it failed, printed
@@ -43,24 +56,27 @@ type benchRun struct {
 type runFailure struct {
 	side   string // "baseline" or "candidate"
 	res    *jail.Result
-	reason string // for the candidate: ReasonGateFailed, ReasonOutput or ReasonLeftover
+	reason string // for the candidate: ReasonGateFailed, ReasonOutput, ReasonLeftover or ReasonSlow
 	msg    string // what happened, in words
 }
 
 // run measures warm-up pairs (discarded, used for perf counters), then
 // batches of pairs in seeded random order until the sequential decision is
-// clear or max_pairs is reached. Every run's stdout and exit status must be
-// the baseline's, and a candidate run may leave no process behind when the
-// baseline's do not (a check after each pair). err is set only when the
-// harness failed or ctx was cancelled; a run that disqualifies its side is
-// a runFailure. When ctx is cancelled the bench so far is returned with
-// the error, for the cancelled verdict's record.
+// clear or max_pairs is reached. Every pair has a setup of its own (a
+// fresh input seed and environment padding, shared by its two runs), and
+// its candidate run's stdout and exit status must be its baseline run's;
+// a candidate run may leave no process behind when the baseline's do not
+// (a check after each pair), nor take more than slow_factor times the
+// baseline's median. err is set only when the harness failed or ctx was
+// cancelled; a run that disqualifies its side is a runFailure. When ctx is
+// cancelled the bench so far is returned with the error, for the
+// cancelled verdict's record.
 func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := br.protocol
 	b := &Bench{
 		Command: br.candidate.Command, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
 		Warmup: p.Warmup, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
-		Method: MethodPaired,
+		Method: MethodSequential,
 	}
 	br.baseline.Timeout, br.candidate.Timeout = p.Timeout.Duration, p.Timeout.Duration
 	// Enough of stdout to show where it differs; its hash covers the rest.
@@ -75,10 +91,11 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			names = append(names, s.Metric)
 		}
 		b.Pairs, b.PooledPairs, b.Order = pr.Pairs, pr.Pairs, pr.Order
+		b.Setups, b.Outputs = slices.Clone(pr.Setups), slices.Clone(pr.Outputs)
 		b.MaxPairs = pr.Pairs + p.MaxPairs
-		chk.ref, chk.refSet = pr.OutputSHA256, pr.OutputSHA256 != ""
 		chk.baseLeft = pr.BaselineLeftover
 	}
+	b.Looks = planLooks(b.PooledPairs, p.Pairs, b.MaxPairs, p.Confidence)
 	// A rejudge draws another order than the verdict it pools with.
 	rng := rand.New(rand.NewPCG(uint64(p.OrderSeed), 0x6f72646572+uint64(b.PooledPairs)))
 	start := time.Now()
@@ -87,29 +104,46 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		for _, m := range names {
 			b.Samples = append(b.Samples, *samples[m])
 		}
-		b.OutputSHA256 = chk.ref
 		b.Metrics = statsOf(b)
 		b.Seconds = time.Since(start).Seconds()
 		return b
 	}
-	measure := func(cand bool) (map[string]float64, *jail.Result, *runFailure, error) {
-		v, res, err := br.meter.measure(ctx, br.pick(cand), p.Metric)
+	measure := func(s PairSetup, cand bool) (map[string]float64, *jail.Result, *runFailure, error) {
+		spec := br.side(s, cand)
+		limit, cut := br.slowLimit(spec.Timeout)
+		if cand && cut {
+			spec.Timeout = limit
+		}
+		v, res, err := br.meter.measure(ctx, spec, p.Metric)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		br.note(b, cand, res)
 		b.CommandSeconds += res.Wall.Seconds()
-		if !res.Success() {
+		switch {
+		case cand && cut && res.TimedOut:
+			return nil, res, &runFailure{side: "candidate", res: res, reason: ReasonSlow, msg: fmt.Sprintf(
+				"a candidate bench run took over %s, %g times the baseline's median wall time of %s, and was stopped ([bench] slow_factor)",
+				limit.Round(time.Millisecond), p.SlowFactor, time.Duration(stats.Median(br.baseWalls)*float64(time.Second)).Round(time.Millisecond))}, nil
+		case !res.Success():
 			return nil, res, &runFailure{side: sideName(cand), res: res, reason: ReasonGateFailed, msg: "the bench command " + describe(res, math.MaxInt)}, nil
+		}
+		if !cand {
+			br.baseWalls = append(br.baseWalls, res.Wall.Seconds())
 		}
 		return v, res, nil, nil
 	}
 
 	for w := 0; w < p.Warmup; w++ {
+		s, err := br.newSetup()
+		if err != nil {
+			return finish(), nil, err
+		}
+		b.Warmups = append(b.Warmups, s)
 		var runs [2]*jail.Result
 		for i, cand := range []bool{false, true} {
 			if w == 0 && p.Metric != workspace.MetricInstructions {
-				counts, wall := br.meter.counters(ctx, br.pick(cand))
+				counts, wall := br.meter.counters(ctx, br.side(s, cand))
 				b.CommandSeconds += wall.Seconds()
 				if cand {
 					b.CandidateCounters = counts
@@ -117,7 +151,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 					b.BaselineCounters = counts
 				}
 			}
-			_, res, fail, err := measure(cand)
+			_, res, fail, err := measure(s, cand)
 			if err != nil {
 				return finish(), nil, err
 			}
@@ -134,11 +168,15 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	for b.Pairs < b.MaxPairs {
 		batch := min(p.Pairs, b.MaxPairs-b.Pairs)
 		for range batch {
+			s, err := br.newSetup()
+			if err != nil {
+				return finish(), nil, err
+			}
 			candFirst := rng.IntN(2) == 1
 			var vals [2]map[string]float64
 			var runs [2]*jail.Result
 			for k, cand := range []bool{candFirst, !candFirst} {
-				v, res, fail, err := measure(cand)
+				v, res, fail, err := measure(s, cand)
 				if err != nil {
 					return finish(), nil, err
 				}
@@ -168,6 +206,8 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				s.Baseline = append(s.Baseline, base[m])
 				s.Candidate = append(s.Candidate, cand[m])
 			}
+			b.Setups = append(b.Setups, s)
+			b.Outputs = append(b.Outputs, bres.Stdout.SHA256())
 			b.Pairs++
 		}
 		if br.decided(b, *samples[p.Metric]) {
@@ -177,46 +217,73 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	return finish(), nil, nil
 }
 
+// side is the jail spec of one side's run in a pair with setup s. Every
+// bench run's spec is made here, from the pair's setup and the side alone.
+func (br *benchRun) side(s PairSetup, cand bool) jail.Spec {
+	spec := br.baseline
+	if cand {
+		spec = br.candidate
+	}
+	return withSetup(spec, s)
+}
+
+// pick is the spec of a side's run with the verdict's input seed, for a
+// bench that draws no setup per pair (a harness).
+func (br *benchRun) pick(cand bool) jail.Spec {
+	if cand {
+		return build.WithSeed(br.candidate, br.seed)
+	}
+	return build.WithSeed(br.baseline, br.seed)
+}
+
+func (br *benchRun) newSetup() (PairSetup, error) {
+	if br.draw != nil {
+		return br.draw()
+	}
+	return NewPairSetup(1)
+}
+
+// slowLimit is how long a candidate run may take: slow_factor times the
+// median wall time of the baseline's runs so far, never under a second
+// (start-up jitter), and cut reports that it is below timeout (0: none).
+// Before any baseline run there is no limit.
+func (br *benchRun) slowLimit(timeout time.Duration) (limit time.Duration, cut bool) {
+	f := br.protocol.SlowFactor
+	if f <= 0 || len(br.baseWalls) == 0 {
+		return timeout, false
+	}
+	limit = max(time.Duration(f*stats.Median(br.baseWalls)*float64(time.Second)), time.Second)
+	return limit, timeout == 0 || limit < timeout
+}
+
 // decided applies the sequential decision to the deciding samples after a
 // batch, records it, reports progress, and says whether the bench stops.
 func (br *benchRun) decided(b *Bench, s Samples) bool {
-	p := br.protocol
-	st := computeStats(s, p.Confidence, p.OrderSeed, b.Resamples, b.Method)
-	d := decide(st, p.Threshold, p.Confidence)
+	d, st := b.decideLook(s, len(b.Decisions))
 	if d == decMeasureMore && b.Pairs >= b.MaxPairs {
 		d = decUndecided
 	}
 	b.Decisions = append(b.Decisions, d)
 	if br.progress != nil {
-		br.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: p.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh})
+		br.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: b.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh})
 	}
 	return d != decMeasureMore
 }
 
-// pairCheck holds what every bench run must agree with: the stdout hash of
-// the first baseline run, and whether any baseline run left processes.
+// pairCheck holds what the bench runs are checked against across pairs:
+// whether any baseline run left processes.
 type pairCheck struct {
-	ref      string
-	refSet   bool
 	baseLeft int
 }
 
-// pair checks one pair's runs, both of which exited 0. The baseline is
-// checked first: a baseline that disagrees with itself is not the
-// candidate's fault.
+// pair checks one pair's runs, both of which exited 0: the candidate must
+// print what the baseline printed for the pair's input.
 func (c *pairCheck) pair(base, cand *jail.Result) *runFailure {
-	if !c.refSet {
-		c.ref, c.refSet = base.Stdout.SHA256(), true
-	}
 	c.baseLeft += base.Leftover
 	switch {
-	case base.Stdout.SHA256() != c.ref:
-		return &runFailure{side: "baseline", res: base, msg: fmt.Sprintf(
-			"the baseline's bench output is not the same from run to run for one input seed (%d bytes, hash %.12s, then hash %.12s): the bench must print the same for the same HONE_SEED; seed every random choice from it, and print no times, addresses or counts of runs",
-			base.Stdout.Len(), c.ref, base.Stdout.SHA256())}
-	case cand.Stdout.SHA256() != c.ref:
+	case cand.Stdout.SHA256() != base.Stdout.SHA256():
 		return &runFailure{side: "candidate", res: cand, reason: ReasonOutput, msg: fmt.Sprintf(
-			"bench output differs from the baseline's (%d bytes, hash %.12s vs %.12s)%s", cand.Stdout.Len(), cand.Stdout.SHA256(), c.ref, firstDifference(cand.Stdout.Bytes(), base.Stdout.Bytes()))}
+			"bench output differs from the baseline's for the same input seed (%d bytes, hash %.12s vs %.12s)%s", cand.Stdout.Len(), cand.Stdout.SHA256(), base.Stdout.SHA256(), firstDifference(cand.Stdout.Bytes(), base.Stdout.Bytes()))}
 	case cand.Leftover > 0 && c.baseLeft == 0:
 		return &runFailure{side: "candidate", res: cand, reason: ReasonLeftover, msg: fmt.Sprintf(
 			"a bench run left %d processes running after it exited (killed, and their CPU time charged); the baseline's runs leave none", cand.Leftover)}
@@ -240,13 +307,6 @@ func (br *benchRun) note(b *Bench, cand bool, res *jail.Result) {
 	}
 }
 
-func (br *benchRun) pick(cand bool) jail.Spec {
-	if cand {
-		return br.candidate
-	}
-	return br.baseline
-}
-
 func sideName(cand bool) string {
 	if cand {
 		return "candidate"
@@ -266,12 +326,13 @@ func metricOrder(v map[string]float64) []string {
 }
 
 // statsOf computes every metric's statistics from the stored samples with the
-// bench's seed, exactly as the sequential decision computed the deciding one,
-// so Recompute reproduces both from the entry alone.
+// bench's seed, at the level the final look read, exactly as the sequential
+// decision computed the deciding one, so Recompute reproduces both from the
+// entry alone.
 func statsOf(b *Bench) []MetricStats {
 	out := make([]MetricStats, 0, len(b.Samples))
 	for _, s := range b.Samples {
-		out = append(out, computeStats(s, b.Confidence, b.Seed, b.Resamples, b.Method))
+		out = append(out, computeStats(s, b.finalConfidence(), b.Seed, b.Resamples, b.Method))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/stats"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -247,7 +248,7 @@ func measureSpin(ctx context.Context, m measurer, base jail.Spec, metric string)
 			}
 			vals = append(vals, v[metric])
 		}
-		return median(vals), nil
+		return stats.Median(vals), nil
 	}
 	if workload, err = measure(base.Command, 7); err != nil {
 		return 0, 0, err

@@ -22,7 +22,8 @@ import (
 // Differential is what a differential gate compared, and the first input
 // whose outputs differed.
 type Differential struct {
-	// Seed is the verdict's input seed; the gate's seeds derive from it
+	// Seed is the gate's own seed (GateResult.Setup; the verdict's input
+	// seed in older entries); the inputs' seeds derive from it
 	// (InputSeeds), so the same seed gives the same inputs.
 	Seed     int64     `toml:"seed" json:"seed"`
 	Seeds    int       `toml:"seeds" json:"seeds"`       // inputs the gate asks for
@@ -67,15 +68,15 @@ func InputSeeds(seed int64, gate string, n int) []int64 {
 // runs the same inputs. Outputs are compared by their hashes; the first
 // input that differs is run once more on each side to keep both outputs.
 func (r *gateRunner) differential(ctx context.Context, g workspace.Gate, gr *GateResult, cand *build.Side) (gateOutcome, error) {
-	d := &Differential{Seed: r.seed, Seeds: g.Seeds}
+	d := &Differential{Seed: r.setup.Seed, Seeds: g.Seeds}
 	gr.Differential = d
 	base, outcome, err := r.side(ctx, g, gr, build.Baseline)
 	if base == nil || err != nil {
 		return outcome, err
 	}
-	seeds := InputSeeds(r.seed, g.Name, g.Seeds)
+	seeds := InputSeeds(r.setup.Seed, g.Name, g.Seeds)
 	name := sha256.Sum256([]byte(g.Name))
-	order := rand.New(rand.NewPCG(uint64(r.seed), binary.BigEndian.Uint64(name[:8]))).Perm(g.Seeds)
+	order := rand.New(rand.NewPCG(uint64(r.setup.Seed), binary.BigEndian.Uint64(name[:8]))).Perm(g.Seeds)
 
 	bres, bout, err := r.drive(ctx, g, base, driverPlan{Run: g.Run, Generate: g.Generate, Seeds: seeds, Order: order})
 	if err != nil {

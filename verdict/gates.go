@@ -60,29 +60,31 @@ type gateRunner struct {
 	t   *workspace.Target
 	run *build.Run
 	m   measurer
-	// spec is the jail spec of a gate on a side: gateSpec with the
-	// verdict's input seed.
-	spec       func(*build.Side, workspace.Gate) jail.Spec
+	// spec is the jail spec of a gate on a side with a setup: gateSpec.
+	spec       func(*build.Side, workspace.Gate, PairSetup) jail.Spec
 	base, cand *build.Side
 	env        *Environment
 	logs       *gateLogs
-	seed       int64 // the verdict's input seed, from which differential gates draw theirs
-	progress   func(Progress)
-	sanitized  map[string]*sanitizedSides
-	driver     string // host path of the differential driver, once made
+	// setup is the running gate's, drawn for it alone: its baseline and
+	// candidate runs share it, and a differential gate derives its
+	// inputs' seeds from its seed.
+	setup     PairSetup
+	progress  func(Progress)
+	sanitized map[string]*sanitizedSides
+	driver    string // host path of the differential driver, once made
 }
 
 // gateSpec is the jail spec of gate g on side s: the same as a bench run's
 // but for the command and the timeout (see benchSpec), so that a command
 // cannot tell a gate from a bench run by anything else.
-func gateSpec(s *build.Side, g workspace.Gate, seed int64) jail.Spec {
-	return build.WithSeed(s.Spec(g.Run, g.Timeout.Duration), seed)
+func gateSpec(s *build.Side, g workspace.Gate, setup PairSetup) jail.Spec {
+	return withSetup(s.Spec(g.Run, g.Timeout.Duration), setup)
 }
 
-// benchSpec is the jail spec of t's bench command on side s; the bench
-// sets the timeout.
-func benchSpec(s *build.Side, t *workspace.Target, seed int64) jail.Spec {
-	return build.WithSeed(s.Spec(t.Bench.Run, 0), seed)
+// benchSpec is the jail spec of t's bench command on side s, before a
+// pair's setup; the bench sets the timeout.
+func benchSpec(s *build.Side, t *workspace.Target) jail.Spec {
+	return s.Spec(t.Bench.Run, 0)
 }
 
 // sanitizedSides are one set of sanitizers' builds; nil until built.
@@ -95,7 +97,12 @@ func (r *gateRunner) runGates(ctx context.Context) ([]GateResult, gateOutcome, e
 		if r.progress != nil {
 			r.progress(Progress{Phase: "gate", Gate: g.Name})
 		}
-		gr := GateResult{Name: g.Name, Equivalence: g.Equivalence, Sanitize: g.Sanitize}
+		setup, err := NewPairSetup(1)
+		if err != nil {
+			return out, gatesPassed, err
+		}
+		r.setup = setup
+		gr := GateResult{Name: g.Name, Equivalence: g.Equivalence, Sanitize: g.Sanitize, Setup: &setup}
 		outcome, err := r.gate(ctx, g, &gr)
 		if err != nil {
 			return out, gatesPassed, err
@@ -182,7 +189,7 @@ func (r *gateRunner) side(ctx context.Context, g workspace.Gate, gr *GateResult,
 
 // exec runs a gate's command on one side, keeping its output for the logs.
 func (r *gateRunner) exec(ctx context.Context, g workspace.Gate, s *build.Side) (*jail.Result, error) {
-	spec := r.spec(s, g)
+	spec := r.spec(s, g, r.setup)
 	spec.OutputCap = r.logs.cap
 	res, err := r.m.exec(ctx, spec)
 	r.env.noteJail(res)

@@ -41,10 +41,11 @@ type BenchmarkResult struct {
 	// (sizeBenchmark) so that the loop dominates each run.
 	CommandIterations int   `toml:"command_iterations,omitempty" json:"command_iterations,omitempty"`
 	Counts            []int `toml:"counts,omitempty" json:"counts,omitempty"`
-	// Fingerprint is what every run of the benchmark at the smaller count
-	// must report besides its timings (benchformat.Fingerprint): the
+	// Fingerprint is what the first pair's baseline run at the smaller
+	// count reported besides its timings (benchformat.Fingerprint): the
 	// benchmark, its iteration count and status, and its output metrics;
-	// LongFingerprint the same at the larger count.
+	// LongFingerprint the same at the larger count. Every candidate run
+	// must report what its own pair's baseline run at its count did.
 	Fingerprint     string `toml:"fingerprint" json:"fingerprint"`
 	LongFingerprint string `toml:"long_fingerprint,omitempty" json:"long_fingerprint,omitempty"`
 	// ShortCPU and LongCPU are each run's whole CPU time in seconds at the
@@ -82,22 +83,22 @@ type harnessRun struct {
 	outputs  []string // [bench] outputs
 }
 
-// harnessBenchmark is one benchmark's two commands (as the bench command
-// wrote them; runAt sets the count) and what its runs must agree with.
+// harnessBenchmark is one benchmark of a harness bench: its result so
+// far and its counts.
 type harnessBenchmark struct {
-	res                 *BenchmarkResult
-	baseline, candidate jail.Spec
-	counts              [2]int
-	refs                [2]string       // the fingerprints of the baseline's first runs at counts
-	last                [2]*jail.Result // each side's latest run, for a failure to show
+	res    *BenchmarkResult
+	counts [2]int
+	last   [2]*jail.Result // each side's latest run, for a failure to show
 }
 
 // run is benchRun.run for a harness. The whole command runs once on each
 // side first (the warm-up): it names the benchmarks, and the two sides
-// must report the same ones with the same counts. The baseline then sizes
-// each benchmark's counts. Each pair runs every benchmark at both counts
-// on both sides: benchmarks in seeded order, sides in seeded order per
-// pair, counts in seeded order per benchmark. The deciding samples are
+// must report the same ones with the same counts. Both sides then size
+// each benchmark's counts (size). Each pair has a setup of its own (a
+// fresh input seed and environment padding, Bench.Setups) and runs every
+// benchmark at both counts on both sides with it: benchmarks in seeded
+// order, sides in seeded order per pair, counts in seeded order per
+// benchmark. The deciding samples are
 // each pair's geometric mean over the deciding benchmarks (the log of a
 // geometric mean's ratio is the mean of the benchmarks' log ratios); the
 // sequential decision applies to them unchanged, and to each deciding
@@ -109,7 +110,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	b := &Bench{
 		Command: hr.candidate.Command, Format: hr.format, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
 		Warmup: 1, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
-		Method: MethodPaired, MaxSpeedup: p.MaxSpeedup, HarnessOutputs: hr.outputs,
+		Method: MethodSequential, MaxSpeedup: p.MaxSpeedup, HarnessOutputs: hr.outputs,
 	}
 	for _, s := range []*jail.Spec{&hr.baseline, &hr.candidate} {
 		s.Timeout, s.OutputCap = p.Timeout.Duration, harnessOutputCap
@@ -147,10 +148,15 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			}
 		}
 	}
+	b.Looks = planLooks(b.PooledPairs, p.Pairs, b.MaxPairs, p.Confidence)
 	rng := rand.New(rand.NewPCG(uint64(p.OrderSeed), 0x6f72646572+uint64(b.PooledPairs)))
 	for b.Pairs < b.MaxPairs {
 		batch := min(p.Pairs, b.MaxPairs-b.Pairs)
 		for range batch {
+			setup, err := hr.newSetup()
+			if err != nil {
+				return finish(), nil, err
+			}
 			candFirst := rng.IntN(2) == 1
 			for _, i := range rng.Perm(len(benches)) {
 				hb := benches[i]
@@ -158,7 +164,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				var got [2][2]runSample // by side, then count
 				for _, cand := range []bool{candFirst, !candFirst} {
 					for _, long := range []bool{longFirst, !longFirst} {
-						s, fail, err := hr.runAt(ctx, b, hb, cand, hb.counts[sideIndex(long)])
+						s, fail, err := hr.runAt(ctx, b, hb, hr.side(setup, cand), cand, hb.counts[sideIndex(long)])
 						if err != nil {
 							return finish(), nil, err
 						}
@@ -179,6 +185,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				b.Order += "b"
 			}
 			addGeomean(&cpu, &wall, benches)
+			b.Setups = append(b.Setups, setup)
 			b.Pairs++
 		}
 		if fail := linearity(benches); fail != nil {
@@ -239,7 +246,7 @@ func (hr *harnessRun) discover(ctx context.Context, b *Bench) ([]*harnessBenchma
 			Name: name, Decides: len(hr.deciding) == 0 || slices.Contains(hr.deciding, name), Iterations: n, CommandIterations: n,
 			ShortCPU: Samples{Metric: workspace.MetricCPUTime, Unit: "s"}, LongCPU: Samples{Metric: workspace.MetricCPUTime, Unit: "s"},
 			CPU: Samples{Metric: workspace.MetricCPUTime, Unit: "ns/op"}, Wall: Samples{Metric: workspace.MetricWall, Unit: "ns/op"},
-		}, baseline: hr.baseline, candidate: hr.candidate})
+		}})
 	}
 	return out, nil, nil
 }
@@ -263,7 +270,6 @@ func (hr *harnessRun) pool(b *Bench, pr *Bench, benches []*harnessBenchmark, cpu
 			s[0].Baseline, s[0].Candidate = slices.Clone(s[1].Baseline), slices.Clone(s[1].Candidate)
 		}
 		hb.setCounts(old.Counts[0], old.Counts[1])
-		hb.refs = [2]string{old.Fingerprint, old.LongFingerprint}
 		r.Fingerprint, r.LongFingerprint = old.Fingerprint, old.LongFingerprint
 	}
 	for _, s := range pr.Samples {
@@ -275,6 +281,7 @@ func (hr *harnessRun) pool(b *Bench, pr *Bench, benches []*harnessBenchmark, cpu
 		}
 	}
 	b.Pairs, b.PooledPairs, b.Order = pr.Pairs, pr.Pairs, pr.Order
+	b.Setups = slices.Clone(pr.Setups)
 	b.MaxPairs = pr.Pairs + hr.protocol.MaxPairs
 	return nil
 }
@@ -287,12 +294,9 @@ type runSample struct {
 	res         *jail.Result
 }
 
-// runAt runs one benchmark once on one side at the given iteration count.
-func (hr *harnessRun) runAt(ctx context.Context, b *Bench, hb *harnessBenchmark, cand bool, count int) (runSample, *runFailure, error) {
-	spec := hb.baseline
-	if cand {
-		spec = hb.candidate
-	}
+// runAt runs one benchmark once on one side, spec being that side's bench
+// command and setup, at the given iteration count.
+func (hr *harnessRun) runAt(ctx context.Context, b *Bench, hb *harnessBenchmark, spec jail.Spec, cand bool, count int) (runSample, *runFailure, error) {
 	cmd, err := benchformat.CommandAt(hr.format, spec.Command, hb.res.Name, count)
 	if err != nil {
 		return runSample{}, nil, err
@@ -341,27 +345,19 @@ func (hr *harnessRun) failed(res *jail.Result, cand bool, msg string) *runFailur
 }
 
 // check holds one pair's runs of a benchmark to the counts hone asked
-// for and to the baseline's first runs at them: the baseline is checked
-// first, since a baseline that disagrees with itself is not the
-// candidate's fault.
+// for, and each candidate run to the baseline's run at its count in the
+// same pair (the pair's setup gave both the same input seed): the
+// baseline is checked first, since a baseline that does not run its count
+// is not the candidate's fault.
 func (hb *harnessBenchmark) check(got [2][2]runSample, baseLeft *int) *runFailure {
-	name := hb.res.Name
 	for k, count := range hb.counts {
 		if fail := hb.countFailure(false, got[0][k], count); fail != nil {
 			return fail
 		}
-		if hb.refs[k] == "" {
-			hb.refs[k] = got[0][k].fingerprint
-		}
+		*baseLeft += got[0][k].res.Leftover
 	}
-	hb.res.Fingerprint, hb.res.LongFingerprint = hb.refs[0], hb.refs[1]
-	for k := range hb.counts {
-		base := got[0][k]
-		*baseLeft += base.res.Leftover
-		if base.fingerprint != hb.refs[k] {
-			return &runFailure{side: "baseline", res: base.res, msg: fmt.Sprintf(
-				"the baseline's benchmark %.100q does not report the same from run to run (its status or output metrics changed): the harness must run on inputs made from HONE_SEED", name)}
-		}
+	if hb.res.Fingerprint == "" {
+		hb.res.Fingerprint, hb.res.LongFingerprint = got[0][0].fingerprint, got[0][1].fingerprint
 	}
 	for k, count := range hb.counts {
 		cand := got[1][k]
@@ -369,9 +365,9 @@ func (hb *harnessBenchmark) check(got [2][2]runSample, baseLeft *int) *runFailur
 			return fail
 		}
 		switch {
-		case cand.fingerprint != hb.refs[k]:
+		case cand.fingerprint != got[0][k].fingerprint:
 			return &runFailure{side: "candidate", res: cand.res, reason: ReasonOutput, msg: fmt.Sprintf(
-				"bench output differs from the baseline's: benchmark %.100q reports another status or output metric", name)}
+				"bench output differs from the baseline's: benchmark %.100q reports another status or output metric than the baseline did on the same input", hb.res.Name)}
 		case cand.res.Leftover > 0 && *baseLeft == 0:
 			return &runFailure{side: "candidate", res: cand.res, reason: ReasonLeftover, msg: fmt.Sprintf(
 				"a bench run left %d processes running after it exited (killed, and their CPU time charged); the baseline's runs leave none", cand.res.Leftover)}

@@ -23,8 +23,8 @@ const workUnverifiedPrefix = "work unverified: "
 func benchmarkStats(b *Bench) {
 	for i := range b.Benchmarks {
 		r := &b.Benchmarks[i]
-		r.CPUStats = computeStats(r.CPU, b.Confidence, b.Seed, b.Resamples, b.Method)
-		r.WallStats = computeStats(r.Wall, b.Confidence, b.Seed, b.Resamples, b.Method)
+		r.CPUStats = computeStats(r.CPU, b.finalConfidence(), b.Seed, b.Resamples, b.Method)
+		r.WallStats = computeStats(r.Wall, b.finalConfidence(), b.Seed, b.Resamples, b.Method)
 		if len(r.Counts) == 0 {
 			// An entry from before the loop was measured alone, by the
 			// rule it was judged with.
@@ -56,15 +56,15 @@ func unmeasurable(s Samples) bool {
 	return n == 0 || 4*bad > n
 }
 
-// resolved applies the sequential decision to each deciding benchmark
-// after a batch and reports whether every one is decided.
+// resolved applies the sequential decision to each deciding benchmark at
+// the look the geometric mean was just decided at, and reports whether
+// every one is decided.
 func resolved(b *Bench, benches []*harnessBenchmark) bool {
 	for _, hb := range benches {
 		if !hb.res.Decides {
 			continue
 		}
-		st := computeStats(hb.res.CPU, b.Confidence, b.Seed, b.Resamples, b.Method)
-		if decide(st, b.Threshold, b.Confidence) == decMeasureMore {
+		if d, _ := b.decideLook(hb.res.CPU, len(b.Decisions)-1); d == decMeasureMore {
 			return false
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/hone-perf/hone/verdict/stats"
 )
 
 // How hone sizes a harness benchmark's runs. A run's CPU time is the
@@ -75,7 +77,7 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 		t := [2]float64{math.Inf(1), math.Inf(1)}
 		for range 2 {
 			for k, count := range []int{n, countFactor * n} {
-				s, fail, err := hr.runAt(ctx, b, hb, cand, count)
+				s, fail, err := hr.runAt(ctx, b, hb, hr.pick(cand), cand, count)
 				if err != nil || fail != nil {
 					return 0, 0, fail, err
 				}
@@ -125,10 +127,10 @@ func (hb *harnessBenchmark) setCounts(short, long int) {
 // scaling is a side's median CPU time at the larger count over its median
 // at the smaller.
 func scaling(short, long []float64) float64 {
-	if len(short) == 0 || median(short) <= 0 {
+	if len(short) == 0 || stats.Median(short) <= 0 {
 		return 0
 	}
-	return median(long) / median(short)
+	return stats.Median(long) / stats.Median(short)
 }
 
 // linearity is the proof that a deciding benchmark's loop is the work:

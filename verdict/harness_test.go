@@ -303,7 +303,8 @@ func TestGeomeanCoversTheTrueSpeedupAndResistsOneOutlier(t *testing.T) {
 	}
 	same[0].Candidate[0] /= 100
 	gb, gc = benchformat.Geomeans(same)
-	if st := computeStats(Samples{Metric: "cpu-time", Baseline: gb, Candidate: gc}, 0.95, 1, DefaultResamples, MethodPaired); decide(st, 0.02, 0.95) == decFaster {
+	one := &Bench{Method: MethodSequential, Threshold: 0.02, Confidence: 0.95, Looks: planLooks(0, 20, 20, 0.95)}
+	if d, st := one.decideLook(Samples{Metric: "cpu-time", Baseline: gb, Candidate: gc}, 0); d == decFaster {
 		t.Errorf("one outlier made the geomean a speedup: %+v", st)
 	}
 }

@@ -56,7 +56,8 @@ func recompute(e *Entry) *Entry {
 	return &re
 }
 
-// replayDecisions repeats the sequential decision at every batch boundary.
+// replayDecisions repeats the sequential decision at every batch boundary,
+// each look with the bench's own method and recorded levels.
 func replayDecisions(b *Bench) []string {
 	for i := range b.Samples {
 		if b.Samples[i].Metric == b.Metric {
@@ -76,7 +77,7 @@ func replay(b *Bench, samples *Samples) []string {
 	for n := b.PooledPairs; n < b.Pairs; {
 		n = min(n+b.BatchSize, b.MaxPairs, b.Pairs)
 		prefix := Samples{Metric: samples.Metric, Unit: samples.Unit, Baseline: samples.Baseline[:n], Candidate: samples.Candidate[:n]}
-		d := decide(computeStats(prefix, b.Confidence, b.Seed, b.Resamples, b.Method), b.Threshold, b.Confidence)
+		d, _ := b.decideLook(prefix, len(out))
 		if d == decMeasureMore && n >= b.MaxPairs {
 			d = decUndecided
 		}

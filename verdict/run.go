@@ -14,7 +14,6 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/hostinfo"
-	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -303,8 +302,7 @@ func (j *judging) judge(ctx context.Context) error {
 // gatesAndBench runs the gates, then the bench, on two built sides.
 func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) error {
 	e := j.e
-	spec := func(s *build.Side, g workspace.Gate) jail.Spec { return gateSpec(s, g, j.seed) }
-	gr := &gateRunner{t: j.t, run: j.run, m: j.m, spec: spec, base: base, cand: cand, env: &e.Environment, logs: e.logs, seed: j.seed, progress: j.progress}
+	gr := &gateRunner{t: j.t, run: j.run, m: j.m, spec: gateSpec, base: base, cand: cand, env: &e.Environment, logs: e.logs, progress: j.progress}
 	gates, outcome, err := gr.runGates(ctx)
 	e.Gates = append(e.Gates, gates...)
 	if err != nil {
@@ -322,7 +320,7 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 
 	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
-	br := &benchRun{baseline: benchSpec(base, j.t, j.seed), candidate: benchSpec(cand, j.t, j.seed),
+	br := &benchRun{baseline: benchSpec(base, j.t), candidate: benchSpec(cand, j.t), seed: j.seed,
 		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior}
 	runBench := br.run
 	if f := j.proto.Format; f != "" && f != benchformat.Process {
@@ -379,7 +377,7 @@ func (j *judging) check(ctx context.Context, br *benchRun) (*runFailure, error) 
 	j.progress(Progress{Phase: "check", Metric: workspace.MetricCPUTime})
 	p := j.proto
 	p.Metric, p.MaxPairs, p.Warmup = workspace.MetricCPUTime, p.Pairs, 0
-	cr := &benchRun{baseline: br.baseline, candidate: br.candidate, protocol: p, meter: j.m, env: br.env, prior: &Bench{OutputSHA256: b.OutputSHA256}}
+	cr := &benchRun{baseline: br.baseline, candidate: br.candidate, protocol: p, meter: j.m, env: br.env, draw: br.draw}
 	check, fail, err := cr.run(ctx)
 	if err != nil || fail != nil {
 		return fail, err
@@ -400,6 +398,12 @@ func (e *Entry) benchFailed(f *runFailure) {
 	}
 	g.Candidate = runInfo(f.res, true)
 	e.Gates = append(e.Gates, g)
+	if f.reason == ReasonSlow {
+		// The candidate ran, only too slowly: a bench outcome.
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonSlow, f.msg)
+		e.Summary = oneLine(ReasonSlow + ": " + f.msg)
+		return
+	}
 	e.gateRejected(g)
 	e.Reason = f.reason
 }

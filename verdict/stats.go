@@ -1,152 +1,130 @@
 package verdict
 
 import (
-	"math"
-	"math/rand/v2"
-	"slices"
-
-	"golang.org/x/perf/benchmath"
+	"github.com/hone-perf/hone/verdict/stats"
 )
 
 // DefaultResamples is the number of bootstrap resamples per CI.
 const DefaultResamples = 4000
 
+// Methods of a bench's statistics (Bench.Method).
+const (
+	// MethodSequential is the paired statistics (MethodPaired) decided by
+	// a group-sequential design: each look's "faster" and "slower" use
+	// the interval at a level from Lan-DeMets spending with O'Brien-Fleming
+	// type boundaries, its "same" one from Pocock-type spending, over the
+	// looks planned at the start (Bench.Looks). Every new bench uses it.
+	MethodSequential = "paired-log-ratio+lan-demets"
+	// MethodPaired is the paired statistics with every look at the full
+	// confidence, in entries written before MethodSequential: the
+	// pair's log ratio ln(baseline/candidate) cancels whatever slowed the
+	// machine for both runs of the pair (see stats.Paired).
+	MethodPaired = "paired-log-ratio"
+)
+
+// paired reports whether method computes the paired statistics.
+func paired(method string) bool { return method == MethodPaired || method == MethodSequential }
+
 // computeStats derives the statistics of one metric from its samples with
-// the given method (MethodPaired, or "" for entries written before it: the
+// the given method (paired, or "" for entries written before it: the
 // ratio of the two sides' medians, a bootstrap of it over whole pairs, and
 // a Mann-Whitney U p-value). The same samples, seed and resample count
 // always give the same numbers.
 func computeStats(s Samples, confidence float64, seed int64, resamples int, method string) (st MetricStats) {
+	st, _ = statsAndInterval(s, confidence, seed, resamples, method)
+	return st
+}
+
+// statsAndInterval is computeStats with the interval as the decision rule
+// reads it, which knows whether the confidence was within reach.
+func statsAndInterval(s Samples, confidence float64, seed int64, resamples int, method string) (st MetricStats, ci stats.Interval) {
 	n := min(len(s.Baseline), len(s.Candidate))
 	b, c := s.Baseline[:n], s.Candidate[:n]
 	st = MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, P: 1}
 	if n == 0 {
-		return st
+		return st, ci
 	}
-	st.BaselineMedian, st.CandidateMedian = median(b), median(c)
-	st.BaselineOutliers, st.CandidateOutliers = tukeyOutliers(b), tukeyOutliers(c)
-	st.BaselineCV, st.CandidateCV = robustCV(b), robustCV(c)
-	defer func() {
-		if st.Speedup > 0 {
-			st.DetectableChange = (st.CIHigh - st.CILow) / 2 / st.Speedup
-		}
-	}()
-	if method == MethodPaired {
-		pairedStats(&st, b, c, confidence)
-		return st
+	st.BaselineMedian, st.CandidateMedian = stats.Median(b), stats.Median(c)
+	st.BaselineOutliers, st.CandidateOutliers = stats.TukeyOutliers(b), stats.TukeyOutliers(c)
+	st.BaselineCV, st.CandidateCV = stats.RobustCV(b), stats.RobustCV(c)
+	if paired(method) {
+		p := stats.PairedOf(b, c)
+		ci = p.Interval(confidence)
+		st.Speedup, st.P = p.Speedup(), p.P()
+	} else {
+		st.Speedup = stats.Ratio(st.BaselineMedian, st.CandidateMedian)
+		ci.Low, ci.High = stats.BootstrapCI(b, c, confidence, seed, resamples)
+		ci.Bounded = true
+		st.P = stats.MannWhitneyP(b, c, confidence)
 	}
-	st.Speedup = ratio(st.BaselineMedian, st.CandidateMedian)
-	st.CILow, st.CIHigh = bootstrapCI(b, c, confidence, seed, resamples)
-	if n >= 2 {
-		thr := benchmath.DefaultThresholds
-		thr.CompareAlpha = 1 - confidence
-		// NewSample sorts its argument in place; the pairs must survive.
-		cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(b), &thr), benchmath.NewSample(slices.Clone(c), &thr))
-		st.P = cmp.P
+	st.CILow, st.CIHigh = ci.Low, ci.High
+	if st.Speedup > 0 {
+		st.DetectableChange = (st.CIHigh - st.CILow) / 2 / st.Speedup
 	}
-	return st
-}
-
-func ratio(base, cand float64) float64 {
-	if cand == 0 {
-		if base == 0 {
-			return 1
-		}
-		return math.Inf(1)
-	}
-	return base / cand
-}
-
-func bootstrapCI(b, c []float64, confidence float64, seed int64, resamples int) (lo, hi float64) {
-	n := len(b)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x686f6e65))
-	rs := make([]float64, resamples)
-	bb, cc := make([]float64, n), make([]float64, n)
-	for r := range rs {
-		for i := range n {
-			j := rng.IntN(n)
-			bb[i], cc[i] = b[j], c[j]
-		}
-		// bb and cc are scratch: sorting them in place saves two
-		// allocations per resample.
-		slices.Sort(bb)
-		slices.Sort(cc)
-		rs[r] = ratio(quantileSorted(bb, 0.5), quantileSorted(cc, 0.5))
-	}
-	slices.Sort(rs)
-	alpha := (1 - confidence) / 2
-	return quantileSorted(rs, alpha), quantileSorted(rs, 1-alpha)
-}
-
-// median does not modify xs.
-func median(xs []float64) float64 {
-	return quantileSorted(slices.Sorted(slices.Values(xs)), 0.5)
-}
-
-// quantileSorted interpolates linearly between order statistics.
-func quantileSorted(s []float64, q float64) float64 {
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(s)-1)
-	i := int(math.Floor(pos))
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	f := pos - float64(i)
-	return s[i]*(1-f) + s[i+1]*f
-}
-
-func tukeyOutliers(xs []float64) int {
-	s := slices.Sorted(slices.Values(xs))
-	q1, q3 := quantileSorted(s, 0.25), quantileSorted(s, 0.75)
-	lo, hi := q1-1.5*(q3-q1), q3+1.5*(q3-q1)
-	n := 0
-	for _, x := range s {
-		if x < lo || x > hi {
-			n++
-		}
-	}
-	return n
-}
-
-func robustCV(xs []float64) float64 {
-	m := median(xs)
-	if m == 0 {
-		return 0
-	}
-	dev := make([]float64, len(xs))
-	for i, x := range xs {
-		dev[i] = math.Abs(x - m)
-	}
-	return 1.4826 * median(dev) / m
+	return st, ci
 }
 
 // Sequential decisions after a batch.
 const (
-	decFaster      = "faster"       // CI lower bound >= 1+threshold and p < alpha
-	decSlower      = "slower"       // CI upper bound < 1 and p < alpha
-	decSame        = "same"         // the whole CI inside (1/(1+threshold), 1+threshold)
-	decMeasureMore = "measure-more" // none of the above yet
-	decUndecided   = "undecided"    // none of the above at max_pairs
+	decFaster      = stats.Faster
+	decSlower      = stats.Slower
+	decSame        = stats.Same
+	decMeasureMore = stats.MeasureMore
+	decUndecided   = stats.Undecided
 )
 
-// decide is the three-way sequential rule applied after every batch: stop
-// when the candidate is clearly faster by the threshold, clearly slower, or
-// clearly within the threshold of the baseline; otherwise measure more.
-// Requiring the test's p below alpha besides the CI bound guards the
-// repeated looks against a bootstrap CI that is too narrow on few pairs.
-func decide(st MetricStats, threshold, confidence float64) string {
-	alpha := 1 - confidence
-	switch {
-	case st.Pairs == 0:
-		return decMeasureMore
-	case st.CILow >= 1+threshold && st.P < alpha:
-		return decFaster
-	case st.CIHigh < 1 && st.P < alpha:
-		return decSlower
-	case st.CILow > 1/(1+threshold) && st.CIHigh < 1+threshold:
-		return decSame
+// Look is one planned look of a bench's sequential design: after Pairs
+// pairs, "faster" and "slower" read the speedup interval at Confidence,
+// "same" the one at SameConfidence.
+type Look struct {
+	Pairs          int     `toml:"pairs" json:"pairs"`
+	Confidence     float64 `toml:"confidence" json:"confidence"`
+	SameConfidence float64 `toml:"same_confidence" json:"same_confidence"`
+}
+
+// planLooks are the looks of a bench that starts after pooled pairs, adds
+// batch pairs per look up to maxPairs, and spends the one-sided error rate
+// (1-confidence)/2 of each direction over them.
+func planLooks(pooled, batch, maxPairs int, confidence float64) []Look {
+	var ns []int
+	for n := pooled; n < maxPairs && batch > 0; {
+		n = min(n+batch, maxPairs)
+		ns = append(ns, n)
 	}
-	return decMeasureMore
+	alpha := (1 - confidence) / 2
+	diff := stats.Levels(stats.OBrienFleming, alpha, ns, maxPairs)
+	same := stats.Levels(stats.Pocock, alpha, ns, maxPairs)
+	looks := make([]Look, len(ns))
+	for i, n := range ns {
+		looks[i] = Look{Pairs: n, Confidence: 1 - 2*diff[i], SameConfidence: 1 - 2*same[i]}
+	}
+	return looks
+}
+
+// look is the plan of the k-th look (0-based); past the plan, the last.
+func (b *Bench) look(k int) Look {
+	if len(b.Looks) == 0 {
+		return Look{Confidence: b.Confidence, SameConfidence: b.Confidence}
+	}
+	return b.Looks[min(k, len(b.Looks)-1)]
+}
+
+// decideLook is the sequential decision at the k-th look on the deciding
+// samples measured by then, with the statistics at the look's level,
+// under the bench's own method: the design's levels, or for older entries
+// every look at the full confidence.
+func (b *Bench) decideLook(s Samples, k int) (string, MetricStats) {
+	lk := b.look(k)
+	st, ci := statsAndInterval(s, lk.Confidence, b.Seed, b.Resamples, b.Method)
+	if b.Method != MethodSequential {
+		return stats.DecideFixed(st.Pairs, ci, st.P, b.Threshold, b.Confidence), st
+	}
+	same := stats.PairedOf(s.Baseline[:st.Pairs], s.Candidate[:st.Pairs]).Interval(lk.SameConfidence)
+	return stats.Decide(st.Pairs, ci, same, b.Threshold), st
+}
+
+// finalConfidence is the level of the interval the final decision read,
+// at which the stored statistics are computed.
+func (b *Bench) finalConfidence() float64 {
+	return b.look(max(len(b.Decisions)-1, 0)).Confidence
 }

@@ -76,6 +76,11 @@ type BenchConfig struct {
 	// up before a person must look: a loop that got 20 times cheaper has
 	// more likely stopped doing its work than been optimised.
 	MaxSpeedup float64 `toml:"max_speedup" json:"max_speedup"`
+	// SlowFactor bounds a candidate bench run to this many times the
+	// baseline's median wall time so far (never under a second): a
+	// slower run is stopped and the candidate rejected, so a patch that
+	// makes the workload crawl costs minutes, not max_pairs timeouts.
+	SlowFactor float64 `toml:"slow_factor" json:"slow_factor"`
 	// Format is how the bench command reports: "process" (the default: the
 	// command is one workload, timed whole), "go" or "google-benchmark"
 	// (a benchmark harness, one sample per benchmark; see benchformat).
@@ -225,6 +230,7 @@ var DefaultBench = BenchConfig{
 	Seed:       1,
 	Timeout:    Duration{10 * time.Minute},
 	MaxSpeedup: 20,
+	SlowFactor: 10,
 	Format:     benchformat.Process,
 }
 

@@ -373,6 +373,12 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 		}
 		dst.MaxSpeedup = src.MaxSpeedup
 	}
+	if def("slow_factor") {
+		if src.SlowFactor < 2 {
+			return p.errf(k("slow_factor"), "must be at least 2 (a candidate run may take this many times the baseline's median), e.g. 10")
+		}
+		dst.SlowFactor = src.SlowFactor
+	}
 	if dst.MaxPairs < dst.Pairs {
 		return p.errf(k("max_pairs"), "must be at least pairs (%d)", dst.Pairs)
 	}

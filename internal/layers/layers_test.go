@@ -28,6 +28,8 @@ var rank = map[string]int{
 	// The domain: the ledger, the config, builds in the jail, the rules.
 	"ledger": 2, "workspace": 2, "workspace/layout": 2, "build": 2, "allowlist": 2,
 	"sanitize": 2, "benchformat": 2, "playbooks": 2, "harness": 2,
+	// The verdict's pure statistics, below every use of them.
+	"verdict/stats": 2,
 }
 
 func layer(pkg string) (int, bool) {
