@@ -98,13 +98,13 @@ type harnessBenchmark struct {
 // fresh input seed and environment padding, Bench.Setups) and runs every
 // benchmark at both counts on both sides with it: benchmarks in seeded
 // order, sides in seeded order per pair, counts in seeded order per
-// benchmark. The deciding samples are
-// each pair's geometric mean over the deciding benchmarks (the log of a
-// geometric mean's ratio is the mean of the benchmarks' log ratios); the
-// sequential decision applies to them unchanged, and to each deciding
-// benchmark alone, and the bench goes on until all are decided or
-// max_pairs is reached. After each batch, each deciding benchmark must
-// scale with its iteration count on both sides.
+// benchmark. The deciding samples are each pair's geometric mean over the
+// deciding benchmarks (the log of a geometric mean's ratio is the mean of
+// the benchmarks' log ratios); the sequential decision applies to them
+// unchanged, and to each deciding benchmark alone, and the bench goes on
+// until all are decided or max_pairs is reached. After each batch, each
+// deciding benchmark must scale with its iteration count on both sides
+// (linearity).
 func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := hr.protocol
 	b := &Bench{

@@ -119,3 +119,17 @@ func TestUnmeasurableBenchmarkSaysSoAndNoOutputsIsWorkUnverified(t *testing.T) {
 		t.Errorf("%v\n%s", err, text.String())
 	}
 }
+
+// Every pair of a harness bench runs with a setup of its own, recorded.
+func TestHarnessPairsEachHaveTheirOwnSetup(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA"}, answer: costs(map[string]float64{"BenchmarkA": 0.5})}
+	e := judged(t, harnessOf(m))
+	b := e.Bench
+	seeds := map[int64]bool{}
+	for _, s := range b.Setups {
+		seeds[s.Seed] = true
+	}
+	if len(b.Setups) != b.Pairs || len(seeds) != b.Pairs {
+		t.Errorf("%d setups with %d seeds for %d pairs", len(b.Setups), len(seeds), b.Pairs)
+	}
+}
