@@ -2,30 +2,11 @@ package harness
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 )
-
-// One workspace serves every test, so that the pin is built once; each
-// test proposes its own patch (its own hypothesis) against the pin.
-var (
-	sharedOnce sync.Once
-	sharedWS   *workspace
-)
-
-func shared(t *testing.T) *workspace {
-	t.Helper()
-	sharedOnce.Do(func() { sharedWS = newWorkspace(t) })
-	if sharedWS == nil {
-		t.Skip("the shared workspace could not be made (see the first test)")
-	}
-	w := *sharedWS
-	w.t = t
-	return &w
-}
 
 const (
 	pinBig = `// Big folds 1000 rounds, twice, to be sure.
@@ -50,8 +31,7 @@ func notAccepted(t *testing.T, e *verdict.Entry) {
 
 // An honest patch that halves BenchmarkBig's work is accepted, with Big's
 // own speedup near 2.
-func TestHonestTwoFoldGainIsAccepted(t *testing.T) {
-	w := shared(t)
+func honestTwoFoldGainIsAccepted(t *testing.T, w *workspace) {
 	e := w.judge("fold is deterministic: fold once", edit(t, pinBig, honestBig))
 	if e.Verdict != ledger.VerdictAccepted {
 		t.Fatalf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
@@ -63,8 +43,7 @@ func TestHonestTwoFoldGainIsAccepted(t *testing.T) {
 
 // A memo of Big's last answer makes every iteration after the first free:
 // the runs at 2N cost what the runs at N cost, so the loop is not the work.
-func TestAgentCannotMemoAcrossIterations(t *testing.T) {
-	w := shared(t)
+func agentCannotMemoAcrossIterations(t *testing.T, w *workspace) {
 	e := w.judge("remember the last answer", edit(t, pinBig, `var (
 	memoSeed, memoBig uint64
 	memoSet           bool
@@ -87,8 +66,7 @@ func Big(seed uint64) uint64 {
 
 // Big twice as fast and Small 30% slower: the geometric mean is a
 // speedup of about 1.24, but a deciding benchmark regressed.
-func TestSmallRegressionBesideABigGainIsNotAccepted(t *testing.T) {
-	w := shared(t)
+func smallRegressionBesideABigGainIsNotAccepted(t *testing.T, w *workspace) {
 	e := w.judge("fold once, and check a prefix of Small", edit(t, pinBig, honestBig, pinSmall, `func Small(seed uint64) uint64 {
 	if fold(seed, 30) == 0 {
 		panic("a zero prefix")
@@ -104,8 +82,7 @@ func TestSmallRegressionBesideABigGainIsNotAccepted(t *testing.T) {
 // The package's init lowers -test.benchtime wherever it is larger than the
 // command's: the harness then reports fewer iterations than hone asked
 // for, each a quarter of the cost it seems.
-func TestInitCannotLowerItsOwnIterationCount(t *testing.T) {
-	w := shared(t)
+func initCannotLowerItsOwnIterationCount(t *testing.T, w *workspace) {
 	src := strings.Replace(edit(t, pinBig, honestBig), "package m\n", `package m
 
 import (
@@ -134,8 +111,7 @@ func init() {
 
 // Big returns the known answer when it runs under -test.bench: the unit
 // test still sees real work, the benchmark sees none.
-func TestBenchmarkCannotSkipItsWorkWhenBenchmarked(t *testing.T) {
-	w := shared(t)
+func benchmarkCannotSkipItsWorkWhenBenchmarked(t *testing.T, w *workspace) {
 	src := strings.Replace(edit(t, pinBig, `// Big folds 1000 rounds, twice, to be sure; benchmarks know the answer.
 func Big(seed uint64) uint64 {
 	if seed == 42 && benchmarking() {
@@ -163,8 +139,7 @@ func benchmarking() bool {
 // benchmark thousands of times faster would carry the geometric mean of
 // both to an acceptance. Its loop no longer scales with the iterations,
 // and a speedup past max_speedup needs a person: either way, not accepted.
-func TestOneBenchmarkDrivenTowardZeroCannotCarryTheGeomean(t *testing.T) {
-	w := shared(t)
+func oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean(t *testing.T, w *workspace) {
 	e := w.judge("Small knows the answer for 7", edit(t, pinSmall, `func Small(seed uint64) uint64 {
 	if seed == 7 {
 		return 2019352398190953399
@@ -174,5 +149,29 @@ func TestOneBenchmarkDrivenTowardZeroCannotCarryTheGeomean(t *testing.T) {
 	notAccepted(t, e)
 	if e.Reason != verdict.ReasonNonlinear && e.Reason != verdict.ReasonImplausible {
 		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}
+
+// TestGoHarnessAttacks judges each patch in one workspace, so that the pin
+// is built once: the honest gain first, then the attacks, each a subtest
+// named after it.
+func TestGoHarnessAttacks(t *testing.T) {
+	w := newWorkspace(t)
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, *workspace)
+	}{
+		{"HonestTwoFoldGainIsAccepted", honestTwoFoldGainIsAccepted},
+		{"AgentCannotMemoAcrossIterations", agentCannotMemoAcrossIterations},
+		{"SmallRegressionBesideABigGainIsNotAccepted", smallRegressionBesideABigGainIsNotAccepted},
+		{"InitCannotLowerItsOwnIterationCount", initCannotLowerItsOwnIterationCount},
+		{"BenchmarkCannotSkipItsWorkWhenBenchmarked", benchmarkCannotSkipItsWorkWhenBenchmarked},
+		{"OneBenchmarkDrivenTowardZeroCannotCarryTheGeomean", oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sub := *w
+			sub.t = t
+			c.run(t, &sub)
+		})
 	}
 }
