@@ -174,6 +174,10 @@ func TestProposeThenVerdict(t *testing.T) {
 	if m["patch_id"] != id || m["verdict"] == "" || m["id"] == "" {
 		t.Fatalf("run_verdict: %s", text(res))
 	}
+	// The text leads with the verdict and its summary, before the samples.
+	if first, _ := res.Content[0].(*sdk.TextContent); first == nil || !strings.HasPrefix(first.Text, "verdict "+m["verdict"].(string)) || !strings.Contains(first.Text, m["summary"].(string)) {
+		t.Errorf("run_verdict's text does not lead with the verdict: %v", res.Content[0])
+	}
 	mu.Lock()
 	if len(progress) == 0 {
 		t.Error("run_verdict sent no progress notifications")

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,7 +47,26 @@ func (h *handlers) runVerdict(ctx context.Context, req *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, refusal(err)
 	}
-	return nil, e, nil
+	return verdictAnswer(e), e, nil
+}
+
+// verdictAnswer is run_verdict's text: the verdict and its summary first,
+// on a line of their own, then the whole entry in the struct's order
+// (identity, verdict, summary, then gates, bench and raw samples), where an
+// agent reading the text meets the answer before thousands of samples.
+func verdictAnswer(e *verdict.Entry) *sdk.CallToolResult {
+	head := e.Verdict
+	if e.Reason != "" {
+		head += " (" + e.Reason + ")"
+	}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return nil
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{
+		&sdk.TextContent{Text: "verdict " + head + ": " + e.Summary},
+		&sdk.TextContent{Text: string(body)},
+	}}
 }
 
 // notifier forwards progress lines to the client as MCP progress
