@@ -1,3 +1,0 @@
-module example.com/m
-
-go 1.21
