@@ -26,6 +26,10 @@ type Server struct {
 
 	cat *git.CatFile
 	src reader
+	// inbox: Branch is a writer's inbox, whose history is that writer's
+	// own; the order entries arrived in is the ledger branch's, which
+	// folds take as their first parent.
+	inbox bool
 }
 
 // Refusal is one reason a push of the ledger's refs is refused.
@@ -100,7 +104,7 @@ func (s *Server) fastForward(ctx context.Context, ref string, old, new plumbing.
 // order entries arrived in, and a push may only add to its end (hone
 // ledger push merges with the remote's tip as the first parent).
 func (s *Server) onFirstParents(ctx context.Context, old, new plumbing.Hash) (*Refusal, error) {
-	if old.IsZero() || old == new {
+	if old.IsZero() || old == new || s.inbox {
 		return nil, nil
 	}
 	out, err := git.Output(ctx, s.Dir, "rev-list", "--first-parent", "--parents", new.String(), "^"+old.String())

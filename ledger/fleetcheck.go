@@ -101,7 +101,7 @@ func (fc *fleetCheck) inbox(ctx context.Context, u Update) (map[string]Proposed,
 		fc.out = append(fc.out, rs...)
 		return nil, err
 	}
-	sub.Branch = u.Ref
+	sub.Branch, sub.inbox = u.Ref, true
 	rs, props, err := sub.CheckBranch(ctx, u.Old, u.New)
 	fc.out = append(fc.out, rs...)
 	return props, err
