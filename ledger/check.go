@@ -30,6 +30,11 @@ type Server struct {
 	// own; the order entries arrived in is the ledger branch's, which
 	// folds take as their first parent.
 	inbox bool
+	// known is the ledger branch an inbox is folded into: the commits it
+	// already holds were judged when they reached it, so an inbox that
+	// carries them (a writer's pull folds the branch in) is judged only by
+	// what is new.
+	known string
 }
 
 // Refusal is one reason a push of the ledger's refs is refused.
@@ -68,6 +73,11 @@ func (s *Server) newCommits(ctx context.Context, old, new plumbing.Hash) ([]plum
 	args := []string{"rev-list", new.String()}
 	if !old.IsZero() {
 		args = append(args, "^"+old.String())
+	}
+	if s.known != "" {
+		if tip, err := git.Output(ctx, s.Dir, "rev-parse", "--verify", "--quiet", "--end-of-options", s.known+"^{commit}"); err == nil && tip != "" {
+			args = append(args, "^"+tip)
+		}
 	}
 	out, err := git.Run(ctx, git.Cmd{Dir: s.Dir, Args: args})
 	if err != nil {

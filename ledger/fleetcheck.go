@@ -101,7 +101,7 @@ func (fc *fleetCheck) inbox(ctx context.Context, u Update) (map[string]Proposed,
 		fc.out = append(fc.out, rs...)
 		return nil, err
 	}
-	sub.Branch, sub.inbox = u.Ref, true
+	sub.Branch, sub.inbox, sub.known = u.Ref, true, fc.s.Branch
 	rs, props, err := sub.CheckBranch(ctx, u.Old, u.New)
 	fc.out = append(fc.out, rs...)
 	return props, err

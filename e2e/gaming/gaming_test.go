@@ -413,7 +413,7 @@ func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(a.MustHone("ledger", "list", "--patch", id), " started ") {
+	for !strings.Contains(a.MustHone("ledger", "list", "--all", "--patch", id), " started ") {
 		if time.Now().After(deadline) {
 			t.Fatal("no started entry")
 		}

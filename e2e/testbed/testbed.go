@@ -405,7 +405,7 @@ func (a *Arena) LedgerEntries() map[string]bool {
 		ID      string `json:"id"`
 		PatchID string `json:"patch_id"`
 	}
-	if err := json.Unmarshal([]byte(a.MustHone("ledger", "list", "--json")), &es); err != nil {
+	if err := json.Unmarshal([]byte(a.MustHone("ledger", "list", "--all", "--json")), &es); err != nil {
 		a.T.Fatal(err)
 	}
 	out := map[string]bool{}
