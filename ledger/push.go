@@ -203,8 +203,14 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 		}
 		prev, had := theirs[p.local]
 		st := refState(h, ok, prev, had)
-		if st == "created" || st == "updated" {
+		if (st == "created" || st == "updated") && (p.local != branch || !had || l.onFirstParents(ctx, prev, h)) {
+			// The server keeps its own tip on the branch's first-parent
+			// line (the order entries arrived in) and refuses the whole
+			// push otherwise; a branch that does not is left to the next
+			// fold, its entries already in this clone's inbox.
 			specs = append(specs, h.String()+":"+p.local)
+		} else if st == "updated" {
+			st = "inbox"
 		}
 		if p.local == branch {
 			sr.RemoteLedger = st
@@ -341,4 +347,16 @@ func (l *Ledger) entriesGained(from, to plumbing.Hash) (int, error) {
 	}
 	b, err := count(to)
 	return b - a, err
+}
+
+// onFirstParents reports whether old is on new's first-parent history, as
+// the server's pre-receive requires of the ledger branch.
+func (l *Ledger) onFirstParents(ctx context.Context, old, new plumbing.Hash) bool {
+	out, err := l.git(ctx, "rev-list", "--first-parent", "--parents", new.String(), "^"+old.String())
+	if err != nil {
+		return false
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	f := strings.Fields(lines[len(lines)-1])
+	return len(f) >= 2 && f[1] == old.String()
 }
