@@ -117,15 +117,25 @@ func (s *Server) onFirstParents(ctx context.Context, old, new plumbing.Hash) (*R
 	if old.IsZero() || old == new || s.inbox {
 		return nil, nil
 	}
-	out, err := git.Output(ctx, s.Dir, "rev-list", "--first-parent", "--parents", new.String(), "^"+old.String())
-	if err != nil {
+	if on, err := onFirstParentLine(ctx, s.Dir, old, new); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot list the pushed commits")
-	}
-	lines := strings.Split(out, "\n")
-	if f := strings.Fields(lines[len(lines)-1]); len(f) >= 2 && f[1] == old.String() {
+	} else if on {
 		return nil, nil
 	}
 	return &Refusal{Ref: s.Branch, Rule: fmt.Sprintf("%s does not have %s on its first-parent history: a merge must take the server's tip as its first parent, so that the ledger's history stays the order entries arrived in (hone ledger push does)", git.Short(new.String()), git.Short(old.String()))}, nil
+}
+
+// onFirstParentLine reports whether old is on the first-parent history of
+// new, in the repository at dir: what the server requires of the ledger
+// branch, and what a push checks before offering it.
+func onFirstParentLine(ctx context.Context, dir string, old, new plumbing.Hash) (bool, error) {
+	out, err := git.Output(ctx, dir, "rev-list", "--first-parent", "--parents", new.String(), "^"+old.String())
+	if err != nil {
+		return false, err
+	}
+	lines := strings.Split(out, "\n")
+	f := strings.Fields(lines[len(lines)-1])
+	return len(f) >= 2 && f[1] == old.String(), nil
 }
 
 // CheckBranch judges an update of the ledger branch from old to new (zero:

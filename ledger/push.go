@@ -203,7 +203,7 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 		}
 		prev, had := theirs[p.local]
 		st := refState(h, ok, prev, had)
-		if (st == "created" || st == "updated") && (p.local != branch || !had || l.onFirstParents(ctx, prev, h)) {
+		if (st == "created" || st == "updated") && (p.local != branch || !had || l.keepsFirstParent(ctx, prev, h)) {
 			// The server keeps its own tip on the branch's first-parent
 			// line (the order entries arrived in) and refuses the whole
 			// push otherwise; a branch that does not is left to the next
@@ -349,14 +349,9 @@ func (l *Ledger) entriesGained(from, to plumbing.Hash) (int, error) {
 	return b - a, err
 }
 
-// onFirstParents reports whether old is on new's first-parent history, as
-// the server's pre-receive requires of the ledger branch.
-func (l *Ledger) onFirstParents(ctx context.Context, old, new plumbing.Hash) bool {
-	out, err := l.git(ctx, "rev-list", "--first-parent", "--parents", new.String(), "^"+old.String())
-	if err != nil {
-		return false
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	f := strings.Fields(lines[len(lines)-1])
-	return len(f) >= 2 && f[1] == old.String()
+// keepsFirstParent reports whether prev, the remote's branch, is on the
+// first-parent history of h, this clone's; an error reads as no.
+func (l *Ledger) keepsFirstParent(ctx context.Context, prev, h plumbing.Hash) bool {
+	on, err := onFirstParentLine(ctx, l.ws.Root, prev, h)
+	return err == nil && on
 }
