@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/hone-perf/hone/internal/errs"
 )
 
@@ -135,7 +133,7 @@ func TestParseErrors(t *testing.T) {
 		{"target not a table", "[targets]\na = \"x\"\n", `hone.toml:2: targets.a: must be a table`},
 		{"gates not an array of tables", "[targets.a]\ngates = \"x\"\n", `hone.toml:2: targets.a.gates: must be an array of tables`},
 		{"bad duration", "[targets.a]\n[[targets.a.gates]]\nname = \"u\"\nrun = \"x\"\ntimeout = \"soon\"\n", `hone.toml:5: targets.a.gates.timeout: not a duration`},
-		{"syntax error", "[targets.a\n", `hone.toml:2: expected '.' or ']'`},
+		{"syntax error", "[targets.a\n", `hone.toml:1: expected ']' to close table name`},
 		{"bad target name", "[targets.\"a b\"]\n", `hone.toml:1: targets."a b": target name "a b" may only use`},
 		{"bad target name slash", "[targets.\"a/b\"]\n", `may only use letters`},
 		{"absolute path", "[targets.a]\npath = \"/etc\"\n", `hone.toml:2: targets.a.path: must be relative`},
@@ -223,7 +221,7 @@ func TestKeyLine(t *testing.T) {
 		}
 	}
 	for i, want := range []int{7, 9, 7} { // an element the file lacks: the array's first line
-		if got := itemLine(src, toml.Key{"arr"}, i); got != want {
+		if got := itemLine(src, keyPath{"arr"}, i); got != want {
 			t.Errorf("itemLine(arr, %d) = %d, want %d", i, got, want)
 		}
 	}
