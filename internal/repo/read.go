@@ -3,6 +3,7 @@ package repo
 import (
 	"context"
 	"errors"
+	"hash"
 	"io"
 	"os"
 	"path"
@@ -36,6 +37,10 @@ func NewHash(hex string) Hash { return plumbing.NewHash(hex) }
 
 // ComputeHash is the id git gives an object of type t holding data.
 func ComputeHash(t ObjectType, data []byte) Hash { return plumbing.ComputeHash(t, data) }
+
+// BlobHasher hashes the content of a blob of size bytes as it is written,
+// for files too large to hold: its Sum is the blob's id.
+func BlobHasher(size int64) hash.Hash { return plumbing.NewHasher(BlobObject, size).Hash }
 
 // Object types.
 const (
