@@ -118,11 +118,11 @@ func (r *Repo) ReadObject(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error
 			}
 		}
 	}
-	obj, err := r.Git.Storer.EncodedObject(t, h)
+	obj, err := r.gg.Storer.EncodedObject(t, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		if ri, ok := r.Git.Storer.(interface{ Reindex() }); ok {
+		if ri, ok := r.gg.Storer.(interface{ Reindex() }); ok {
 			ri.Reindex()
-			obj, err = r.Git.Storer.EncodedObject(t, h)
+			obj, err = r.gg.Storer.EncodedObject(t, h)
 		}
 	}
 	if errors.Is(err, plumbing.ErrObjectNotFound) {

@@ -32,6 +32,9 @@ type (
 // the old value of a compare-and-swap.
 var ZeroHash = plumbing.ZeroHash
 
+// IsHash reports whether s is a 40-hex id.
+func IsHash(s string) bool { return len(s) == 40 && plumbing.IsHash(s) }
+
 // NewHash reads a 40-hex id (an invalid one yields a hash no object has).
 func NewHash(hex string) Hash { return plumbing.NewHash(hex) }
 
@@ -124,7 +127,7 @@ func (s *fileStore) ReadTree(h Hash) ([]TreeEntry, error) {
 }
 
 func (s *fileStore) ObjectSize(t ObjectType, h Hash) (int64, error) {
-	obj, err := s.repo.Git.Storer.EncodedObject(t, h)
+	obj, err := s.repo.gg.Storer.EncodedObject(t, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return 0, errs.Wrap(errs.Failure, ErrNoObject, "cannot read %s %s", t, h)
 	}
@@ -156,6 +159,19 @@ func (s *fileStore) Symref(ref string) (string, bool, error) {
 	}
 	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: ")
 	return target, ok, nil
+}
+
+func (s *fileStore) Config(key string) string {
+	section, option, _ := strings.Cut(key, ".")
+	if c, err := s.repo.gg.Config(); err == nil {
+		if v := c.Raw.Section(section).Option(option); v != "" {
+			return v
+		}
+	}
+	if g := globalConfig(); g != nil {
+		return g.Raw.Section(section).Option(option)
+	}
+	return ""
 }
 
 // EncodeTree is the content of the tree object holding entries, which

@@ -45,6 +45,11 @@ type Store interface {
 	// not exist or holds a commit id.
 	Symref(ref string) (target string, ok bool, err error)
 
+	// Config is the value of a "section.option" setting, as `git config`
+	// reads it without running git: the repository's, else the user's;
+	// "" when unset.
+	Config(key string) string
+
 	// Git runs the git binary in the repository (c.Dir is ignored).
 	Git(ctx context.Context, c git.Cmd) ([]byte, error)
 }

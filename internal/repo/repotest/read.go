@@ -187,3 +187,14 @@ func resolvesRevisions(t *testing.T, s repo.Store) {
 		}
 	}
 }
+
+// readsConfig: Config reads what `git config` wrote in the repository.
+func readsConfig(t *testing.T, s repo.Store) {
+	if v := s.Config("hone.signingkey"); v != "" {
+		t.Fatalf("hone.signingkey in a fresh repository = %q", v)
+	}
+	gitOut(t, s, "", "config", "hone.signingKey", "~/.ssh/id_hone")
+	if v := s.Config("hone.signingkey"); v != "~/.ssh/id_hone" {
+		t.Errorf("Config(hone.signingkey) = %q, want what git config set", v)
+	}
+}

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"PathsInTrees", pathsInTrees},
 		{"WritesTrees", writesTrees},
 		{"ResolvesRevisions", resolvesRevisions},
+		{"ReadsConfig", readsConfig},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
 	}
