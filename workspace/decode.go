@@ -24,8 +24,8 @@ func (p *parser) decode(cfg *Config) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		e := &strict.Errors[0]
-		line, _ := e.Position()
-		k := keyPath(e.Key())
+		line, col := e.Position()
+		k := p.keyAt(line, col, e.Key())
 		// The decoder also skips a known key whose value it cannot store
 		// at all (a date for a string).
 		if msg, ok := p.wrongType(k, line); ok {
@@ -37,8 +37,8 @@ func (p *parser) decode(cfg *Config) error {
 	if !errors.As(err, &de) {
 		return errs.Invalidf("%s: %v", p.file, err)
 	}
-	line, _ := de.Position()
-	k := keyPath(de.Key())
+	line, col := de.Position()
+	k := p.keyAt(line, col, de.Key())
 	msg := strings.TrimPrefix(de.Error(), "toml: ")
 	if len(k) == 0 {
 		return errs.Invalidf("%s:%d: %s", p.file, line, msg)
@@ -49,6 +49,19 @@ func (p *parser) decode(cfg *Config) error {
 	// Otherwise the value has the right kind and its own UnmarshalText
 	// refused it (a duration that is not one): its message says why.
 	return lineError(p.file, line, k, msg)
+}
+
+// keyAt is the key whose name or value starts at line and col, where the
+// decoder points; reported is the key the decoder names, which inside an
+// inline table can lose a part.
+func (p *parser) keyAt(line, col int, reported []string) keyPath {
+	at := position{line, col}
+	for _, kp := range p.pos {
+		if kp.at == at || kp.value == at {
+			return kp.key
+		}
+	}
+	return keyPath(reported)
 }
 
 // wrongType says what key, assigned at line, wants and what the file gave

@@ -78,7 +78,12 @@ type keyPos struct {
 	kind  string
 	elems []string
 	item  int
+	// Where the key and its value start (line, column), to tell which key
+	// a decoder error points at.
+	at, value position
 }
+
+type position struct{ line, col int }
 
 // keyPositions lists every header and assignment of data in file order,
 // read by go-toml's parser, which knows every TOML spelling of a key
@@ -93,18 +98,18 @@ func keyPositions(data []byte) []keyPos {
 	p.Reset(data)
 	for p.NextExpression() {
 		e := p.Expression()
-		k, line := keyOf(&p, e)
+		k, at := keyOf(&p, e)
 		switch e.Kind {
 		case unstable.Table:
 			table = k
-			out = append(out, keyPos{key: k, line: line, kind: kindTable})
+			out = append(out, keyPos{key: k, line: at.line, kind: kindTable, at: at})
 		case unstable.ArrayTable:
 			table = k
 			s := k.String()
-			out = append(out, keyPos{key: k, line: line, kind: kindTableArray, item: items[s]})
+			out = append(out, keyPos{key: k, line: at.line, kind: kindTableArray, item: items[s], at: at})
 			items[s]++
 		case unstable.KeyValue:
-			out = appendValue(out, &p, table.with(k...), line, e.Value())
+			out = appendValue(out, &p, table.with(k...), at, e.Value())
 		}
 	}
 	return out
@@ -112,8 +117,12 @@ func keyPositions(data []byte) []keyPos {
 
 // appendValue appends the assignment of v to key, and those of the keys of
 // v when it is an inline table.
-func appendValue(out []keyPos, p *unstable.Parser, key keyPath, line int, v *unstable.Node) []keyPos {
-	kp := keyPos{key: key, line: line, kind: valueKind(v)}
+func appendValue(out []keyPos, p *unstable.Parser, key keyPath, at position, v *unstable.Node) []keyPos {
+	kp := keyPos{key: key, line: at.line, kind: valueKind(v), at: at}
+	if v.Raw.Length > 0 {
+		start := p.Shape(v.Raw).Start
+		kp.value = position{start.Line, start.Column}
+	}
 	if v.Kind == unstable.Array {
 		for it := v.Children(); it.Next(); {
 			kp.elems = append(kp.elems, valueKind(it.Node()))
@@ -123,8 +132,8 @@ func appendValue(out []keyPos, p *unstable.Parser, key keyPath, line int, v *uns
 	if v.Kind == unstable.InlineTable {
 		for it := v.Children(); it.Next(); {
 			kv := it.Node()
-			k, l := keyOf(p, kv)
-			out = appendValue(out, p, key.with(k...), l, kv.Value())
+			k, kat := keyOf(p, kv)
+			out = appendValue(out, p, key.with(k...), kat, kv.Value())
 		}
 	}
 	return out
@@ -148,19 +157,20 @@ func valueKind(v *unstable.Node) string {
 	return kindDate
 }
 
-// keyOf returns the dotted key of a header or assignment and the line of
-// its first part.
-func keyOf(p *unstable.Parser, e *unstable.Node) (keyPath, int) {
+// keyOf returns the dotted key of a header or assignment and where its
+// first part starts.
+func keyOf(p *unstable.Parser, e *unstable.Node) (keyPath, position) {
 	var parts keyPath
-	line := 0
+	var at position
 	for it := e.Key(); it.Next(); {
 		n := it.Node()
-		if line == 0 {
-			line = p.Shape(n.Raw).Start.Line
+		if at.line == 0 {
+			start := p.Shape(n.Raw).Start
+			at = position{start.Line, start.Column}
 		}
 		parts = append(parts, string(n.Data))
 	}
-	return parts, line
+	return parts, at
 }
 
 // keyLine finds the line where key is set, for messages: the line that

@@ -92,32 +92,36 @@ type Commit struct {
 var ErrNoEntry = errors.New("no such path in the tree")
 
 func (s *fileStore) ReadCommit(h Hash) (*Commit, error) {
-	raw, err := s.repo.ReadObject(CommitObject, h)
-	if err != nil {
-		return nil, err
-	}
 	var c object.Commit
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(CommitObject)
-	obj.Write(raw)
-	if err := c.Decode(obj); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot decode commit %s", h)
+	if err := s.decode(CommitObject, h, &c); err != nil {
+		return nil, err
 	}
 	sig := func(s object.Signature) Signature { return Signature{Name: s.Name, Email: s.Email, When: s.When} }
 	return &Commit{Hash: h, Tree: c.TreeHash, Parents: c.ParentHashes, Author: sig(c.Author), Committer: sig(c.Committer), Message: c.Message}, nil
 }
 
-func (s *fileStore) ReadTree(h Hash) ([]TreeEntry, error) {
-	raw, err := s.repo.ReadObject(TreeObject, h)
+// decode reads object h of type t and has go-git's decoder of that type
+// parse it into v.
+func (s *fileStore) decode(t ObjectType, h Hash, v interface {
+	Decode(plumbing.EncodedObject) error
+}) error {
+	raw, err := s.repo.ReadObject(t, h)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var t object.Tree
 	obj := &plumbing.MemoryObject{}
-	obj.SetType(TreeObject)
+	obj.SetType(t)
 	obj.Write(raw)
-	if err := t.Decode(obj); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot decode tree %s", h)
+	if err := v.Decode(obj); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot decode %s %s", t, h)
+	}
+	return nil
+}
+
+func (s *fileStore) ReadTree(h Hash) ([]TreeEntry, error) {
+	var t object.Tree
+	if err := s.decode(TreeObject, h, &t); err != nil {
+		return nil, err
 	}
 	out := make([]TreeEntry, len(t.Entries))
 	for i, e := range t.Entries {
