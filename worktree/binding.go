@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2"
+	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/repo"
@@ -47,7 +47,7 @@ func ReadBinding(r *repo.Repo, name string) (*Binding, bool, error) {
 		return nil, false, errs.Wrap(errs.Invalid, err, "%s does not hold a readable binding", ref)
 	}
 	var bd Binding
-	if err := toml.Unmarshal(b, &bd); err != nil || bd.Name != name {
+	if _, err := toml.Decode(string(b), &bd); err != nil || bd.Name != name {
 		return nil, false, errs.Invalidf("%s does not hold a readable binding for worktree %s", ref, name)
 	}
 	return &bd, true, nil

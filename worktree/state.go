@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/pelletier/go-toml/v2"
+	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/internal/atomicfile"
 	"github.com/hone-perf/hone/internal/errs"
@@ -116,7 +116,7 @@ func readTOML(path string, v any) (bool, error) {
 	if err != nil {
 		return false, errs.Wrap(errs.Failure, err, "cannot read %s", path)
 	}
-	if err := toml.Unmarshal(b, v); err != nil {
+	if _, err := toml.Decode(string(b), v); err != nil {
 		return false, errs.Wrap(errs.Invalid, err, "corrupt worktree state %s; delete it to start over", path)
 	}
 	return true, nil
