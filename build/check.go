@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-
 	"github.com/hone-perf/hone/allowlist"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // checkSources returns the first way a build changed the checkout it was
@@ -30,7 +29,7 @@ func checkSources(sc *scan, want map[string]tracked, rules allowlist.Rules) stri
 		if !ok {
 			return fmt.Sprintf("the build deleted or replaced the tracked file %s", p)
 		}
-		if w.mode == filemode.Submodule {
+		if w.mode == repo.ModeSubmodule {
 			if e.Type != typeDir {
 				return fmt.Sprintf("the build replaced the submodule folder %s", p)
 			}
@@ -38,9 +37,9 @@ func checkSources(sc *scan, want map[string]tracked, rules allowlist.Rules) stri
 		}
 		wantMode := "100644"
 		switch w.mode {
-		case filemode.Executable:
+		case repo.ModeExecutable:
 			wantMode = "100755"
-		case filemode.Symlink:
+		case repo.ModeSymlink:
 			wantMode = "120000"
 		}
 		if m := gitMode(e); m != wantMode {

@@ -11,11 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/sanitize"
 )
 
@@ -83,7 +80,7 @@ func (r *Run) LayoutsApply(commit string) (ok bool, why string, err error) {
 	if r.target.Build == "" {
 		return false, "no build command", nil
 	}
-	c, err := r.repo.Git.CommitObject(plumbing.NewHash(commit))
+	c, err := r.repo.Store("").ReadCommit(repo.NewHash(commit))
 	if err != nil {
 		return false, "", errs.Wrap(errs.Failure, err, "cannot read commit %s", commit)
 	}
@@ -154,17 +151,13 @@ func (r *Run) layoutShim(dir string, l Layout) error {
 // languages lists the languages of the target's files at c, or of the
 // whole tree when the target's own say nothing (a Go package whose go.mod
 // is above it).
-func (r *Run) languages(c *object.Commit) ([]string, error) {
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read the tree of %s", c.Hash)
-	}
+func (r *Run) languages(c *repo.Commit) ([]string, error) {
 	var all, own []string
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode == filemode.Regular || f.Mode == filemode.Executable {
-			all = append(all, f.Name)
-			if r.target.Path == "." || strings.HasPrefix(f.Name, r.target.Path+"/") {
-				own = append(own, f.Name)
+	err := repo.WalkTree(r.repo.Store(""), c.Tree, func(name string, e repo.TreeEntry) error {
+		if e.Mode == repo.ModeRegular || e.Mode == repo.ModeExecutable {
+			all = append(all, name)
+			if r.target.Path == "." || strings.HasPrefix(name, r.target.Path+"/") {
+				own = append(own, name)
 			}
 		}
 		return nil

@@ -2,24 +2,20 @@ package build
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // tracked is one path of a commit's tree as git records it.
 type tracked struct {
-	blob plumbing.Hash
-	mode filemode.FileMode
+	blob repo.Hash
+	mode repo.Mode
 }
 
 // maxLinkTarget bounds a symlink's target as stored in a blob.
@@ -35,14 +31,10 @@ const maxLinkTarget = 4096
 // Every file is created below a directory descriptor, exclusively and
 // without following symlinks, so a tree that names one path twice, or a
 // file below a symlink, fails instead of writing outside dest.
-func materialize(g *gogit.Repository, commit, dest string) (map[string]tracked, error) {
-	c, err := g.CommitObject(plumbing.NewHash(commit))
+func materialize(st repo.Store, commit, dest string) (map[string]tracked, error) {
+	c, err := st.ReadCommit(repo.NewHash(commit))
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
-	}
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read the tree of %s", git.Short(commit))
 	}
 	if err := unix.Mkdir(dest, 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", dest)
@@ -53,52 +45,52 @@ func materialize(g *gogit.Repository, commit, dest string) (map[string]tracked, 
 	}
 	defer unix.Close(fd)
 	out := map[string]tracked{}
-	m := &materializer{g: g, out: out}
-	if err := m.tree(fd, tree, ""); err != nil {
+	m := &materializer{st: st, out: out}
+	if err := m.tree(fd, c.Tree, ""); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot write the tree of %s into %s", git.Short(commit), dest)
 	}
 	return out, nil
 }
 
 type materializer struct {
-	g   *gogit.Repository
+	st  repo.Store
 	out map[string]tracked
 }
 
-func (m *materializer) tree(dir int, t *object.Tree, prefix string) error {
-	for _, e := range t.Entries {
+func (m *materializer) tree(dir int, tree repo.Hash, prefix string) error {
+	entries, err := m.st.ReadTree(tree)
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	for _, e := range entries {
 		if bad := badName(e.Name); bad != "" {
 			return fmt.Errorf("%q: %s", prefix+e.Name, bad)
 		}
 		p := prefix + e.Name
 		switch e.Mode {
-		case filemode.Dir:
+		case repo.ModeDir:
 			if err := unix.Mkdirat(dir, e.Name, 0o755); err != nil {
-				return fmt.Errorf("%s: %w", p, err)
-			}
-			sub, err := object.GetTree(m.g.Storer, e.Hash)
-			if err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
 			fd, err := unix.Openat(dir, e.Name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
-			err = m.tree(fd, sub, p+"/")
+			err = m.tree(fd, e.Hash, p+"/")
 			unix.Close(fd)
 			if err != nil {
 				return err
 			}
 			continue
-		case filemode.Regular, filemode.Deprecated, filemode.Executable:
+		case repo.ModeRegular, repo.ModeDeprecated, repo.ModeExecutable:
 			perm := uint32(0o644)
-			if e.Mode == filemode.Executable {
+			if e.Mode == repo.ModeExecutable {
 				perm = 0o755
 			}
 			if err := m.file(dir, e.Name, e.Hash, perm); err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
-		case filemode.Symlink:
+		case repo.ModeSymlink:
 			target, err := m.blob(e.Hash, maxLinkTarget)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p, err)
@@ -106,7 +98,7 @@ func (m *materializer) tree(dir int, t *object.Tree, prefix string) error {
 			if err := unix.Symlinkat(string(target), dir, e.Name); err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
-		case filemode.Submodule:
+		case repo.ModeSubmodule:
 			if err := unix.Mkdirat(dir, e.Name, 0o755); err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
@@ -118,22 +110,17 @@ func (m *materializer) tree(dir int, t *object.Tree, prefix string) error {
 	return nil
 }
 
-func (m *materializer) file(dir int, name string, h plumbing.Hash, perm uint32) error {
-	b, err := m.g.BlobObject(h)
+func (m *materializer) file(dir int, name string, h repo.Hash, perm uint32) error {
+	b, err := m.st.ReadObject(repo.BlobObject, h)
 	if err != nil {
 		return err
 	}
-	r, err := b.Reader()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if err != nil {
 		return err
 	}
 	f := os.NewFile(uintptr(fd), name)
-	_, err = io.Copy(f, r)
+	_, err = f.Write(b)
 	if err == nil {
 		// The umask narrowed perm at creation.
 		err = f.Chmod(os.FileMode(perm))
@@ -144,20 +131,15 @@ func (m *materializer) file(dir int, name string, h plumbing.Hash, perm uint32) 
 	return err
 }
 
-func (m *materializer) blob(h plumbing.Hash, max int64) ([]byte, error) {
-	b, err := m.g.BlobObject(h)
+func (m *materializer) blob(h repo.Hash, max int64) ([]byte, error) {
+	size, err := m.st.ObjectSize(repo.BlobObject, h)
 	if err != nil {
 		return nil, err
 	}
-	if b.Size > max {
-		return nil, fmt.Errorf("symlink target of %d bytes", b.Size)
+	if size > max {
+		return nil, fmt.Errorf("symlink target of %d bytes", size)
 	}
-	r, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
+	return m.st.ReadObject(repo.BlobObject, h)
 }
 
 // badName says why git would never check out a tree entry of this name, or "".

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/sanitize"
 )
 
@@ -27,7 +26,7 @@ type sanitized struct {
 // target's files (of the whole tree when the target's own say nothing, as
 // for a Go package whose go.mod is above it), their flags and runtime
 // options, and a shim for each C and C++ compiler on the jail's PATH.
-func (r *Run) sanitizer(c *object.Commit, shim string, sanitizers []string) (*sanitized, error) {
+func (r *Run) sanitizer(c *repo.Commit, shim string, sanitizers []string) (*sanitized, error) {
 	langs, err := r.languages(c)
 	if err != nil {
 		return nil, err

@@ -11,11 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/scratch"
 	"github.com/hone-perf/hone/sanitize"
 )
@@ -132,7 +131,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", base)
 	}
 	s := &Side{Role: role, Commit: commit, Src: filepath.Join(base, "src"), Out: filepath.Join(base, "out"), Sanitizers: sanitizers, Layout: v.layout, run: r}
-	c, err := r.repo.Git.CommitObject(plumbing.NewHash(commit))
+	c, err := r.repo.Store("").ReadCommit(repo.NewHash(commit))
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
 	}
@@ -150,7 +149,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 	}
 	// Layout builds are not cached: their pads are drawn per verdict.
 	cached := role == Baseline && v.layout == nil
-	key := Key{Tree: c.TreeHash.String(), Command: r.target.Build, TargetPath: r.target.Path, Isolation: r.sandbox.Isolation, Sanitizers: sanitize.Key(sanitizers)}
+	key := Key{Tree: c.Tree.String(), Command: r.target.Build, TargetPath: r.target.Path, Isolation: r.sandbox.Isolation, Sanitizers: sanitize.Key(sanitizers)}
 	if cached {
 		m, discarded, err := r.cache().load(ctx, key, s.Src, s.Out)
 		if err != nil {
@@ -163,7 +162,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 			return s, nil
 		}
 	}
-	want, err := materialize(r.repo.Git, commit, s.Src)
+	want, err := materialize(r.repo.Store(""), commit, s.Src)
 	if err != nil {
 		return nil, err
 	}

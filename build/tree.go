@@ -9,8 +9,9 @@ import (
 	"os"
 	"sort"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
+
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // A built tree is hostile: the build ran the candidate's code, which could
@@ -37,7 +38,7 @@ const (
 // scan is what sealAndScan found.
 type scan struct {
 	entries []Entry
-	blobs   map[string]plumbing.Hash // git blob ids of the files asked for
+	blobs   map[string]repo.Hash // git blob ids of the files asked for
 	bytes   int64
 }
 
@@ -66,7 +67,7 @@ func sealAndScan(root string, owner account, blobOf func(string) bool) (*scan, e
 	if err := seal(fd, true); err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}
-	s := &scan{blobs: map[string]plumbing.Hash{}}
+	s := &scan{blobs: map[string]repo.Hash{}}
 	if err := s.dir(fd, "", owner, blobOf); err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func (s *scan) dir(dir int, prefix string, owner account, blobOf func(string) bo
 			e.Path = p
 			s.entries = append(s.entries, e)
 			s.bytes += e.Size
-			if blob != plumbing.ZeroHash {
+			if blob != repo.ZeroHash {
 				s.blobs[p] = blob
 			}
 		case unix.S_IFLNK:
@@ -130,7 +131,7 @@ func (s *scan) dir(dir int, prefix string, owner account, blobOf func(string) bo
 			}
 			s.entries = append(s.entries, Entry{Path: p, Type: typeSymlink, Link: target})
 			if blobOf(p) {
-				s.blobs[p] = plumbing.ComputeHash(plumbing.BlobObject, []byte(target))
+				s.blobs[p] = repo.ComputeHash(repo.BlobObject, []byte(target))
 			}
 		default:
 			if err := unix.Unlinkat(dir, name, 0); err != nil {
@@ -143,39 +144,39 @@ func (s *scan) dir(dir int, prefix string, owner account, blobOf func(string) bo
 
 // hashFile seals one regular file and hashes it, opening it without
 // following a symlink swapped in meanwhile.
-func hashFile(dir int, name string, blob bool) (Entry, plumbing.Hash, error) {
+func hashFile(dir int, name string, blob bool) (Entry, repo.Hash, error) {
 	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return Entry{}, plumbing.ZeroHash, err
+		return Entry{}, repo.ZeroHash, err
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return Entry{}, plumbing.ZeroHash, err
+		return Entry{}, repo.ZeroHash, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return Entry{}, plumbing.ZeroHash, fmt.Errorf("changed type while hone read it")
+		return Entry{}, repo.ZeroHash, fmt.Errorf("changed type while hone read it")
 	}
 	if err := seal(fd, false); err != nil {
-		return Entry{}, plumbing.ZeroHash, err
+		return Entry{}, repo.ZeroHash, err
 	}
 	sum := sha256.New()
 	w := io.Writer(sum)
 	var gh hash.Hash
 	if blob {
-		gh = plumbing.NewHasher(plumbing.BlobObject, st.Size).Hash
+		gh = repo.BlobHasher(st.Size)
 		w = io.MultiWriter(sum, gh)
 	}
 	n, err := io.Copy(w, f)
 	if err != nil {
-		return Entry{}, plumbing.ZeroHash, err
+		return Entry{}, repo.ZeroHash, err
 	}
 	if n != st.Size {
-		return Entry{}, plumbing.ZeroHash, fmt.Errorf("changed size while hone read it")
+		return Entry{}, repo.ZeroHash, fmt.Errorf("changed size while hone read it")
 	}
 	e := Entry{Type: typeFile, Mode: sealedMode(st.Mode, false), Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}
-	var bh plumbing.Hash
+	var bh repo.Hash
 	if gh != nil {
 		copy(bh[:], gh.Sum(nil))
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // CheckPush checks the updates a push is about to make on a remote (pre-push):
@@ -68,9 +68,9 @@ func (p *Policy) CheckTransaction(ctx context.Context, updates []RefUpdate, from
 	return vs, nil
 }
 
-func hashOf(s string) plumbing.Hash {
-	if isZero(s) || !plumbing.IsHash(s) {
-		return plumbing.ZeroHash
+func hashOf(s string) repo.Hash {
+	if isZero(s) || !repo.IsHash(s) {
+		return repo.ZeroHash
 	}
-	return plumbing.NewHash(s)
+	return repo.NewHash(s)
 }

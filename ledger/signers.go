@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hone-perf/hone/internal/errs"
@@ -78,14 +77,7 @@ func (l *Ledger) SigningKey() string { return l.signingKey() }
 
 func (l *Ledger) signingKey() string {
 	l.keyOnce.Do(func() {
-		if c, err := l.ws.Git.Config(); err == nil {
-			l.key = c.Raw.Section("hone").Option("signingkey")
-		}
-		if l.key == "" {
-			if c, err := config.LoadConfig(config.GlobalScope); err == nil {
-				l.key = c.Raw.Section("hone").Option("signingkey")
-			}
-		}
+		l.key = l.ws.Store("").Config("hone.signingkey")
 		if rest, ok := strings.CutPrefix(l.key, "~/"); ok {
 			l.key = filepath.Join(os.Getenv("HOME"), rest)
 		}

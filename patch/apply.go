@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/storage/filesystem"
-
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -28,7 +26,6 @@ type scratchIndex struct {
 	objects string // the repository's object directory
 	tmp     string
 	owned   *scratch.Dir
-	store   *filesystem.Storage // for trees hone writes itself (splice.go)
 }
 
 // newScratchIndex makes the throwaway index in a folder this process owns,

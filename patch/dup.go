@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -44,18 +41,17 @@ func (k *pinKeys) of(commit string) string {
 		return v
 	}
 	v := ""
-	if c, err := k.ws.Git.CommitObject(plumbing.NewHash(commit)); err == nil {
-		if root, err := c.Tree(); err == nil {
-			tree := "none"
-			if sub, err := root.Tree(k.path); err == nil {
-				tree = sub.Hash.String()
-			}
-			cfg := "none"
-			if f, err := root.File(workspace.FileName); err == nil {
-				cfg = f.Hash.String()
-			}
-			v = tree + " " + cfg
+	st := k.ws.Store("")
+	if c, err := st.ReadCommit(repo.NewHash(commit)); err == nil {
+		tree := "none"
+		if sub, err := repo.EntryAt(st, c.Tree, k.path); err == nil && sub.Mode == repo.ModeDir {
+			tree = sub.Hash.String()
 		}
+		cfg := "none"
+		if f, err := repo.EntryAt(st, c.Tree, workspace.FileName); err == nil && f.Mode.IsFile() {
+			cfg = f.Hash.String()
+		}
+		v = tree + " " + cfg
 	}
 	k.seen[commit] = v
 	return v
@@ -142,13 +138,10 @@ func storedNormalized(ctx context.Context, ws *workspace.Workspace, pin, commit 
 // normalizedOf computes the normalised diff of changes against pin, reading
 // new contents with read.
 func normalizedOf(ws *workspace.Workspace, pin string, changes []git.Change, read func(hash string) ([]byte, error)) (string, error) {
-	c, err := ws.Git.CommitObject(plumbing.NewHash(pin))
+	st := ws.Store("")
+	c, err := st.ReadCommit(repo.NewHash(pin))
 	if err != nil {
 		return "", errs.Wrap(errs.Failure, err, "cannot read the pin %s", git.Short(pin))
-	}
-	root, err := c.Tree()
-	if err != nil {
-		return "", errs.Wrap(errs.Failure, err, "cannot read the tree of %s", git.Short(pin))
 	}
 	var out []sourceChange
 	for _, ch := range changes {
@@ -158,11 +151,11 @@ func normalizedOf(ws *workspace.Workspace, pin string, changes []git.Change, rea
 				return "", err
 			}
 		}
-		if f, err := root.File(ch.Path); err == nil {
-			if old, err := fileBytes(f); err == nil {
-				sc.before = identifiers(ch.Path, old)
+		if f, err := repo.EntryAt(st, c.Tree, ch.Path); err == nil && f.Mode.IsFile() {
+			if old, err := st.ReadObject(repo.BlobObject, f.Hash); err == nil {
+				sc.before = identifiers(ch.Path, clipNormalized(old))
 			}
-		} else if !errors.Is(err, object.ErrFileNotFound) {
+		} else if err != nil && !errors.Is(err, repo.ErrNoEntry) {
 			return "", errs.Wrap(errs.Failure, err, "cannot read %s at the pin", ch.Path)
 		}
 		out = append(out, sc)
@@ -175,26 +168,15 @@ func normalizedOf(ws *workspace.Workspace, pin string, changes []git.Change, rea
 const maxNormalized = 8 << 20
 
 func readBlob(ws *workspace.Workspace, hash string) ([]byte, error) {
-	b, err := ws.Git.BlobObject(plumbing.NewHash(hash))
+	b, err := ws.Store("").ReadObject(repo.BlobObject, repo.NewHash(hash))
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", git.Short(hash))
 	}
-	r, err := b.Reader()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", git.Short(hash))
-	}
-	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, maxNormalized))
+	return clipNormalized(b), nil
 }
 
-func fileBytes(f *object.File) ([]byte, error) {
-	r, err := f.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, maxNormalized))
-}
+// clipNormalized keeps what the comparison reads of one file.
+func clipNormalized(b []byte) []byte { return b[:min(len(b), maxNormalized)] }
 
 // retriesNote is the warning of a proposal that tries again, at a new pin,
 // an idea judged at an earlier one.

@@ -15,11 +15,11 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -123,8 +123,8 @@ func check(ctx context.Context, ws *workspace.Workspace, target string, diff []b
 		tree    string
 		changes []git.Change
 	)
-	if root, ok := subtree(ws.Git, pin, a.Root); ok {
-		tree, changes, err = idx.applyPartial(ctx, ws.Git, pin, a.Root, root, diff)
+	if root, ok := subtree(ws.Store(""), pin, a.Root); ok {
+		tree, changes, err = idx.applyPartial(ctx, ws.Store(""), pin, a.Root, root, diff)
 	} else {
 		tree, changes, err = idx.applyFull(ctx, pin, diff)
 	}
@@ -149,12 +149,9 @@ func relativeHint(ws *workspace.Workspace, pin string, a allowlist.Rules, diff [
 	if perr != nil || len(files) == 0 {
 		return err
 	}
-	commit, cerr := ws.Git.CommitObject(plumbing.NewHash(pin))
+	st := ws.Store("")
+	commit, cerr := st.ReadCommit(repo.NewHash(pin))
 	if cerr != nil {
-		return err
-	}
-	tree, terr := commit.Tree()
-	if terr != nil {
 		return err
 	}
 	exists := false
@@ -167,7 +164,7 @@ func relativeHint(ws *workspace.Workspace, pin string, a allowlist.Rules, diff [
 			if strings.HasPrefix(n, a.Root+"/") || a.Rule(full) != "" {
 				return err
 			}
-			if _, ferr := tree.FindEntry(full); ferr == nil {
+			if _, ferr := repo.EntryAt(st, commit.Tree, full); ferr == nil {
 				exists = true
 			}
 		}

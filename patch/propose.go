@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/repo"
@@ -104,7 +102,7 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	if err != nil {
 		return nil, err
 	}
-	switch err := refs.CompareAndSwap(ctx, ref, plumbing.NewHash(commit), plumbing.ZeroHash); {
+	switch err := refs.CompareAndSwap(ctx, ref, repo.NewHash(commit), repo.ZeroHash); {
 	case errors.Is(err, repo.ErrRaceLost):
 		// A concurrent proposal of the same diff stored it first.
 		other, _, err := refs.Read(ref)
@@ -166,7 +164,7 @@ func existing(ctx context.Context, ws *workspace.Workspace, l *ledger.Ledger, p 
 // commitTree writes the patch commit in the scratch index and moves its objects
 // into the repository. Author and committer are fixed and dated like the pin.
 func commitTree(ctx context.Context, ws *workspace.Workspace, idx *scratchIndex, c *Checked, msg string) (string, error) {
-	pc, err := ws.Git.CommitObject(plumbing.NewHash(c.Pin))
+	pc, err := ws.Store("").ReadCommit(repo.NewHash(c.Pin))
 	if err != nil {
 		return "", errs.Wrap(errs.Failure, err, "cannot read the pin commit %s", c.Pin)
 	}
@@ -189,7 +187,7 @@ func commitTree(ctx context.Context, ws *workspace.Workspace, idx *scratchIndex,
 // written (cause), so a failed proposal leaves no ref behind. It returns
 // cause, saying so when the ref could not be removed either.
 func dropRef(ctx context.Context, ws *workspace.Workspace, ref, commit string, cause error) error {
-	if err := ws.Refs().Delete(context.WithoutCancel(ctx), ref, plumbing.NewHash(commit)); err != nil {
+	if err := ws.Refs().Delete(context.WithoutCancel(ctx), ref, repo.NewHash(commit)); err != nil {
 		return fmt.Errorf("%w (and %s could not be removed: %v)", cause, ref, err)
 	}
 	return cause

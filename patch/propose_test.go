@@ -175,7 +175,7 @@ func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
-	root, ok := subtree(ws.Git, pin, "targets/t")
+	root, ok := subtree(ws.Store(""), pin, "targets/t")
 	if !ok {
 		t.Fatal("no target tree at the pin")
 	}
@@ -186,7 +186,7 @@ func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 	defer idx.close()
 	diff := "diff --git a/targets/t/a.c b/targets/t/a.c\nnew file mode 100644\n--- /dev/null\n+++ b/targets/t/a.c\n@@ -0,0 +1 @@\n+int a;\n" +
 		"diff --git a/secret2.txt b/secret2.txt\nnew file mode 100644\n--- /dev/null\n+++ b/secret2.txt\n@@ -0,0 +1 @@\n+x\n"
-	_, changes, err := idx.applyPartial(ctx, ws.Git, pin, "targets/t", root, []byte(diff))
+	_, changes, err := idx.applyPartial(ctx, ws.Store(""), pin, "targets/t", root, []byte(diff))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"

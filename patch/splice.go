@@ -4,17 +4,12 @@ import (
 	"context"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
+	"path/filepath"
 
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // A target is usually a small part of a large repository, and the cost of a
@@ -26,7 +21,7 @@ import (
 
 // applyPartial applies diff to an index holding only the pin's tree at root
 // (rootHash) and returns the full patched tree and git's list of changes.
-func (s *scratchIndex) applyPartial(ctx context.Context, repo *gogit.Repository, pin, root string, rootHash plumbing.Hash, diff []byte) (string, []git.Change, error) {
+func (s *scratchIndex) applyPartial(ctx context.Context, st repo.Store, pin, root string, rootHash repo.Hash, diff []byte) (string, []git.Change, error) {
 	if _, err := s.git(ctx, nil, nil, "read-tree", "--prefix="+root+"/", rootHash.String()); err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the target's tree at the pin into a throwaway index")
 	}
@@ -51,7 +46,7 @@ func (s *scratchIndex) applyPartial(ctx context.Context, repo *gogit.Repository,
 	var changes []git.Change
 	for _, c := range all {
 		if c.Path == root && c.NewMode == allowlist.ModeTree {
-			sub = plumbing.NewHash(c.Hash)
+			sub = repo.NewHash(c.Hash)
 		}
 		// Trees are listed for the new subtree's hash; their files are
 		// listed on their own lines, which the checks read.
@@ -60,15 +55,11 @@ func (s *scratchIndex) applyPartial(ctx context.Context, repo *gogit.Repository,
 		}
 		changes = append(changes, c)
 	}
-	pc, err := repo.CommitObject(plumbing.NewHash(pin))
+	pc, err := st.ReadCommit(repo.NewHash(pin))
 	if err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the pin %s", pin)
 	}
-	top, err := pc.Tree()
-	if err != nil {
-		return "", nil, errs.Wrap(errs.Failure, err, "cannot read the pin's tree")
-	}
-	tree, err := s.splice(repo, top, comps, sub)
+	tree, err := s.splice(st, pc.Tree, comps, sub)
 	if err != nil {
 		return "", nil, err
 	}
@@ -77,31 +68,27 @@ func (s *scratchIndex) applyPartial(ctx context.Context, repo *gogit.Repository,
 
 // subtree returns the hash of the pin's tree at root, if root is a tree below
 // the top level: a target at the top level applies to the whole tree.
-func subtree(repo *gogit.Repository, pin, root string) (plumbing.Hash, bool) {
+func subtree(st repo.Store, pin, root string) (repo.Hash, bool) {
 	if root == "." {
-		return plumbing.ZeroHash, false
+		return repo.ZeroHash, false
 	}
-	c, err := repo.CommitObject(plumbing.NewHash(pin))
+	c, err := st.ReadCommit(repo.NewHash(pin))
 	if err != nil {
-		return plumbing.ZeroHash, false
+		return repo.ZeroHash, false
 	}
-	t, err := c.Tree()
-	if err != nil {
-		return plumbing.ZeroHash, false
-	}
-	sub, err := t.Tree(root)
-	if err != nil {
-		return plumbing.ZeroHash, false
+	sub, err := repo.EntryAt(st, c.Tree, root)
+	if err != nil || sub.Mode != repo.ModeDir {
+		return repo.ZeroHash, false
 	}
 	return sub.Hash, true
 }
 
 // wrap writes the trees that hold h at the path comps and nothing else: the
 // tree of the partial index before apply.
-func (s *scratchIndex) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, error) {
+func (s *scratchIndex) wrap(comps []string, h repo.Hash) (repo.Hash, error) {
 	for i := len(comps) - 1; i >= 0; i-- {
 		var err error
-		h, err = s.writeTree(&object.Tree{Entries: []object.TreeEntry{{Name: comps[i], Mode: filemode.Dir, Hash: h}}})
+		h, err = s.writeTree([]repo.TreeEntry{{Name: comps[i], Mode: repo.ModeDir, Hash: h}})
 		if err != nil {
 			return h, err
 		}
@@ -109,41 +96,32 @@ func (s *scratchIndex) wrap(comps []string, h plumbing.Hash) (plumbing.Hash, err
 	return h, nil
 }
 
-// splice writes a copy of t with the tree at comps replaced by sub.
-func (s *scratchIndex) splice(repo *gogit.Repository, t *object.Tree, comps []string, sub plumbing.Hash) (plumbing.Hash, error) {
-	entries := append([]object.TreeEntry(nil), t.Entries...)
+// splice writes a copy of tree with the tree at comps replaced by sub.
+func (s *scratchIndex) splice(st repo.Store, tree repo.Hash, comps []string, sub repo.Hash) (repo.Hash, error) {
+	entries, err := st.ReadTree(tree)
+	if err != nil {
+		return repo.ZeroHash, errs.Wrap(errs.Failure, err, "cannot read the pin's tree %s", tree)
+	}
 	for i := range entries {
 		if entries[i].Name != comps[0] {
 			continue
 		}
 		if len(comps) == 1 {
 			entries[i].Hash = sub
-		} else {
-			child, err := repo.TreeObject(entries[i].Hash)
-			if err != nil {
-				return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot read the pin's tree %s", comps[0])
-			}
-			if entries[i].Hash, err = s.splice(repo, child, comps[1:], sub); err != nil {
-				return plumbing.ZeroHash, err
-			}
+		} else if entries[i].Hash, err = s.splice(st, entries[i].Hash, comps[1:], sub); err != nil {
+			return repo.ZeroHash, err
 		}
-		return s.writeTree(&object.Tree{Entries: entries})
+		return s.writeTree(entries)
 	}
-	return plumbing.ZeroHash, errs.Failuref("the pin's tree has no %s", comps[0])
+	return repo.ZeroHash, errs.Failuref("the pin's tree has no %s", comps[0])
 }
 
-// writeTree stores a tree object in the scratch index's object directory.
-func (s *scratchIndex) writeTree(t *object.Tree) (plumbing.Hash, error) {
-	if s.store == nil {
-		s.store = filesystem.NewStorage(osfs.New(s.tmp), cache.NewObjectLRUDefault())
-	}
-	obj := s.store.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot encode a tree")
-	}
-	h, err := s.store.SetEncodedObject(obj)
+// writeTree stores a tree object in the scratch index's object directory,
+// where a refused patch leaves it behind with the rest.
+func (s *scratchIndex) writeTree(entries []repo.TreeEntry) (repo.Hash, error) {
+	data, err := repo.EncodeTree(entries)
 	if err != nil {
-		return plumbing.ZeroHash, errs.Wrap(errs.Failure, err, "cannot write a tree")
+		return repo.ZeroHash, err
 	}
-	return h, nil
+	return repo.WriteLoose(filepath.Join(s.tmp, "objects"), repo.TreeObject, data)
 }

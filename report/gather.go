@@ -4,10 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/profile"
@@ -115,7 +114,7 @@ func pins(ctx context.Context, ws *workspace.Workspace, attempts []Attempt) (map
 			continue
 		}
 		p := Pin{Commit: a.Pin, BaseRefs: refs}
-		if c, err := ws.Git.CommitObject(plumbing.NewHash(a.Pin)); err == nil {
+		if c, err := ws.Store("").ReadCommit(repo.NewHash(a.Pin)); err == nil {
 			p.Date = c.Committer.When
 		}
 		for _, ref := range refs {

@@ -21,10 +21,8 @@ const askPoll = time.Second
 // RemoteOf is the runner remote this clone asks for verdicts: `git config
 // hone.runnerRemote`, else [runner] remote of hone.toml; "" to judge here.
 func RemoteOf(ctx context.Context, ws *workspace.Workspace) string {
-	if c, err := ws.Git.Config(); err == nil {
-		if r := strings.TrimSpace(c.Raw.Section("hone").Option("runnerRemote")); r != "" {
-			return r
-		}
+	if r := strings.TrimSpace(ws.Store("").Config("hone.runnerRemote")); r != "" {
+		return r
 	}
 	return ws.Config.Runner.Remote
 }

@@ -15,12 +15,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -135,26 +132,27 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 	if err != nil {
 		return nil, err
 	}
-	commit, err := ws.Git.CommitObject(plumbing.NewHash(pin))
+	store := ws.Store("")
+	commit, err := store.ReadCommit(repo.NewHash(pin))
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read pin commit %s of target %q", pin, t.Name)
 	}
-	tree, err := commit.Tree()
+	tree, err := readTree(store, commit.Tree)
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read the tree of %s", pin)
+		return nil, err
 	}
 	v := &View{Target: t.Name, Pin: t.Pin, PinCommit: pin, Path: strings.Join(parts, "/")}
 	if v.Path == "" {
 		v.Path = "."
 	}
 	v.RepoPath = path.Join(t.Path, v.Path)
-	r := &reader{ws: ws, view: v}
+	r := &reader{store: store, view: v}
 
 	rootTree, err := r.targetTree(tree, t, pin)
 	if err != nil {
 		return nil, err
 	}
-	if rel, ok := repoRelative(rootTree, targetSegments(t.Path), parts); ok {
+	if rel, ok := r.repoRelative(rootTree, targetSegments(t.Path), parts); ok {
 		parts = rel
 		v.Path = strings.Join(parts, "/")
 		if v.Path == "" {
@@ -172,13 +170,13 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 		return nil, err
 	}
 	switch e.Mode {
-	case filemode.Dir:
-		sub, err := ws.Git.TreeObject(e.Hash)
+	case repo.ModeDir:
+		sub, err := readTree(store, e.Hash)
 		if err != nil {
-			return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", e.Hash)
+			return nil, err
 		}
 		return r.dir(sub)
-	case filemode.Symlink:
+	case repo.ModeSymlink:
 		v.Type = Symlink
 		b, err := r.blob(e.Hash)
 		if err != nil {
@@ -186,7 +184,7 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 		}
 		v.LinkTarget = string(b)
 		return v, nil
-	case filemode.Submodule:
+	case repo.ModeSubmodule:
 		v.Type, v.Commit = Submodule, e.Hash.String()
 		return v, nil
 	}
@@ -196,7 +194,7 @@ func Read(ctx context.Context, ws *workspace.Workspace, targetName, relPath stri
 // targetTree is the tree of the target's path at the pin, which must be a
 // real directory there: a symlink would show files from outside the
 // target. A target at the top level is the whole tree.
-func (r *reader) targetTree(tree *object.Tree, t *workspace.Target, pin string) (*object.Tree, error) {
+func (r *reader) targetTree(tree []repo.TreeEntry, t *workspace.Target, pin string) ([]repo.TreeEntry, error) {
 	segs := targetSegments(t.Path)
 	if len(segs) == 0 {
 		return tree, nil
@@ -207,14 +205,19 @@ func (r *reader) targetTree(tree *object.Tree, t *workspace.Target, pin string) 
 	if err != nil {
 		return nil, err
 	}
-	if root.Mode != filemode.Dir {
+	if root.Mode != repo.ModeDir {
 		return nil, errs.Policyf("target %q: %q is not a directory at pin %s (%s) but a %s; hone does not follow it", t.Name, t.Path, t.Pin, git.Short(pin), typeOf(root.Mode))
 	}
-	sub, err := r.ws.Git.TreeObject(root.Hash)
+	return readTree(r.store, root.Hash)
+}
+
+// readTree reads tree h with hone's error kind.
+func readTree(s repo.Store, h repo.Hash) ([]repo.TreeEntry, error) {
+	t, err := s.ReadTree(h)
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", root.Hash)
+		return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", h)
 	}
-	return sub, nil
+	return t, nil
 }
 
 // targetSegments splits a target's path; none for the top level.
@@ -229,30 +232,30 @@ func targetSegments(p string) []string {
 // form hone prints (profile show's targets/wordfreq/wordfreq.c), when it
 // starts with the target's path and names nothing as a path inside the
 // target. It returns the path inside the target.
-func repoRelative(root *object.Tree, targetPath, parts []string) ([]string, bool) {
+func (r *reader) repoRelative(root []repo.TreeEntry, targetPath, parts []string) ([]string, bool) {
 	if len(parts) < len(targetPath) || !slices.Equal(parts[:len(targetPath)], targetPath) {
 		return nil, false
 	}
-	if _, err := root.FindEntry(strings.Join(parts, "/")); err == nil {
+	if _, err := r.walk(root, parts, func(string) error { return repo.ErrNoEntry }); err == nil {
 		return nil, false
 	}
 	return parts[len(targetPath):], true
 }
 
 type reader struct {
-	ws   *workspace.Workspace
-	view *View
+	store repo.Store
+	view  *View
 }
 
 // walk follows parts from tree and returns the last entry. Every component
 // before the last must be a directory; a symlink or submodule on the way is
 // refused rather than followed. missing builds the error for an absent path.
-func (r *reader) walk(tree *object.Tree, parts []string, missing func(at string) error) (*object.TreeEntry, error) {
+func (r *reader) walk(tree []repo.TreeEntry, parts []string, missing func(at string) error) (*repo.TreeEntry, error) {
 	for i, name := range parts {
-		var found *object.TreeEntry
-		for j := range tree.Entries {
-			if tree.Entries[j].Name == name {
-				found = &tree.Entries[j]
+		var found *repo.TreeEntry
+		for j := range tree {
+			if tree[j].Name == name {
+				found = &tree[j]
 				break
 			}
 		}
@@ -263,68 +266,57 @@ func (r *reader) walk(tree *object.Tree, parts []string, missing func(at string)
 		if i == len(parts)-1 {
 			return found, nil
 		}
-		if found.Mode != filemode.Dir {
-			if found.Mode == filemode.Symlink || found.Mode == filemode.Submodule {
+		if found.Mode != repo.ModeDir {
+			if found.Mode == repo.ModeSymlink || found.Mode == repo.ModeSubmodule {
 				return nil, errs.Policyf("%s is a %s at the pin; the source view does not follow it out of the target", at, typeOf(found.Mode))
 			}
 			return nil, missing(at + "/" + parts[i+1])
 		}
-		sub, err := r.ws.Git.TreeObject(found.Hash)
+		sub, err := readTree(r.store, found.Hash)
 		if err != nil {
-			return nil, errs.Wrap(errs.Failure, err, "cannot read tree %s", found.Hash)
+			return nil, err
 		}
 		tree = sub
 	}
 	return nil, missing(".")
 }
 
-func (r *reader) dir(tree *object.Tree) (*View, error) {
+func (r *reader) dir(tree []repo.TreeEntry) (*View, error) {
 	v := r.view
 	v.Type = Dir
-	v.Entries = make([]Entry, 0, len(tree.Entries))
-	for _, e := range tree.Entries {
-		ent := Entry{Name: e.Name, Type: typeOf(e.Mode), Executable: e.Mode == filemode.Executable}
+	v.Entries = make([]Entry, 0, len(tree))
+	for _, e := range tree {
+		ent := Entry{Name: e.Name, Type: typeOf(e.Mode), Executable: e.Mode == repo.ModeExecutable}
 		if ent.Type == File {
-			obj, err := r.ws.Git.Storer.EncodedObject(plumbing.BlobObject, e.Hash)
+			size, err := r.store.ObjectSize(repo.BlobObject, e.Hash)
 			if err != nil {
 				return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", e.Hash)
 			}
-			ent.Size = obj.Size()
+			ent.Size = size
 		}
 		v.Entries = append(v.Entries, ent)
 	}
 	return v, nil
 }
 
-func (r *reader) blob(h plumbing.Hash) ([]byte, error) {
-	b, err := r.ws.Git.BlobObject(h)
+func (r *reader) blob(h repo.Hash) ([]byte, error) {
+	b, err := r.store.ReadObject(repo.BlobObject, h)
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
 	}
-	rc, err := b.Reader()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
-	}
-	defer rc.Close()
-	return io.ReadAll(rc)
+	return b, nil
 }
 
-// file streams the blob, keeping only the lines asked for, so a large file
-// costs memory for the window only.
-func (r *reader) file(h plumbing.Hash, offset, limit int) (*View, error) {
+// file reads the blob and keeps only the lines asked for in the view.
+func (r *reader) file(h repo.Hash, offset, limit int) (*View, error) {
 	v := r.view
 	v.Type = File
-	b, err := r.ws.Git.BlobObject(h)
+	b, err := r.blob(h)
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
+		return nil, err
 	}
-	v.Size = b.Size
-	rc, err := b.Reader()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read blob %s", h)
-	}
-	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 64<<10)
+	v.Size = int64(len(b))
+	br := bufio.NewReaderSize(bytes.NewReader(b), 64<<10)
 	head, _ := br.Peek(binarySniff)
 	if bytes.IndexByte(head, 0) >= 0 {
 		v.Binary = true
@@ -376,13 +368,13 @@ func readLine(br *bufio.Reader, keep bool) (string, bool, error) {
 	}
 }
 
-func typeOf(m filemode.FileMode) string {
+func typeOf(m repo.Mode) string {
 	switch m {
-	case filemode.Dir:
+	case repo.ModeDir:
 		return Dir
-	case filemode.Symlink:
+	case repo.ModeSymlink:
 		return Symlink
-	case filemode.Submodule:
+	case repo.ModeSubmodule:
 		return Submodule
 	}
 	return File

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -35,14 +34,14 @@ var weakRefused = fmt.Sprintf("hone.toml at the protected tip sets [sandbox] iso
 // The target is bound by its allowlist (see outside), once the tip's rules
 // are known.
 func (p *proposal) derive(ctx context.Context, ws *workspace.Workspace) (string, error) {
-	co, err := ws.Git.CommitObject(plumbing.NewHash(p.Commit))
+	co, err := ws.Store("").ReadCommit(repo.NewHash(p.Commit))
 	if err != nil {
 		return "", errs.Wrap(errs.Failure, err, "cannot read the patch commit %s", git.Short(p.Commit))
 	}
-	if co.NumParents() != 1 {
-		return fmt.Sprintf("the patch commit %s has %d parents; a patch commit has one, its pin", git.Short(p.Commit), co.NumParents()), nil
+	if len(co.Parents) != 1 {
+		return fmt.Sprintf("the patch commit %s has %d parents; a patch commit has one, its pin", git.Short(p.Commit), len(co.Parents)), nil
 	}
-	parent := co.ParentHashes[0].String()
+	parent := co.Parents[0].String()
 	var why []string
 	if p.Pin != parent {
 		why = append(why, fmt.Sprintf("pin %s is not the patch commit's parent %s", git.Short(p.Pin), git.Short(parent)))

@@ -65,11 +65,18 @@ func TestAgentCommitAsPinIsStale(t *testing.T) {
 	f.pin = agent
 	id := "b8b8b8b8b8b8b8b8"
 	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), id, "one walk")
+	plan, err := Plan(context.Background(), f.ws, id, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e, err := Run(context.Background(), f.ws, id, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.want(e, ledger.VerdictError, workspace.ReasonStalePin)
+	if plan.Outcome != "refuse" || plan.Reason != e.Reason || plan.Detail != e.Detail {
+		t.Fatalf("the dry run said %s (%s: %s), the verdict recorded %s: %s", plan.Outcome, plan.Reason, plan.Detail, e.Reason, e.Detail)
+	}
 	if !e.HasFlag(ledger.FlagStalePin) || len(e.Gates) != 0 || e.Started != "" || !strings.Contains(e.Detail, "never the current pin") {
 		t.Fatalf("flags %v, gates %+v, started %q: %s", e.Flags, e.Gates, e.Started, e.Detail)
 	}

@@ -35,12 +35,7 @@ type Planned struct {
 
 // Plan says what Run(ctx, ws, patchID, opts) would do.
 func Plan(ctx context.Context, ws *workspace.Workspace, patchID string, opts Options) (*Planned, error) {
-	if opts.Metric != "" {
-		if err := workspace.CheckMetric(opts.Metric); err != nil {
-			return nil, errs.Usagef("--metric: %v", err)
-		}
-	}
-	prop, err := lookupPatch(ctx, ws, patchID)
+	prop, err := proposalOf(ctx, ws, patchID, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -50,43 +45,84 @@ func Plan(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opt
 	} else if err != nil {
 		return nil, err
 	}
+	pl, err := planOf(ctx, ws, prop, opts)
+	if err != nil {
+		return nil, err
+	}
+	if gp := pl.gp; gp != nil {
+		p.ConfigBlob, p.BaseRef, p.Build, p.Gates, p.Sandbox = gp.Blob, gp.BaseRef, gp.Target.Build, append(p.Gates, gp.Target.Gates...), &gp.Config.Sandbox
+	}
+	if r := pl.refusal; r != nil {
+		if p.Outcome == "judge" {
+			p.Outcome, p.Reason, p.Detail = "refuse", r.reason, r.detail
+		}
+		return p, nil
+	}
+	p.Protocol, p.Overrides = &pl.proto, pl.over
+	return p, nil
+}
+
+// proposalOf checks opts against what no hone.toml can change and looks
+// the patch up (see lookupPatch).
+func proposalOf(ctx context.Context, ws *workspace.Workspace, patchID string, opts Options) (proposal, error) {
+	if opts.Metric != "" {
+		if err := workspace.CheckMetric(opts.Metric); err != nil {
+			return proposal{}, errs.Usagef("--metric: %v", err)
+		}
+	}
+	return lookupPatch(ctx, ws, patchID)
+}
+
+// plan is what a verdict of prop rests on, read before anything of the
+// patch runs: the goalposts and the protocol, or the refusal Run records
+// instead. Run and Plan both read it here, so a dry run cannot say
+// something other than what the verdict then does.
+type plan struct {
+	gp      *workspace.Goalposts // nil when refused before they were read
+	proto   workspace.BenchConfig
+	over    *Overrides
+	refusal *refusal
+}
+
+// refusal is an error verdict recorded without running anything.
+type refusal struct {
+	reason, flag, detail string
+	configBlob           string
+}
+
+// planOf checks, in order: the proposal's fields against its commit, the
+// pin against the protected tip's goalposts (stale pin), the commit's
+// changes against the allowlist there, weak isolation against this
+// machine's consent, and opts against the protocol (tighten only).
+func planOf(ctx context.Context, ws *workspace.Workspace, prop proposal, opts Options) (*plan, error) {
 	if prop.mismatch != "" {
-		return p.refused(ReasonProposalMismatch, prop.mismatch), nil
+		return &plan{refusal: &refusal{reason: ReasonProposalMismatch, flag: ledger.FlagProposalMismatch, detail: prop.mismatch}}, nil
 	}
 	gp, err := ws.GoalpostsAt(ctx, prop.Target, prop.Pin)
 	var stale *workspace.StalePinError
 	if errors.As(err, &stale) {
-		return p.refused(workspace.ReasonStalePin, stale.Error()), nil
+		return &plan{refusal: &refusal{reason: workspace.ReasonStalePin, flag: ledger.FlagStalePin, detail: stale.Error()}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	p.ConfigBlob, p.BaseRef, p.Build, p.Gates, p.Sandbox = gp.Blob, gp.BaseRef, gp.Target.Build, append(p.Gates, gp.Target.Gates...), &gp.Config.Sandbox
+	pl := &plan{gp: gp}
 	if why, err := prop.outside(ctx, ws, gp.Target.Rules()); err != nil {
 		return nil, err
 	} else if why != "" {
-		return p.refused(ReasonProposalMismatch, why), nil
+		pl.refusal = &refusal{reason: ReasonProposalMismatch, flag: ledger.FlagProposalMismatch, detail: why, configBlob: gp.Blob}
+		return pl, nil
 	}
 	if gp.Config.Sandbox.Isolation == workspace.IsolationWeak {
 		if ok, err := workspace.WeakAllowed(ctx); err != nil {
 			return nil, err
 		} else if !ok {
-			return p.refused(ReasonWeakRefused, weakRefused), nil
+			pl.refusal = &refusal{reason: ReasonWeakRefused, detail: weakRefused, configBlob: gp.Blob}
+			return pl, nil
 		}
 	}
-	proto, over, err := protocol(gp.Target, opts)
-	if err != nil {
+	if pl.proto, pl.over, err = protocol(gp.Target, opts); err != nil {
 		return nil, err
 	}
-	p.Protocol, p.Overrides = &proto, over
-	return p, nil
-}
-
-// refused marks p as a proposal Run records as an error without running
-// any of its code, unless it was judged already.
-func (p *Planned) refused(reason, detail string) *Planned {
-	if p.Outcome == "judge" {
-		p.Outcome, p.Reason, p.Detail = "refuse", reason, detail
-	}
-	return p
+	return pl, nil
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
@@ -52,12 +50,7 @@ type Options struct {
 // verdict (with the samples measured so far) and returns an error wrapping
 // ctx.Err().
 func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Options) (*Entry, error) {
-	if opts.Metric != "" {
-		if err := workspace.CheckMetric(opts.Metric); err != nil {
-			return nil, errs.Usagef("--metric: %v", err)
-		}
-	}
-	prop, err := lookupPatch(ctx, ws, patchID)
+	prop, err := proposalOf(ctx, ws, patchID, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -71,39 +64,19 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	if prop.mismatch != "" {
-		return refuse(ctx, l, prop, ReasonProposalMismatch, ledger.FlagProposalMismatch, prop.mismatch, "")
-	}
-	gp, err := ws.GoalpostsAt(ctx, prop.Target, prop.Pin)
-	var stale *workspace.StalePinError
-	if errors.As(err, &stale) {
-		return refuse(ctx, l, prop, workspace.ReasonStalePin, ledger.FlagStalePin, stale.Error(), "")
-	}
+	pl, err := planOf(ctx, ws, prop, opts)
 	if err != nil {
 		return nil, err
 	}
-	if why, err := prop.outside(ctx, ws, gp.Target.Rules()); err != nil || why != "" {
-		if err != nil {
-			return nil, err
-		}
-		return refuse(ctx, l, prop, ReasonProposalMismatch, ledger.FlagProposalMismatch, why, gp.Blob)
-	}
-	if opts.Warnings != nil {
-		for _, w := range gp.Warnings {
+	if pl.gp != nil && opts.Warnings != nil {
+		for _, w := range pl.gp.Warnings {
 			opts.Warnings(w)
 		}
 	}
-	if sb := gp.Config.Sandbox; sb.Isolation == workspace.IsolationWeak {
-		if ok, err := workspace.WeakAllowed(ctx); err != nil {
-			return nil, err
-		} else if !ok {
-			return refuse(ctx, l, prop, ReasonWeakRefused, "", weakRefused, gp.Blob)
-		}
+	if r := pl.refusal; r != nil {
+		return refuse(ctx, l, prop, r.reason, r.flag, r.detail, r.configBlob)
 	}
-	proto, over, err := protocol(gp.Target, opts)
-	if err != nil {
-		return nil, err
-	}
+	gp, proto, over := pl.gp, pl.proto, pl.over
 	seed, err := pr.seed()
 	if err != nil {
 		return nil, err
@@ -194,11 +167,14 @@ func lookupPatch(ctx context.Context, ws *workspace.Workspace, patchID string) (
 	if prop == nil {
 		return proposal{}, errs.NotFoundf("unknown patch %q: the ledger has no proposal with that id; propose it with `hone patch propose`", patchID)
 	}
-	ref, err := ws.Git.Reference(plumbing.ReferenceName(ledger.PatchRef(patchID)), true)
+	ref, ok, err := ws.Store("").Read(ledger.PatchRef(patchID))
 	if err != nil {
+		return proposal{}, err
+	}
+	if !ok {
 		return proposal{}, errs.NotFoundf("patch %q has a proposal but no commit at %s; fetch it with `hone ledger pull`", patchID, ledger.PatchRef(patchID))
 	}
-	commit := ref.Hash().String()
+	commit := ref.String()
 	if prop.Commit != "" && prop.Commit != commit {
 		return proposal{}, errs.Invalidf("patch %q: %s points at %s but its proposal recorded %s; run `hone ledger verify`", patchID, ledger.PatchRef(patchID), commit, prop.Commit)
 	}

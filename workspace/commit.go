@@ -3,13 +3,8 @@ package workspace
 import (
 	"context"
 	"errors"
-	"io"
 	"path"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -38,28 +33,15 @@ func LoadAt(ctx context.Context, r *repo.Repo, rev string) (*Committed, error) {
 		return nil, err
 	}
 	name := git.Short(commit) + ":" + FileName
-	co, err := r.Git.CommitObject(plumbing.NewHash(commit))
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
-	}
-	f, err := co.File(FileName)
-	if errors.Is(err, object.ErrFileNotFound) {
+	f, b, err := repo.FileAt(r.Store(""), repo.NewHash(commit), FileName)
+	if errors.Is(err, repo.ErrNoEntry) {
 		return nil, errs.NotFoundf("commit %s (%s) has no %s; commit one there", git.Short(commit), rev, FileName)
 	}
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read %s", name)
 	}
-	if m := f.Mode; m != filemode.Regular && m != filemode.Executable && m != filemode.Deprecated {
+	if m := f.Mode; m != repo.ModeRegular && m != repo.ModeExecutable && m != repo.ModeDeprecated {
 		return nil, errs.Invalidf("%s is not a regular file (mode %s)", name, f.Mode)
-	}
-	rd, err := f.Reader()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read %s", name)
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read %s", name)
 	}
 	cfg, err := Parse(name, b)
 	if err != nil {
@@ -78,13 +60,10 @@ func (c *Committed) Target(name string) (*Target, error) { return c.Config.Targe
 // names nothing is a mistake in hone.toml, and a path naming a file would
 // make every patch a refusal; both are Invalid errors with the key's line.
 func (c *Config) CheckTree(r *repo.Repo, t *Target, commit string) error {
-	co, err := r.Git.CommitObject(plumbing.NewHash(commit))
+	st := r.Store("")
+	co, err := st.ReadCommit(repo.NewHash(commit))
 	if err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
-	}
-	root, err := co.Tree()
-	if err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot read the tree of %s", git.Short(commit))
 	}
 	at := "commit " + git.Short(commit)
 	var segs []string
@@ -93,16 +72,16 @@ func (c *Config) CheckTree(r *repo.Repo, t *Target, commit string) error {
 	}
 	for n := 1; n <= len(segs); n++ {
 		dir := strings.Join(segs[:n], "/")
-		entry, err := root.FindEntry(dir)
+		entry, err := repo.EntryAt(st, co.Tree, dir)
 		switch {
-		case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound):
+		case errors.Is(err, repo.ErrNoEntry):
 			if len(t.Files) > 0 {
 				return c.Errorf([]string{"targets", t.Name, "files"}, "pattern %q matches no file at %s: the target's path %s does not exist there", t.Files[0], at, t.Path)
 			}
 			return nil
 		case err != nil:
 			return errs.Wrap(errs.Failure, err, "cannot read %s at %s", dir, at)
-		case entry.Mode != filemode.Dir:
+		case entry.Mode != repo.ModeDir:
 			// A file or a symlink, on the path or at its end: patches
 			// could never land below it.
 			return c.Errorf([]string{"targets", t.Name, "path"}, notADirectory, dir, at)
@@ -111,26 +90,23 @@ func (c *Config) CheckTree(r *repo.Repo, t *Target, commit string) error {
 	if len(t.Files) == 0 {
 		return nil
 	}
-	sub := root
+	sub := co.Tree
 	if t.Path != "." {
-		if sub, err = root.Tree(t.Path); err != nil {
-			return errs.Wrap(errs.Failure, err, "cannot read %s at %s", t.Path, at)
-		}
-	}
-	var paths []string
-	walker := object.NewTreeWalker(sub, true, nil)
-	defer walker.Close()
-	for {
-		name, e, err := walker.Next()
-		if err == io.EOF {
-			break
-		}
+		e, err := repo.EntryAt(st, co.Tree, t.Path)
 		if err != nil {
 			return errs.Wrap(errs.Failure, err, "cannot read %s at %s", t.Path, at)
 		}
-		if e.Mode != filemode.Dir {
+		sub = e.Hash
+	}
+	var paths []string
+	err = repo.WalkTree(st, sub, func(name string, e repo.TreeEntry) error {
+		if e.Mode != repo.ModeDir {
 			paths = append(paths, path.Join(t.Path, name))
 		}
+		return nil
+	})
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot read %s at %s", t.Path, at)
 	}
 	if missing := t.Rules().Unlisted(paths); len(missing) > 0 {
 		return c.Errorf([]string{"targets", t.Name, "files"}, "pattern %q matches no file under %s at %s; name existing files, or a directory's files as \"dir/**\"", missing[0], t.Path, at)

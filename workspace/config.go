@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/internal/errs"
@@ -33,13 +31,13 @@ type Config struct {
 
 // Line returns the line of hone.toml where key is set (or its table begins),
 // or 0 when it is not written in the file.
-func (c *Config) Line(key ...string) int { return keyLine(c.src, toml.Key(key)) }
+func (c *Config) Line(key ...string) int { return keyLine(c.src, keyPath(key)) }
 
 // Errorf returns an Invalid error naming hone.toml, the key and its line, for
 // problems found after parsing (a pin that does not resolve, a path that leaves
 // the repository through a symlink).
 func (c *Config) Errorf(key []string, format string, args ...any) error {
-	return keyError(c.file, c.src, toml.Key(key), fmt.Sprintf(format, args...))
+	return keyError(c.file, c.src, keyPath(key), fmt.Sprintf(format, args...))
 }
 
 // RunnerConfig is where this clone asks a runner fleet for verdicts: with

@@ -3,8 +3,6 @@ package workspace
 import (
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/hone-perf/hone/sanitize"
 )
 
@@ -18,7 +16,7 @@ var reservedGates = map[string]bool{"build": true, "bench": true}
 // be typed after --gate and stored as a file name, a command, a known
 // combination of sanitizers, and a differential gate's generator and seed
 // count.
-func (p *parser) validateGates(at toml.Key, gates []Gate) error {
+func (p *parser) validateGates(at keyPath, gates []Gate) error {
 	seen := map[string]bool{}
 	for i := range gates {
 		g := &gates[i]
@@ -54,7 +52,7 @@ func (p *parser) validateGates(at toml.Key, gates []Gate) error {
 // maxSeeds bounds a differential gate: every seed is a run on each side.
 const maxSeeds = 1_000_000
 
-func (p *parser) differential(at toml.Key, i int, g *Gate) error {
+func (p *parser) differential(at keyPath, i int, g *Gate) error {
 	if g.Generate == "" {
 		if g.Seeds != 0 {
 			return p.itemErrf(at, i, "gate %q sets seeds but no generate command; add generate = \"a command that prints one input made from $HONE_SEED\"", g.Name)

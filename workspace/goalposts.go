@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/repo"
@@ -127,7 +125,8 @@ func (g *Goalposts) accept(ctx context.Context, r *repo.Repo, pin string) error 
 // tip: the commits a branch pin has named, one after the other. A commit
 // merged in from a side branch never was the pin.
 func firstParentOf(ctx context.Context, r *repo.Repo, tip, commit string) (bool, error) {
-	c, err := r.Git.CommitObject(plumbing.NewHash(tip))
+	st := r.Store("")
+	c, err := st.ReadCommit(repo.NewHash(tip))
 	if err != nil {
 		return false, errs.Wrap(errs.Failure, err, "cannot read the current pin %s", git.Short(tip))
 	}
@@ -135,13 +134,13 @@ func firstParentOf(ctx context.Context, r *repo.Repo, tip, commit string) (bool,
 		if c.Hash.String() == commit {
 			return true, nil
 		}
-		if c.NumParents() == 0 {
+		if len(c.Parents) == 0 {
 			return false, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return false, errs.Wrap(errs.Failure, err, "checking the pin %s interrupted", git.Short(commit))
 		}
-		if c, err = c.Parent(0); err != nil {
+		if c, err = st.ReadCommit(c.Parents[0]); err != nil {
 			return false, errs.Wrap(errs.Failure, err, "cannot read the history of the current pin %s", git.Short(tip))
 		}
 	}
@@ -166,7 +165,7 @@ func (w *Workspace) drift(c *Committed) string {
 	if err != nil {
 		return ""
 	}
-	if plumbing.ComputeHash(plumbing.BlobObject, b).String() == c.Blob {
+	if repo.ComputeHash(repo.BlobObject, b).String() == c.Blob {
 		return ""
 	}
 	return fmt.Sprintf("%s differs from %s at the protected tip %s: hone judges patches by the maintainer's committed rules, so the working tree's edits (its pin too) change nothing",

@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -10,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/benchformat"
@@ -30,25 +26,15 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 // Parse decodes and validates hone.toml. file is used only in messages. Every
 // problem is an Invalid error naming the key and, where known, its line.
 func Parse(file string, data []byte) (*Config, error) {
-	// A first pass reads only the shape, so a known table written as a value
-	// is reported as such instead of as a decoder type error.
-	shape, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&struct{}{})
-	if err != nil {
-		return nil, decodeError(file, err)
-	}
-	p := parser{file: file, data: data, md: shape}
+	p := parser{file: file, data: data, pos: keyPositions(data)}
+	// The shape is checked first, so a known table written as a value is
+	// reported as such instead of as a type error of the decoder.
 	if err := p.checkTables(); err != nil {
 		return nil, err
 	}
 	var cfg Config
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
-	if err != nil {
-		return nil, decodeError(file, err)
-	}
-	p.md = md
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		return nil, errs.Invalidf("%s:%d: unknown key %q; see the hone.toml schema in the README", file, keyLine(data, k), k.String())
+	if err := p.decode(&cfg); err != nil {
+		return nil, err
 	}
 	if err := p.validate(&cfg); err != nil {
 		return nil, err
@@ -57,75 +43,29 @@ func Parse(file string, data []byte) (*Config, error) {
 	return &cfg, nil
 }
 
-var typeErrRE = lazyRegexp(`^toml: line (\d+) \(last key "(.*)"\): incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
-
-var mismatchRE = lazyRegexp(`^toml: line (\d+) \(last key "(.*)"\): type mismatch for \S+: expected (\S+) but found (\S+)$`)
-
-// decodeError turns the TOML decoder's errors into "file:line: key: problem".
-func decodeError(file string, err error) error {
-	var pe toml.ParseError
-	if errors.As(err, &pe) {
-		if pe.LastKey != "" {
-			return errs.Invalidf("%s:%d: %s: %s", file, pe.Position.Line, pe.LastKey, pe.Message)
-		}
-		return errs.Invalidf("%s:%d: %s", file, pe.Position.Line, pe.Message)
-	}
-	if m := typeErrRE().FindStringSubmatch(err.Error()); m != nil {
-		return errs.Invalidf("%s:%s: %s: wrong type: want %s, got %s", file, m[1], m[2], typeName(m[4]), typeName(m[3]))
-	}
-	if m := mismatchRE().FindStringSubmatch(err.Error()); m != nil {
-		return errs.Invalidf("%s:%s: %s: wrong type: want %s, got %s", file, m[1], m[2], typeName(m[3]), typeName(m[4]))
-	}
-	return errs.Invalidf("%s: %v", file, err)
-}
-
-func typeName(t string) string {
-	switch t {
-	case "int64", "int", "integer", "Integer":
-		return "an integer"
-	case "float64", "float", "Float":
-		return "a number"
-	case "string", "String":
-		return "a string"
-	case "bool", "Bool":
-		return "true or false"
-	case "slice", "array", "[]interface {}", "Array":
-		return "an array"
-	case "map[string]interface {}", "struct", "map", "table", "Hash":
-		return "a table"
-	case "ArrayHash":
-		return "an array of tables"
-	case "Datetime", "time.Time":
-		return "a date"
-	}
-	return t
-}
-
 var topTables = map[string]bool{"ledger": true, "bench": true, "sandbox": true, "patch": true, "guard": true, "worktree": true, "runner": true, "targets": true}
 
-// checkTables rejects a known table written as a plain value (`targets = 5`),
-// which the decoder would otherwise skip without a word.
+// checkTables rejects a known table written as a plain value (`targets = 5`)
+// or as an array of tables.
 func (p *parser) checkTables() error {
-	for _, k := range p.md.Keys() {
+	for _, kp := range p.pos {
+		k := kp.key
 		want := ""
 		switch {
-		case len(k) == 1 && topTables[k[0]]:
-			want = "Hash"
-		case len(k) == 2 && k[0] == "targets":
-			want = "Hash"
-		case len(k) == 3 && k[0] == "targets" && (k[2] == "bench" || k[2] == "profile"):
-			want = "Hash"
+		case len(k) == 1 && topTables[k[0]],
+			len(k) == 2 && k[0] == "targets",
+			len(k) == 3 && k[0] == "targets" && (k[2] == "bench" || k[2] == "profile"):
+			want = kindTable
 		case len(k) == 3 && k[0] == "targets" && k[2] == "gates":
-			want = "ArrayHash"
+			want = kindTableArray
 		}
-		got := p.md.Type(k...)
-		if want == "" || got == want || (want == "ArrayHash" && got == "Array") {
+		if want == "" || kp.kind == want || (want == kindTableArray && kp.kind == kindArray) {
 			continue
 		}
-		if want == "Hash" {
-			return p.errf(k, "must be a table ([%s]), not %s", k.String(), typeName(got))
+		if want == kindTable {
+			return lineError(p.file, kp.line, k, fmt.Sprintf("must be a table ([%s]), not %s", k, kp.kind))
 		}
-		return p.errf(k, "must be an array of tables ([[%s]]), not %s", k.String(), typeName(got))
+		return lineError(p.file, kp.line, k, fmt.Sprintf("must be an array of tables ([[%s]]), not %s", k, kp.kind))
 	}
 	return nil
 }
@@ -133,17 +73,27 @@ func (p *parser) checkTables() error {
 type parser struct {
 	file     string
 	data     []byte
-	md       toml.MetaData
+	pos      []keyPos       // every key the file sets, in file order
 	warnings []errs.Warning // for keys that still work but should change
 }
 
-func (p *parser) errf(key toml.Key, format string, args ...any) error {
+// defined reports whether the file sets key or a key below it.
+func (p *parser) defined(key ...string) bool {
+	for _, kp := range p.pos {
+		if kp.key.under(key) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) errf(key keyPath, format string, args ...any) error {
 	return keyError(p.file, p.data, key, fmt.Sprintf(format, args...))
 }
 
 // keyError formats "file:line: key: msg", leaving out the line when the key
 // and all its parents are absent from the file (a default that failed).
-func keyError(file string, data []byte, key toml.Key, msg string) error {
+func keyError(file string, data []byte, key keyPath, msg string) error {
 	return lineError(file, keyLine(data, key), key, msg)
 }
 
@@ -155,7 +105,7 @@ func (p *parser) validate(c *Config) error {
 		c.Ledger.NotesRef = DefaultNotesRef
 	}
 	if !strings.HasPrefix(c.Ledger.NotesRef, "refs/notes/") {
-		return p.errf(toml.Key{"ledger", "notes_ref"}, "must start with refs/notes/")
+		return p.errf(keyPath{"ledger", "notes_ref"}, "must start with refs/notes/")
 	}
 	if c.Ledger.GateLogSize == "" {
 		c.Ledger.GateLogSize = DefaultGateLogSize
@@ -165,16 +115,16 @@ func (p *parser) validate(c *Config) error {
 		err = fmt.Errorf("%q is too small to hold a failure; write at least \"64KiB\"", c.Ledger.GateLogSize)
 	}
 	if err != nil {
-		return p.errf(toml.Key{"ledger", "gate_log_size"}, "%v", err)
+		return p.errf(keyPath{"ledger", "gate_log_size"}, "%v", err)
 	}
 	c.Ledger.GateLogBytes = n
 	base := DefaultBench
-	if err := p.mergeBench(&base, c.Bench, toml.Key{"bench"}); err != nil {
+	if err := p.mergeBench(&base, c.Bench, keyPath{"bench"}); err != nil {
 		return err
 	}
 	for _, k := range []string{"run", "format", "benchmarks", "outputs"} {
-		if p.md.IsDefined("bench", k) {
-			return p.errf(toml.Key{"bench", k}, "the workload is per target; move it to [targets.NAME.bench]")
+		if p.defined("bench", k) {
+			return p.errf(keyPath{"bench", k}, "the workload is per target; move it to [targets.NAME.bench]")
 		}
 	}
 	if err := p.sandbox(c); err != nil {
@@ -183,7 +133,7 @@ func (p *parser) validate(c *Config) error {
 	if c.Patch.MaxDiffBytes == 0 {
 		c.Patch.MaxDiffBytes = DefaultMaxDiffBytes
 	} else if c.Patch.MaxDiffBytes < 0 {
-		return p.errf(toml.Key{"patch", "max_diff_bytes"}, "must be positive")
+		return p.errf(keyPath{"patch", "max_diff_bytes"}, "must be positive")
 	}
 	for _, lim := range []struct {
 		key string
@@ -193,7 +143,7 @@ func (p *parser) validate(c *Config) error {
 		if *lim.v == 0 {
 			*lim.v = lim.def
 		} else if *lim.v < 0 {
-			return p.errf(toml.Key{"patch", lim.key}, "must be positive")
+			return p.errf(keyPath{"patch", lim.key}, "must be positive")
 		}
 	}
 	switch c.Worktree.Base {
@@ -201,33 +151,33 @@ func (p *parser) validate(c *Config) error {
 		c.Worktree.Base = "fresh"
 	case "head", "fresh":
 	default:
-		return p.errf(toml.Key{"worktree", "base"}, "must be \"head\" or \"fresh\", not %q", c.Worktree.Base)
+		return p.errf(keyPath{"worktree", "base"}, "must be \"head\" or \"fresh\", not %q", c.Worktree.Base)
 	}
 	if c.Ledger.AllowedSigners != "" {
 		if !cleanRelative(c.Ledger.AllowedSigners) {
-			return p.errf(toml.Key{"ledger", "allowed_signers"}, "%q must be a clean path relative to the repository's top level", c.Ledger.AllowedSigners)
+			return p.errf(keyPath{"ledger", "allowed_signers"}, "%q must be a clean path relative to the repository's top level", c.Ledger.AllowedSigners)
 		}
 	}
 	if f := c.Guard.Maintainers; f != "" && !cleanRelative(f) {
-		return p.errf(toml.Key{"guard", "maintainers"}, "%q must be a clean path relative to the repository's top level", f)
+		return p.errf(keyPath{"guard", "maintainers"}, "%q must be a clean path relative to the repository's top level", f)
 	}
 	switch {
 	case c.Guard.MaxQueued < 0:
-		return p.errf(toml.Key{"guard", "max_queued"}, "must be at least 1, not %d", c.Guard.MaxQueued)
+		return p.errf(keyPath{"guard", "max_queued"}, "must be at least 1, not %d", c.Guard.MaxQueued)
 	case c.Guard.MaxQueued == 0:
 		c.Guard.MaxQueued = DefaultMaxQueued
 	}
 	for _, ref := range c.Guard.Base {
 		if !strings.HasPrefix(ref, "refs/") || strings.ContainsAny(ref, " \t*?[") {
-			return p.errf(toml.Key{"guard", "base"}, "%q must be a full ref name such as refs/heads/main", ref)
+			return p.errf(keyPath{"guard", "base"}, "%q must be a full ref name such as refs/heads/main", ref)
 		}
 	}
-	if !p.md.IsDefined("guard", "refs") {
+	if !p.defined("guard", "refs") {
 		c.Guard.Refs = append([]string(nil), DefaultGuardRefs...)
 	}
 	for _, pat := range c.Guard.Refs {
 		if !strings.HasPrefix(pat, "refs/") || !strings.Contains(pat, "<target>") {
-			return p.errf(toml.Key{"guard", "refs"}, "pattern %q must start with refs/ and contain <target>", pat)
+			return p.errf(keyPath{"guard", "refs"}, "pattern %q must start with refs/ and contain <target>", pat)
 		}
 	}
 	if c.Targets == nil {
@@ -238,7 +188,7 @@ func (p *parser) validate(c *Config) error {
 			return err
 		}
 		if f := c.Ledger.AllowedSigners; f != "" && c.Targets[name].Rules().Rule(f) == "" {
-			return p.errf(toml.Key{"ledger", "allowed_signers"}, "%q is a file target %q may change, and its patches could trust their own verdicts; keep it under %s/, or protect it", f, name, allowlist.StateDir)
+			return p.errf(keyPath{"ledger", "allowed_signers"}, "%q is a file target %q may change, and its patches could trust their own verdicts; keep it under %s/, or protect it", f, name, allowlist.StateDir)
 		}
 	}
 	c.Bench = base
@@ -247,7 +197,7 @@ func (p *parser) validate(c *Config) error {
 }
 
 func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) error {
-	key := func(k ...string) toml.Key { return append(toml.Key{"targets", name}, k...) }
+	key := func(k ...string) keyPath { return keyPath{"targets", name}.with(k...) }
 	if !targetNameRE().MatchString(name) {
 		return p.errf(key(), "target name %q may only use letters, digits, '_' and '-'", name)
 	}
@@ -256,7 +206,7 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 		t.Path = "targets/" + name
 	}
 	if path.Clean(t.Path) == "." {
-		if !p.md.IsDefined(append(key(), "files")...) {
+		if !p.defined(key("files")...) {
 			return p.errf(key("path"), "names the repository's top level: a target there needs files = [...] naming the files patches may change (%s, %s/ and .git* never may)", FileName, allowlist.StateDir)
 		}
 	} else if err := checkRelPath(t.Path); err != nil {
@@ -284,7 +234,7 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 	if t.Gates == nil {
 		t.Gates = []Gate{}
 	}
-	if p.md.IsDefined(append(key(), "files")...) && len(t.Files) == 0 {
+	if p.defined(key("files")...) && len(t.Files) == 0 {
 		return p.errf(key("files"), "is empty, which would allow no change at all; list the files patches may change, or remove the key to allow every file under path")
 	}
 	if err := p.validateGates(key("gates"), t.Gates); err != nil {
@@ -322,9 +272,9 @@ func (p *parser) validateTarget(name string, t *Target, defaults BenchConfig) er
 }
 
 // mergeBench copies into dst every key of src that the file defines under at.
-func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) error {
-	def := func(k string) bool { return p.md.IsDefined(append(append(toml.Key{}, at...), k)...) }
-	k := func(name string) toml.Key { return append(append(toml.Key{}, at...), name) }
+func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at keyPath) error {
+	def := func(k string) bool { return p.defined(at.with(k)...) }
+	k := func(name string) keyPath { return at.with(name) }
 	if def("metric") {
 		if err := CheckMetric(src.Metric); err != nil {
 			return p.errf(k("metric"), "%v", err)
@@ -394,8 +344,8 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at toml.Key) erro
 // harness reads a target's bench format keys and checks its command against
 // the format: a harness must run with a fixed iteration count, and its
 // reported timings cannot be outputs.
-func (p *parser) harness(dst *BenchConfig, own BenchConfig, at toml.Key) error {
-	k := func(name string) toml.Key { return append(append(toml.Key{}, at...), name) }
+func (p *parser) harness(dst *BenchConfig, own BenchConfig, at keyPath) error {
+	k := func(name string) keyPath { return at.with(name) }
 	if own.Format != "" {
 		dst.Format = own.Format
 	}
@@ -405,11 +355,11 @@ func (p *parser) harness(dst *BenchConfig, own BenchConfig, at toml.Key) error {
 	dst.Benchmarks, dst.Outputs = own.Benchmarks, own.Outputs
 	if dst.Format == benchformat.Process {
 		for _, key := range []string{"benchmarks", "outputs"} {
-			if p.md.IsDefined(k(key)...) {
+			if p.defined(k(key)...) {
 				return p.errf(k(key), "needs a benchmark harness: set format = \"go\" or \"google-benchmark\"")
 			}
 		}
-	} else if p.md.IsDefined(k("metric")...) && dst.Metric != MetricCPUTime {
+	} else if p.defined(k("metric")...) && dst.Metric != MetricCPUTime {
 		return p.errf(k("metric"), "a %s harness is decided by cpu-time per iteration; remove the key or write \"cpu-time\"", dst.Format)
 	}
 	if dst.Format != benchformat.Process {

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/hone-perf/hone/internal/errs"
 )
 
@@ -21,23 +19,23 @@ func (p *parser) sandbox(c *Config) error {
 		s.Network = "deny"
 	case "deny", "allow":
 	default:
-		return p.errf(toml.Key{"sandbox", "network"}, "must be \"deny\" or \"allow\", not %q", s.Network)
+		return p.errf(keyPath{"sandbox", "network"}, "must be \"deny\" or \"allow\", not %q", s.Network)
 	}
 	switch s.Isolation {
 	case "":
 		s.Isolation = IsolationFull
 	case IsolationFull, IsolationWeak:
 	default:
-		return p.errf(toml.Key{"sandbox", "isolation"}, "must be \"full\" or \"weak\", not %q", s.Isolation)
+		return p.errf(keyPath{"sandbox", "isolation"}, "must be \"full\" or \"weak\", not %q", s.Isolation)
 	}
-	if p.md.IsDefined("sandbox", "require_isolation") {
+	if p.defined("sandbox", "require_isolation") {
 		c.Warnings = append(c.Warnings, errs.Warning{Code: "deprecated_key", Message: fmt.Sprintf(
 			"%s:%d: [sandbox] require_isolation is deprecated and changes nothing: verdicts need the full jail unless isolation = \"weak\"; remove the key",
-			p.file, keyLine(p.data, toml.Key{"sandbox", "require_isolation"}))})
+			p.file, keyLine(p.data, keyPath{"sandbox", "require_isolation"}))})
 	}
 	for _, ro := range s.ReadOnly {
 		if !filepath.IsAbs(ro) || filepath.Clean(ro) != ro || ro == "/" {
-			return p.errf(toml.Key{"sandbox", "read_only"}, "%q must be an absolute, clean path below /", ro)
+			return p.errf(keyPath{"sandbox", "read_only"}, "%q must be an absolute, clean path below /", ro)
 		}
 	}
 	if s.CacheSize == "" {
@@ -45,7 +43,7 @@ func (p *parser) sandbox(c *Config) error {
 	}
 	n, err := ParseSize(s.CacheSize)
 	if err != nil {
-		return p.errf(toml.Key{"sandbox", "cache_size"}, "%v", err)
+		return p.errf(keyPath{"sandbox", "cache_size"}, "%v", err)
 	}
 	s.CacheBytes = n
 	return nil

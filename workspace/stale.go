@@ -3,13 +3,9 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hone-perf/hone/allowlist"
 	"github.com/hone-perf/hone/internal/errs"
@@ -54,12 +50,13 @@ func listed(names []string, n int) string {
 
 // ConfigBlob is the id of hone.toml's blob at commit, or "" without one.
 func ConfigBlob(r *repo.Repo, commit string) (string, error) {
-	root, err := treeOf(r, commit)
+	st := r.Store("")
+	root, err := treeOf(st, commit)
 	if err != nil {
 		return "", err
 	}
-	e, err := root.FindEntry(FileName)
-	if errors.Is(err, object.ErrEntryNotFound) {
+	e, err := repo.EntryAt(st, root, FileName)
+	if errors.Is(err, repo.ErrNoEntry) {
 		return "", nil
 	}
 	if err != nil {
@@ -68,16 +65,13 @@ func ConfigBlob(r *repo.Repo, commit string) (string, error) {
 	return e.Hash.String(), nil
 }
 
-func treeOf(r *repo.Repo, commit string) (*object.Tree, error) {
-	co, err := r.Git.CommitObject(plumbing.NewHash(commit))
+// treeOf is the root tree of commit.
+func treeOf(st repo.Store, commit string) (repo.Hash, error) {
+	co, err := st.ReadCommit(repo.NewHash(commit))
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
+		return repo.ZeroHash, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
 	}
-	root, err := co.Tree()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot read the tree of %s", git.Short(commit))
-	}
-	return root, nil
+	return co.Tree, nil
 }
 
 // protectedDiff lists the paths under t's protect patterns (gate scripts,
@@ -112,33 +106,28 @@ func protectedDiff(r *repo.Repo, t *Target, a, b string) ([]string, error) {
 // protectedFiles maps every file under rules' protect patterns at commit
 // to its mode and blob.
 func protectedFiles(r *repo.Repo, rules allowlist.Rules, commit string) (map[string]string, error) {
-	root, err := treeOf(r, commit)
+	st := r.Store("")
+	sub, err := treeOf(st, commit)
 	if err != nil {
 		return nil, err
 	}
-	sub := root
 	if rules.Root != "." {
-		sub, err = root.Tree(rules.Root)
-		if errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		e, err := repo.EntryAt(st, sub, rules.Root)
+		if errors.Is(err, repo.ErrNoEntry) {
 			return map[string]string{}, nil
 		}
 		if err != nil {
 			return nil, errs.Wrap(errs.Failure, err, "cannot read %s at %s", rules.Root, git.Short(commit))
 		}
+		if e.Mode != repo.ModeDir {
+			return map[string]string{}, nil
+		}
+		sub = e.Hash
 	}
 	out := map[string]string{}
-	w := object.NewTreeWalker(sub, true, nil)
-	defer w.Close()
-	for {
-		name, e, err := w.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, errs.Wrap(errs.Failure, err, "cannot read %s at %s", rules.Root, git.Short(commit))
-		}
+	err = repo.WalkTree(st, sub, func(name string, e repo.TreeEntry) error {
 		if !e.Mode.IsFile() {
-			continue
+			return nil
 		}
 		for _, pat := range rules.Protect {
 			if allowlist.Protected(pat, name) {
@@ -146,5 +135,10 @@ func protectedFiles(r *repo.Repo, rules allowlist.Rules, commit string) (map[str
 				break
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read %s at %s", rules.Root, git.Short(commit))
 	}
+	return out, nil
 }

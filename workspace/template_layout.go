@@ -1,11 +1,8 @@
 package workspace
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/hone-perf/hone/workspace/layout"
 )
@@ -129,16 +126,32 @@ func commented(b *strings.Builder, why []string, snippet string) {
 
 // tomlString writes s as a TOML string: a multi-line literal string for a
 // script of several lines (shell text keeps its backslashes), else a basic
-// string escaped by the TOML encoder.
+// string with TOML's escapes.
 func tomlString(s string) string {
 	if strings.Contains(s, "\n") && !strings.Contains(s, "'''") && !strings.ContainsAny(s, "\r\x00\x7f") {
 		return "'''\n" + s + "'''"
 	}
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(map[string]string{"v": s}); err != nil {
-		return fmt.Sprintf("%q", s)
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
 	}
-	return strings.TrimSpace(strings.TrimPrefix(buf.String(), "v = "))
+	b.WriteByte('"')
+	return b.String()
 }
 
 func tomlList(list []string) string {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/repo"
@@ -43,7 +42,7 @@ func ReadBinding(r *repo.Repo, name string) (*Binding, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	b, err := st.ReadObject(plumbing.BlobObject, h)
+	b, err := st.ReadObject(repo.BlobObject, h)
 	if err != nil {
 		return nil, false, errs.Wrap(errs.Invalid, err, "%s does not hold a readable binding", ref)
 	}
@@ -62,11 +61,11 @@ func writeBinding(ctx context.Context, r *repo.Repo, b *Binding) error {
 		return errs.Wrap(errs.Failure, err, "cannot encode the binding of worktree %s", b.Name)
 	}
 	st := r.Store("hone: bind worktree " + b.Name)
-	h, err := st.WriteObject(plumbing.BlobObject, buf.Bytes())
+	h, err := st.WriteObject(repo.BlobObject, buf.Bytes())
 	if err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot write the binding of worktree %s", b.Name)
 	}
-	_, err = repo.UpdateRef(ctx, st, BindingPrefix+b.Name, func(plumbing.Hash, bool) (plumbing.Hash, error) { return h, nil })
+	_, err = repo.UpdateRef(ctx, st, BindingPrefix+b.Name, func(repo.Hash, bool) (repo.Hash, error) { return h, nil })
 	return err
 }
 

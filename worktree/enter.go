@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/repo"
@@ -294,18 +292,19 @@ func enterPath(ctx context.Context, repo *repo.Repo, root string, active *Sessio
 // remote has>; else the local default branch. A repository with none of them
 // is refused rather than silently given HEAD.
 func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit string, err error) {
+	st := repo.Store("")
 	if base == "head" {
-		h, err := repo.Git.Head()
+		h, err := st.ResolveCommit(ctx, "HEAD")
 		if err != nil {
 			return "", "", errs.NotFoundf("HEAD of %s has no commit yet; commit something first", repo.Root)
 		}
-		if h.Name().IsBranch() {
-			return "HEAD (" + h.Name().Short() + ")", h.Hash().String(), nil
+		if ref, ok, _ := st.Symref("HEAD"); ok && strings.HasPrefix(ref, "refs/heads/") {
+			return "HEAD (" + strings.TrimPrefix(ref, "refs/heads/") + ")", h.String(), nil
 		}
-		return "HEAD", h.Hash().String(), nil
+		return "HEAD", h.String(), nil
 	}
-	if r, err := repo.Git.Reference("refs/remotes/origin/HEAD", true); err == nil {
-		return "origin/HEAD", r.Hash().String(), nil
+	if c, ok := refCommit(st, "refs/remotes/origin/HEAD"); ok {
+		return "origin/HEAD", c, nil
 	}
 	candidates := []string{"main", "master"}
 	if def, err := git.Output(ctx, repo.Root, "config", "--get", "init.defaultBranch"); err == nil && def != "" {
@@ -313,8 +312,8 @@ func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit
 	}
 	local, localCommit := "", ""
 	for _, b := range candidates {
-		if r, err := repo.Git.Reference(plumbing.NewBranchReferenceName(b), true); err == nil {
-			local, localCommit = b, r.Hash().String()
+		if c, ok := refCommit(st, "refs/heads/"+b); ok {
+			local, localCommit = b, c
 			break
 		}
 	}
@@ -323,8 +322,8 @@ func resolveBase(ctx context.Context, repo *repo.Repo, base string) (ref, commit
 		remote = append([]string{local}, candidates...)
 	}
 	for _, b := range remote {
-		if r, err := repo.Git.Reference(plumbing.NewRemoteReferenceName("origin", b), true); err == nil {
-			return "origin/" + b, r.Hash().String(), nil
+		if c, ok := refCommit(st, "refs/remotes/origin/"+b); ok {
+			return "origin/" + b, c, nil
 		}
 	}
 	if local != "" {
@@ -365,9 +364,19 @@ func managedPath(root, name string) string {
 	return filepath.Join(root, ManagedDir, filepath.FromSlash(name))
 }
 
+// refCommit is the commit ref holds, following one symbolic ref (a
+// remote's HEAD); ok is false when it holds none.
+func refCommit(st repo.Store, ref string) (string, bool) {
+	if target, ok, err := st.Symref(ref); err == nil && ok {
+		ref = target
+	}
+	h, ok, err := st.Read(ref)
+	return h.String(), ok && err == nil
+}
+
 func branchExists(repo *repo.Repo, branch string) bool {
-	_, err := repo.Git.Reference(plumbing.NewBranchReferenceName(branch), false)
-	return err == nil
+	_, ok, err := repo.Store("").Read("refs/heads/" + branch)
+	return ok && err == nil
 }
 
 func exists(p string) bool {

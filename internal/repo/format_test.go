@@ -1,7 +1,8 @@
-package repo
+package repo_test
 
 import (
 	"errors"
+	"github.com/hone-perf/hone/internal/repo"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,11 +57,11 @@ func TestUnsupportedRepositoriesAreRefused(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			dir := c.dir(t)
-			_, err := Open(dir)
+			_, err := repo.Open(dir)
 			if errs.CodeOf(err) != errs.Failure || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("Open = %v (code %d); want one line naming %q, exit 1", err, errs.CodeOf(err), c.want)
 			}
-			if _, err := OpenBare(filepath.Join(dir, ".git")); errs.CodeOf(err) != errs.Failure {
+			if _, err := repo.OpenBare(filepath.Join(dir, ".git")); errs.CodeOf(err) != errs.Failure {
 				t.Fatalf("OpenBare = %v; want the same refusal", err)
 			}
 			if _, err := os.Stat(filepath.Join(dir, ".git", "hone")); !errors.Is(err, os.ErrNotExist) {
@@ -72,7 +73,7 @@ func TestUnsupportedRepositoriesAreRefused(t *testing.T) {
 		dir := initWith(t)
 		testgit.Git(t, dir, "config", "core.repositoryformatversion", "1")
 		testgit.Git(t, dir, "config", "extensions.noop", "true")
-		if _, err := Open(dir); err != nil {
+		if _, err := repo.Open(dir); err != nil {
 			t.Fatalf("Open of a repository with extensions.noop: %v", err)
 		}
 	})

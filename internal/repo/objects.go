@@ -27,9 +27,15 @@ func (r *Repo) objectsDir() string { return filepath.Join(r.CommonDir, "objects"
 // zlib's default level with a fresh compressor per object, which was most
 // of the cost of a ledger append; it earns its keep there.
 func (r *Repo) WriteObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	return WriteLoose(r.objectsDir(), t, data)
+}
+
+// WriteLoose is WriteObject into objects, an object directory that need
+// not be a repository's own: a quarantine that git reads through
+// GIT_OBJECT_DIRECTORY, whose objects are moved in only when kept.
+func WriteLoose(objects string, t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
 	hex := h.String()
-	objects := r.objectsDir()
 	dir := filepath.Join(objects, hex[:2])
 	path := filepath.Join(dir, hex[2:])
 	if _, err := os.Lstat(path); err == nil {
@@ -112,11 +118,11 @@ func (r *Repo) ReadObject(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error
 			}
 		}
 	}
-	obj, err := r.Git.Storer.EncodedObject(t, h)
+	obj, err := r.gg.Storer.EncodedObject(t, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		if ri, ok := r.Git.Storer.(interface{ Reindex() }); ok {
+		if ri, ok := r.gg.Storer.(interface{ Reindex() }); ok {
 			ri.Reindex()
-			obj, err = r.Git.Storer.EncodedObject(t, h)
+			obj, err = r.gg.Storer.EncodedObject(t, h)
 		}
 	}
 	if errors.Is(err, plumbing.ErrObjectNotFound) {

@@ -1,8 +1,9 @@
-package repo
+package repo_test
 
 import (
 	"bytes"
 	"compress/zlib"
+	"github.com/hone-perf/hone/internal/repo"
 	"io"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 func TestStoredZlibRoundTrips(t *testing.T) {
 	for _, n := range []int{0, 1, 100, 0xffff - 1, 0xffff, 0xffff + 1, 3*0xffff + 7} {
 		p := bytes.Repeat([]byte("hone\x00\xff"), n/6+1)[:n]
-		r, err := zlib.NewReader(bytes.NewReader(storedZlib(p)))
+		r, err := zlib.NewReader(bytes.NewReader(repo.StoredZlib(p)))
 		if err != nil {
 			t.Fatalf("%d bytes: %v", n, err)
 		}
@@ -36,7 +37,7 @@ func TestStoredZlibRoundTrips(t *testing.T) {
 // and pass git's own integrity check.
 func TestWriteObjectWritesObjectsGitReads(t *testing.T) {
 	dir := testgit.NewRepo(t, nil)
-	o, err := Open(dir)
+	o, err := repo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package repo
+package repo_test
 
 import (
+	"github.com/hone-perf/hone/internal/repo"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 func TestHoneMovesAreInGitsReflog(t *testing.T) {
 	testgit.Setenv(t)
 	dir := testgit.NewRepo(t, map[string]string{"a": "a\n"})
-	r, err := Open(dir)
+	r, err := repo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestReflogFollowsLogAllRefUpdates(t *testing.T) {
 	dir := testgit.NewRepo(t, map[string]string{"a": "a\n"})
 	head := plumbing.NewHash(testgit.Git(t, dir, "rev-parse", "HEAD"))
 	testgit.Git(t, dir, "config", "core.logAllRefUpdates", "always")
-	r, err := Open(dir)
+	r, err := repo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

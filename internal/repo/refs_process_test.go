@@ -1,7 +1,8 @@
-package repo
+package repo_test
 
 import (
 	"fmt"
+	"github.com/hone-perf/hone/internal/repo"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 func countUp(n int) error {
-	r, err := Open("")
+	r, err := repo.Open("")
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func writer(dir string, n int) *exec.Cmd {
 
 func readCounter(t *testing.T, dir string) uint64 {
 	t.Helper()
-	r, err := Open(dir)
+	r, err := repo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

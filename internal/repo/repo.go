@@ -23,7 +23,10 @@ type Repo struct {
 	Root      string // top level of the worktree the directory is in; "" in a bare repository
 	GitDir    string // that worktree's git directory
 	CommonDir string // the git directory shared by all worktrees (holds refs, objects, hone state)
-	Git       *gogit.Repository
+	// gg is go-git's handle, which reads packs and decodes objects for the
+	// Store. It stays unexported so that no package reaches git past the
+	// seam.
+	gg *gogit.Repository
 }
 
 // Bare reports whether the repository has no working tree (a server's).
@@ -46,7 +49,7 @@ func OpenBare(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot open the git repository at %s", abs)
 	}
-	return &Repo{GitDir: abs, CommonDir: abs, Git: r}, nil
+	return &Repo{GitDir: abs, CommonDir: abs, gg: r}, nil
 }
 
 // Dir is where git commands for this repository run: the worktree's top
@@ -104,7 +107,7 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot open the git repository at %s", top)
 	}
-	return &Repo{Root: top, GitDir: gitDir, CommonDir: common, Git: r}, nil
+	return &Repo{Root: top, GitDir: gitDir, CommonDir: common, gg: r}, nil
 }
 
 // findDotGit walks up from dir to the first directory holding a .git entry,
@@ -179,8 +182,8 @@ var ErrNoCommit = errors.New("no such commit")
 // A revision that names no commit is ErrNoCommit (wrapped); callers say which
 // setting named it.
 func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
-	if h, err := r.Git.ResolveRevision(plumbing.Revision(rev)); err == nil {
-		if c, err := r.Git.CommitObject(*h); err == nil {
+	if h, err := r.gg.ResolveRevision(plumbing.Revision(rev)); err == nil {
+		if c, err := r.gg.CommitObject(*h); err == nil {
 			return c.Hash.String(), nil
 		}
 	}
@@ -200,7 +203,7 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
 // HasCommits reports whether HEAD names a commit (false in a repository
 // without one yet).
 func (r *Repo) HasCommits() bool {
-	_, err := r.Git.Head()
+	_, err := r.gg.Head()
 	return !errors.Is(err, plumbing.ErrReferenceNotFound)
 }
 

@@ -1,8 +1,9 @@
-package repo
+package repo_test
 
 import (
 	"context"
 	"errors"
+	"github.com/hone-perf/hone/internal/repo"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,9 +36,9 @@ func TestStateDirIsSharedByLinkedWorktrees(t *testing.T) {
 	testgit.Git(t, dir, "worktree", "add", "-q", "--detach", linked)
 	want := filepath.Join(dir, ".git", "hone", "x", "y")
 	for _, from := range []string{dir, filepath.Join(dir, "src"), linked, filepath.Join(linked, "src")} {
-		r, err := Open(from)
+		r, err := repo.Open(from)
 		if err != nil {
-			t.Fatalf("Open(%s): %v", from, err)
+			t.Fatalf("repo.Open(%s): %v", from, err)
 		}
 		d, err := r.StateDir("x", "y")
 		if err != nil {
@@ -54,7 +55,7 @@ func TestStateDirIsSharedByLinkedWorktrees(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	t.Run("outside a repository", func(t *testing.T) {
-		_, err := Open(t.TempDir())
+		_, err := repo.Open(t.TempDir())
 		if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "not inside a git repository") || !strings.Contains(err.Error(), "git init") {
 			t.Errorf("err = %v", err)
 		}
@@ -64,7 +65,7 @@ func TestOpenErrors(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("nonsense\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Open(dir)
+		_, err := repo.Open(dir)
 		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "git worktree repair") {
 			t.Errorf("err = %v", err)
 		}
@@ -76,7 +77,7 @@ func TestResolveCommit(t *testing.T) {
 	dir := testgit.NewRepo(t, map[string]string{"a": "1\n"})
 	head := testgit.Git(t, dir, "rev-parse", "HEAD")
 	testgit.Git(t, dir, "tag", "-a", "-m", "release", "v1")
-	r, err := Open(dir)
+	r, err := repo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +88,8 @@ func TestResolveCommit(t *testing.T) {
 	}
 	tree := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
 	for _, rev := range []string{"no-such-branch", tree, "--all"} {
-		if got, err := r.ResolveCommit(ctx, rev); !errors.Is(err, ErrNoCommit) {
-			t.Errorf("ResolveCommit(%q) = %q, %v; want ErrNoCommit", rev, got, err)
+		if got, err := r.ResolveCommit(ctx, rev); !errors.Is(err, repo.ErrNoCommit) {
+			t.Errorf("ResolveCommit(%q) = %q, %v; want repo.ErrNoCommit", rev, got, err)
 		}
 	}
 	if !r.HasCommits() {
@@ -96,7 +97,7 @@ func TestResolveCommit(t *testing.T) {
 	}
 	empty := t.TempDir()
 	testgit.Git(t, empty, "init", "-q")
-	if e, err := Open(empty); err != nil || e.HasCommits() {
+	if e, err := repo.Open(empty); err != nil || e.HasCommits() {
 		t.Errorf("HasCommits in an empty repository: %v", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestIgnoreWorktrees(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		wrote, err := IgnoreWorktrees(root)
+		wrote, err := repo.IgnoreWorktrees(root)
 		b, _ := os.ReadFile(p)
 		if err != nil || wrote != c.wrote || string(b) != c.after {
 			t.Errorf("%q: wrote %v, %v, file %q; want %v, %q", c.before, wrote, err, b, c.wrote, c.after)

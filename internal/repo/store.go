@@ -30,6 +30,25 @@ type Store interface {
 	ReadObject(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error)
 	// WriteObject stores an object and returns its id.
 	WriteObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error)
+	// ObjectSize is the size of object h's content, without reading it.
+	ObjectSize(t plumbing.ObjectType, h plumbing.Hash) (int64, error)
+	// ReadCommit and ReadTree read and decode one object (see EntryAt,
+	// WalkTree and FileAt for paths in a tree).
+	ReadCommit(h plumbing.Hash) (*Commit, error)
+	ReadTree(h plumbing.Hash) ([]TreeEntry, error)
+
+	// ResolveCommit returns the commit rev names (any revision git
+	// resolves, annotated tags peeled); ErrNoCommit, wrapped, when none.
+	ResolveCommit(ctx context.Context, rev string) (plumbing.Hash, error)
+	// Symref returns the ref a symbolic ref names ("HEAD", this
+	// worktree's, or refs/remotes/origin/HEAD); ok is false when ref does
+	// not exist or holds a commit id.
+	Symref(ref string) (target string, ok bool, err error)
+
+	// Config is the value of a "section.option" setting, as `git config`
+	// reads it without running git: the repository's, else the user's;
+	// "" when unset.
+	Config(key string) string
 
 	// Git runs the git binary in the repository (c.Dir is ignored).
 	Git(ctx context.Context, c git.Cmd) ([]byte, error)

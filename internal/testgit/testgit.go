@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/repo"
 )
 
 // Env is the environment every test git runs with, as KEY=VALUE pairs.
@@ -128,6 +130,26 @@ func NewRepoFS(t testing.TB, fsys fs.FS) string {
 	}
 	commitAll(t, dir)
 	return dir
+}
+
+// Store opens the repository at dir and returns its repo.Store: the
+// implementation the conformance suite (internal/repo/repotest) checks
+// against git, so what a test reads and writes through it is what hone
+// itself does.
+func Store(t testing.TB, dir string) repo.Store {
+	t.Helper()
+	r, err := repo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Store("hone: test")
+}
+
+// NewStore is NewRepo with the new repository's Store.
+func NewStore(t testing.TB, files map[string]string) (string, repo.Store) {
+	t.Helper()
+	dir := NewRepo(t, files)
+	return dir, Store(t, dir)
 }
 
 func commitAll(t testing.TB, dir string) {

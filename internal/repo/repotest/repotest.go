@@ -39,6 +39,11 @@ func Run(t *testing.T, newStore NewStore) {
 		{"RefsGitMoved", refsGitMoved},
 		{"ConcurrentWriters", concurrentWriters},
 		{"RunsGit", runsGit},
+		{"ReadsCommitsAndTrees", readsCommitsAndTrees},
+		{"PathsInTrees", pathsInTrees},
+		{"WritesTrees", writesTrees},
+		{"ResolvesRevisions", resolvesRevisions},
+		{"ReadsConfig", readsConfig},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
 	}
