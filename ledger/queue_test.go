@@ -52,3 +52,42 @@ func TestQueueIsFairAcrossProposersAndJudgesACommitOnce(t *testing.T) {
 		t.Errorf("skipped %v", skipped)
 	}
 }
+
+// A runner folds, in one commit, an inbox holding a flooder's proposal
+// and an honest agent's: each keeps its own proposer (who wrote it), so
+// the honest proposal takes its own turn of the round robin instead of
+// queueing behind the flood under the folder's name.
+func TestQueueCountsAFoldedProposalForWhoWroteIt(t *testing.T) {
+	dir := newRepo(t)
+	l := openLedger(t, dir)
+	propose := func(who, id string) {
+		t.Setenv("GIT_COMMITTER_NAME", who)
+		t.Setenv("GIT_COMMITTER_EMAIL", who+"@example")
+		p := makePatch(t, dir, id)
+		if _, err := l.Append(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	propose("flood", "f1f1f1f1f1f1f1f1")
+	propose("flood", "f2f2f2f2f2f2f2f2")
+	propose("flood", "f3f3f3f3f3f3f3f3")
+	before := testgit.Git(t, dir, "rev-parse", "hone/ledger")
+	propose("flood", "f4f4f4f4f4f4f4f4")
+	propose("honest", "h1h1h1h1h1h1h1h1")
+	inbox := testgit.Git(t, dir, "rev-parse", "hone/ledger")
+	fold := testgit.Cmd{Dir: dir, Env: []string{"GIT_COMMITTER_NAME=runner", "GIT_COMMITTER_EMAIL=runner@example"}}.
+		Git(t, "commit-tree", inbox+"^{tree}", "-p", before, "-p", inbox, "-m", "hone: fold the ledgers of other writers")
+	testgit.Git(t, dir, "update-ref", "refs/heads/hone/ledger", fold, inbox)
+
+	q, err := openLedger(t, dir).Queue(ctx, ledger.QueueOptions{MaxPerProposer: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range q {
+		got = append(got, a.PatchID[:2])
+	}
+	if strings.Join(got, " ") != "f1 h1 f2" {
+		t.Errorf("queue %v, want f1 h1 f2: the folded honest proposal in its own turn", got)
+	}
+}
