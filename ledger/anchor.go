@@ -126,7 +126,11 @@ func (l *Ledger) verifyRecords(ctx context.Context, tip plumbing.Hash, reachable
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		h, ref, ok := strings.Cut(line, " ")
-		if ok && strings.HasSuffix(ref, "/ledger") && plumbing.IsHash(h) {
+		// Only a remote's branch is a record of what this branch held; an
+		// inbox is a writer's copy, judged by verifyInboxes, and one whose
+		// entries came by another way is never folded in.
+		name, rest, _ := strings.Cut(strings.TrimPrefix(ref, "refs/hone/remotes/"), "/")
+		if ok && name != "" && rest == "ledger" && plumbing.IsHash(h) {
 			recs = append(recs, record{plumbing.NewHash(h), ref + " (what `hone ledger pull` last fetched) holds"})
 		}
 	}

@@ -253,9 +253,12 @@ reported with each entry it lost or changed; no commit of the branch's history
 entry is well-formed and stored under its own target, kind and id; every
 proposal's patch commit exists at refs/hone/patches/<id> with the diff hash it
 recorded; the hone lines of the notes equal the verdict entries; and every
-signature on a ledger commit that added a verdict verifies. Each problem is
-printed as "KIND<TAB>PATH<TAB>MESSAGE". A clean result records the tip as
-the new anchor.
+signature on a ledger commit that added a verdict verifies. Every writer's
+inbox the last pull fetched (refs/hone/remotes/<remote>/inbox/*) is held to
+the rules the remote's pre-receive holds inboxes to, for what the branch does
+not hold yet: each refusal is a problem of kind inbox at <ref>:<path>. Each
+problem is printed as "KIND<TAB>PATH<TAB>MESSAGE". A clean result records
+the tip as the new anchor.
 
 This is tamper evidence against anyone who does not rewrite every one of
 those records; a server's pre-receive hook (hone guard pre-receive) is the
