@@ -15,15 +15,7 @@ import (
 func TestQueueIsFairAcrossProposersAndJudgesACommitOnce(t *testing.T) {
 	dir := newRepo(t)
 	l := openLedger(t, dir)
-	propose := func(who, id string) testEntry {
-		t.Setenv("GIT_COMMITTER_NAME", who)
-		t.Setenv("GIT_COMMITTER_EMAIL", who+"@example")
-		p := makePatch(t, dir, id)
-		if _, err := l.Append(ctx, &p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	propose := proposeAs(t, dir, l)
 	a1 := propose("flood", "a1a1a1a1a1a1a1a1")
 	propose("flood", "a2a2a2a2a2a2a2a2")
 	propose("flood", "a3a3a3a3a3a3a3a3")
@@ -37,14 +29,7 @@ func TestQueueIsFairAcrossProposersAndJudgesACommitOnce(t *testing.T) {
 	}
 
 	skipped := map[string]string{}
-	q, err := openLedger(t, dir).Queue(ctx, ledger.QueueOptions{MaxPerProposer: 2, Skip: func(a ledger.Attempt, why string) { skipped[a.PatchID] = why }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, a := range q {
-		got = append(got, a.PatchID[:2])
-	}
+	got := queued(t, dir, ledger.QueueOptions{MaxPerProposer: 2, Skip: func(a ledger.Attempt, why string) { skipped[a.PatchID] = why }})
 	if strings.Join(got, " ") != "a1 b1 a2" {
 		t.Errorf("queue %v, want a1 b1 a2", got)
 	}
@@ -60,14 +45,7 @@ func TestQueueIsFairAcrossProposersAndJudgesACommitOnce(t *testing.T) {
 func TestQueueCountsAFoldedProposalForWhoWroteIt(t *testing.T) {
 	dir := newRepo(t)
 	l := openLedger(t, dir)
-	propose := func(who, id string) {
-		t.Setenv("GIT_COMMITTER_NAME", who)
-		t.Setenv("GIT_COMMITTER_EMAIL", who+"@example")
-		p := makePatch(t, dir, id)
-		if _, err := l.Append(ctx, &p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	propose := proposeAs(t, dir, l)
 	propose("flood", "f1f1f1f1f1f1f1f1")
 	propose("flood", "f2f2f2f2f2f2f2f2")
 	propose("flood", "f3f3f3f3f3f3f3f3")
@@ -79,7 +57,31 @@ func TestQueueCountsAFoldedProposalForWhoWroteIt(t *testing.T) {
 		Git(t, "commit-tree", inbox+"^{tree}", "-p", before, "-p", inbox, "-m", "hone: fold the ledgers of other writers")
 	testgit.Git(t, dir, "update-ref", "refs/heads/hone/ledger", fold, inbox)
 
-	q, err := openLedger(t, dir).Queue(ctx, ledger.QueueOptions{MaxPerProposer: 2})
+	if got := queued(t, dir, ledger.QueueOptions{MaxPerProposer: 2}); strings.Join(got, " ") != "f1 h1 f2" {
+		t.Errorf("queue %v, want f1 h1 f2: the folded honest proposal in its own turn", got)
+	}
+}
+
+// proposeAs returns a function that proposes patch id in dir as committer
+// who, the proposer the queue knows when nothing is signed.
+func proposeAs(t *testing.T, dir string, l *ledger.Ledger) func(who, id string) testEntry {
+	return func(who, id string) testEntry {
+		t.Helper()
+		t.Setenv("GIT_COMMITTER_NAME", who)
+		t.Setenv("GIT_COMMITTER_EMAIL", who+"@example")
+		p := makePatch(t, dir, id)
+		if _, err := l.Append(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+// queued is the queue of dir's ledger, each patch id by its first two
+// characters.
+func queued(t *testing.T, dir string, o ledger.QueueOptions) []string {
+	t.Helper()
+	q, err := openLedger(t, dir).Queue(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,5 @@ func TestQueueCountsAFoldedProposalForWhoWroteIt(t *testing.T) {
 	for _, a := range q {
 		got = append(got, a.PatchID[:2])
 	}
-	if strings.Join(got, " ") != "f1 h1 f2" {
-		t.Errorf("queue %v, want f1 h1 f2: the folded honest proposal in its own turn", got)
-	}
+	return got
 }
