@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"sort"
 	"strings"
@@ -29,7 +30,8 @@ type QueueOptions struct {
 // reached the ledger, which is their place on its first-parent history
 // (the server's pre-receive keeps every push on it, so each push's
 // entries follow the previous tip's; no field an agent writes counts),
-// taken round robin across proposers, at most MaxPerProposer of each. A
+// oldest first per proposer and in turns across proposers (see fairOrder),
+// at most MaxPerProposer of each. A
 // proposer is the key that signed the commit that first wrote the
 // proposal (its append, in the proposer's clone), or that commit's
 // committer when it is not signed. Each patch
@@ -60,14 +62,21 @@ func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
 		}
 	}
 	judged := map[string]string{} // patch commit or tree -> the patch id that holds it
+	// served is, per proposer, where on the ledger its latest verdict
+	// (or the started entry of one running) arrived: its last turn.
+	served := map[string]int{}
 	var pending []Attempt
 	for _, a := range attempts {
 		if a.ProposalID == "" {
 			continue
 		}
-		if a.Outcome() != nil || a.Running() != nil {
+		if v := cmp.Or(a.Outcome(), a.Running()); v != nil {
 			for _, k := range l.patchKeys(a.PatchID) {
 				judged[k] = a.PatchID
+			}
+			who := arrivals[a.ProposalID].proposer
+			if at, ok := arrivals[v.ID]; ok && at.seq > served[who] {
+				served[who] = at.seq
 			}
 			continue
 		}
@@ -100,19 +109,40 @@ pending:
 		}
 		byProposer[who] = append(byProposer[who], a)
 	}
+	return fairOrder(proposers, byProposer, arrivals, served), nil
+}
+
+// fairOrder takes each proposer's proposals oldest first, and across
+// proposers the one whose turn is due first: a proposer's next proposal is
+// due when it arrived, but never before the proposer's last turn (its
+// latest verdict) — a proposer waits for everyone who was due before that
+// turn. So the order holds across runners' rounds, not only within one
+// listing: a flood's oldest proposal is judged, then each proposer that
+// arrived meanwhile has its turn before the flood's next. Within the
+// listing, each proposal taken is a turn later than every arrival, so
+// proposers that are due take turns round robin.
+func fairOrder(proposers []string, byProposer map[string][]Attempt, arrivals map[string]arrival, served map[string]int) []Attempt {
+	clock := 0
+	for _, a := range arrivals {
+		clock = max(clock, a.seq)
+	}
+	due := func(who string) int { return max(arrivals[byProposer[who][0].ProposalID].seq, served[who]) }
 	var out []Attempt
-	for round := 0; len(out) < len(pending); round++ {
-		took := false
+	for {
+		next := ""
 		for _, who := range proposers {
-			if q := byProposer[who]; round < len(q) {
-				out, took = append(out, q[round]), true
+			if len(byProposer[who]) > 0 && (next == "" || due(who) < due(next)) {
+				next = who
 			}
 		}
-		if !took {
-			break
+		if next == "" {
+			return out
 		}
+		out = append(out, byProposer[next][0])
+		byProposer[next] = byProposer[next][1:]
+		clock++
+		served[next] = clock
 	}
-	return out, nil
 }
 
 // patchKeys are what makes two patch ids one attempt: the commit and the

@@ -91,3 +91,28 @@ func queued(t *testing.T, dir string, o ledger.QueueOptions) []string {
 	}
 	return got
 }
+
+// A runner judges one proposal a round (`hone runner --once`). After the
+// flood's oldest is judged, the honest proposal that arrived behind the
+// whole flood is next, not the flood's second: a proposer's turn comes
+// after every proposer that was due before its last verdict.
+func TestQueueGivesAnotherProposerTheTurnAfterAFloodsVerdict(t *testing.T) {
+	dir := newRepo(t)
+	l := openLedger(t, dir)
+	propose := proposeAs(t, dir, l)
+	f1 := propose("flood", "f1f1f1f1f1f1f1f1")
+	propose("flood", "f2f2f2f2f2f2f2f2")
+	propose("flood", "f3f3f3f3f3f3f3f3")
+	propose("honest", "h1h1h1h1h1h1h1h1")
+	if got := queued(t, dir, ledger.QueueOptions{}); strings.Join(got, " ") != "f1 h1 f2 f3" {
+		t.Errorf("queue %v, want f1 h1 f2 f3", got)
+	}
+	appendOK(t, l, verdictFor(f1, ledger.VerdictRejectedBench, "no change"))
+	if got := queued(t, dir, ledger.QueueOptions{}); strings.Join(got, " ") != "h1 f2 f3" {
+		t.Errorf("after f1's verdict the queue is %v, want h1 f2 f3", got)
+	}
+	propose("late", "l1l1l1l1l1l1l1l1")
+	if got := queued(t, dir, ledger.QueueOptions{}); strings.Join(got, " ") != "h1 f2 l1 f3" {
+		t.Errorf("with a late proposer the queue is %v, want h1 f2 l1 f3", got)
+	}
+}

@@ -34,6 +34,19 @@ func claimCommit(t *testing.T, f *fixture, id string) string {
 	return strings.TrimSpace(out)
 }
 
+// proposedWithAStrayKey pushes one proposal from a new agent clone and
+// makes a key named name that allowed_signers does not list. It returns
+// the clone and the key's path.
+func (f *fixture) proposedWithAStrayKey(name string) (string, string) {
+	f.t.Helper()
+	agent := f.clone("agent", "")
+	f.propose(agent, "waiting", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	f.must(agent, "hone", "ledger", "push")
+	key := f.dir + "/" + name + ".key"
+	f.must(f.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", key)
+	return agent, key
+}
+
 // refused asserts a push was refused by the server's hook.
 func refused(t *testing.T, what, errOut string, code int, reason string) {
 	t.Helper()
@@ -47,11 +60,7 @@ func refused(t *testing.T, what, errOut string, code int, reason string) {
 // server holds no claim.
 func TestAgentCannotPushAClaimOfItsOwn(t *testing.T) {
 	f := newFixture(t, 1)
-	agent := f.clone("agent", "")
-	f.propose(agent, "mine", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
-	f.must(agent, "hone", "ledger", "push")
-	key := f.dir + "/agent.key"
-	f.must(f.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "agent", "-f", key)
+	agent, key := f.proposedWithAStrayKey("agent")
 	id := strings.TrimPrefix(f.serverRefs("refs/hone/patches/")[0], "refs/hone/patches/")
 	msg := "hone: claim " + id + "\n\npatch = \"" + id + "\"\nrunner = \"agent\"\nclass = \"\"\nversion = \"\"\npin = \"\"\nrenewed = 2026-01-01T00:00:00Z\nexpires = 2099-01-01T00:00:00Z\n"
 	signed := strings.TrimSpace(f.must(agent, "git", "-c", "gpg.format=ssh", "-c", "user.signingkey="+key, "commit-tree", "-S", emptyTree, "-m", msg))
@@ -72,11 +81,7 @@ func TestAgentCannotPushAClaimOfItsOwn(t *testing.T) {
 // it claims anything.
 func TestRunnerWithAnUnlistedKeyFailsAtStart(t *testing.T) {
 	f := newFixture(t, 1)
-	agent := f.clone("agent", "")
-	f.propose(agent, "waiting", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
-	f.must(agent, "hone", "ledger", "push")
-	key := f.dir + "/stray.key"
-	f.must(f.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "stray", "-f", key)
+	_, key := f.proposedWithAStrayKey("stray")
 	stray := f.clone("stray", key)
 	out, errOut, code := f.run(stray, "hone", "runner", "--once", "--name", "stray")
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
