@@ -7,10 +7,9 @@ import (
 	"github.com/hone-perf/hone/ledger"
 )
 
-func init() {
-	RegisterReceiveCheck(fleetNamespaces, func(ctx context.Context, rc *Receive) ([]Violation, error) {
-		return rc.checkFleet(ctx, rc.Server, rc.Updates, rc.Proposed)
-	})
+// checkFleetRefs judges the fleet's refs in a push (see checkFleet).
+func checkFleetRefs(ctx context.Context, rc *Receive) ([]Violation, error) {
+	return rc.checkFleet(ctx, rc.Server, rc.Updates, rc.Proposed)
 }
 
 // fleetNamespaces are the rows `hone hooks install --server` shows for the

@@ -3,7 +3,6 @@ package guard
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -46,34 +45,26 @@ func (rc *Receive) Existing(ctx context.Context) (map[string]ledger.Proposed, er
 // violations it finds; an error stops the hook (and refuses the push).
 type ReceiveCheck func(ctx context.Context, rc *Receive) ([]Violation, error)
 
-// refChecks run in order on every push, each looking only at the refs of
-// its own namespace; then the registered checks; then proposalChecks,
-// which need every proposal the push brings (Receive.Proposed), however it
-// brings them.
-var (
-	refChecks      = []ReceiveCheck{checkAgentRefs, checkBaseRefs, checkShadowing, checkLedgerRefs}
-	registered     []ReceiveCheck
-	proposalChecks = []ReceiveCheck{checkProposals, checkPatchRefs}
-)
-
-// RegisterReceiveCheck adds a check every push a server receives must
-// pass, and what it guards (for `hone hooks install --server` to show):
-// how a new ref namespace gets its rules. It runs after the checks of the
-// base, names and ledger refs and before the proposal and patch ref
-// checks, so a check that finds proposals in refs of its own adds them to
-// Receive.Proposed for those.
-func RegisterReceiveCheck(describe func(*Policy) []Namespace, c ReceiveCheck) {
-	namespaces = append(namespaces, describe)
-	registered = append(registered, c)
+// receiveChecks run in this order on every push, each looking only at the
+// refs of its own namespace. A new ref namespace gets its rules here, and
+// its rows in Namespaces. The checks that find proposals (the ledger
+// branch's, the fleet's inboxes') add them to Receive.Proposed and so come
+// before checkProposals and checkPatchRefs, which need every proposal the
+// push brings, however it brings them.
+var receiveChecks = []ReceiveCheck{
+	checkAgentRefs, checkBaseRefs, checkShadowing, checkLedgerRefs,
+	checkFleetRefs,
+	checkProposals, checkPatchRefs,
 }
 
 // CheckReceive checks the updates a server is receiving (pre-receive)
-// with every registered check: the guarded agent refs, the protected base
-// itself, names that would shadow a pin, the ledger branch and the notes
-// (appends only, only entries, notes that repeat entries, verdicts signed
-// by an allowed signer), one proposal per patch and one patch per commit,
-// and patch refs. Everything is judged by the protected base as it was
-// before the push.
+// with every check of receiveChecks: the guarded agent refs, the protected
+// base itself, names that would shadow a pin, the ledger branch and the
+// notes (appends only, only entries, notes that repeat entries, verdicts
+// signed by an allowed signer), the fleet's inboxes, claims and runner
+// records, one proposal per patch and one patch per commit, and patch
+// refs. Everything is judged by the protected base as it was before the
+// push.
 func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Violation, error) {
 	trust, err := ledger.LoadTrust(p.repo, p.base)
 	if err != nil {
@@ -95,7 +86,7 @@ func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Viola
 		}
 	}
 	var vs []Violation
-	for _, check := range slices.Concat(refChecks, registered, proposalChecks) {
+	for _, check := range receiveChecks {
 		found, err := check(ctx, rc)
 		if err != nil {
 			return nil, err

@@ -23,9 +23,6 @@ type Namespace struct {
 	Checks string `json:"checks"`
 }
 
-// namespaces are the rows the registered checks add to Namespaces.
-var namespaces []func(*Policy) []Namespace
-
 // Namespaces says, for this policy, which refs the server's hook guards,
 // who may write each and what it checks there.
 func (p *Policy) Namespaces() []Namespace {
@@ -52,10 +49,7 @@ func (p *Policy) Namespaces() []Namespace {
 		Namespace{Refs: ledger.PatchRefPrefix + "<id>", Writer: "anyone, with its proposal", Checks: "created once, never moved or deleted; the one-parent commit its proposal names, on the proposal's pin, inside its target; no commit or tree another patch id holds"},
 		Namespace{Refs: "refs/heads/*, refs/tags/* (new)", Writer: "anyone", Checks: "not a name spelled like a commit id, a branch named like a short pin, or a name another ref already answers to"},
 	)
-	for _, f := range namespaces {
-		out = append(out, f(p)...)
-	}
-	return out
+	return append(out, fleetNamespaces(p)...)
 }
 
 // InstallServerHook writes the pre-receive hook of the server repository

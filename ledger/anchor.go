@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -20,34 +21,53 @@ import (
 // refs/hone/remotes/ are checked beside it, so rewriting the ledger
 // unnoticed takes rewriting every one of those records too. A clone with
 // no anchor yet trusts the first tip it sees.
+//
+// The file holds one line per branch, "<tip> <branch>", because a clone
+// may keep more than one ledger branch: a runner judges in a scratch
+// ledger of its clone. Each branch moves its own line only; were the file
+// one line, each write for the scratch branch would drop the real
+// branch's anchor, and the next write there would trust whatever tip it
+// found.
 
 func (l *Ledger) anchorPath() string { return l.ws.StatePath("ledger.anchor") }
 
-// readAnchor returns the anchored tip, or false when there is none (or it
-// was kept for another branch name).
-func (l *Ledger) readAnchor() (plumbing.Hash, bool) {
+// readAnchors returns every branch's anchored tip.
+func (l *Ledger) readAnchors() map[string]plumbing.Hash {
+	out := map[string]plumbing.Hash{}
 	b, err := os.ReadFile(l.anchorPath())
 	if err != nil {
-		return plumbing.ZeroHash, false
+		return out
 	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 || f[1] != l.ws.Config.Ledger.Branch || !plumbing.IsHash(f[0]) {
-		return plumbing.ZeroHash, false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && plumbing.IsHash(f[0]) {
+			out[f[1]] = plumbing.NewHash(f[0])
+		}
 	}
-	return plumbing.NewHash(f[0]), true
+	return out
+}
+
+// readAnchor returns this ledger's branch's anchored tip, or false when
+// there is none.
+func (l *Ledger) readAnchor() (plumbing.Hash, bool) {
+	h, ok := l.readAnchors()[l.ws.Config.Ledger.Branch]
+	return h, ok
 }
 
 // advanceAnchor moves the anchor to tip after hone moved the branch from
 // old to tip (or found tip sound), but only forward: when there is no
 // anchor, or it is old, or old contains it. An anchor the branch no longer
-// contains stays where it is, so verify keeps reporting the rewrite.
+// contains stays where it is, so verify keeps reporting the rewrite. The
+// other branches' anchors are kept as they are.
 func (l *Ledger) advanceAnchor(ctx context.Context, old, tip plumbing.Hash) error {
 	held, err := lock.Acquire(ctx, l.ws.StatePath("ledger.anchor.lock"), "record the ledger tip")
 	if err != nil {
 		return err
 	}
 	defer held.Release()
-	cur, ok := l.readAnchor()
+	all := l.readAnchors()
+	branch := l.ws.Config.Ledger.Branch
+	cur, ok := all[branch]
 	if ok && cur != old && cur != tip {
 		up, err := l.isAncestor(ctx, cur, tip)
 		if err != nil || !up {
@@ -60,7 +80,17 @@ func (l *Ledger) advanceAnchor(ctx context.Context, old, tip plumbing.Hash) erro
 	if err := os.MkdirAll(l.honeDir(), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Write(l.anchorPath(), []byte(tip.String()+" "+l.ws.Config.Ledger.Branch+"\n"), 0o644)
+	all[branch] = tip
+	names := make([]string, 0, len(all))
+	for name := range all {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		b.WriteString(all[name].String() + " " + name + "\n")
+	}
+	return atomicfile.Write(l.anchorPath(), []byte(b.String()), 0o644)
 }
 
 // verifyRecords checks the tip against every record of what the branch
@@ -96,7 +126,11 @@ func (l *Ledger) verifyRecords(ctx context.Context, tip plumbing.Hash, reachable
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		h, ref, ok := strings.Cut(line, " ")
-		if ok && strings.HasSuffix(ref, "/ledger") && plumbing.IsHash(h) {
+		// Only a remote's branch is a record of what this branch held; an
+		// inbox is a writer's copy, judged by verifyInboxes, and one whose
+		// entries came by another way is never folded in.
+		name, rest, _ := strings.Cut(strings.TrimPrefix(ref, "refs/hone/remotes/"), "/")
+		if ok && name != "" && rest == "ledger" && plumbing.IsHash(h) {
 			recs = append(recs, record{plumbing.NewHash(h), ref + " (what `hone ledger pull` last fetched) holds"})
 		}
 	}

@@ -122,3 +122,64 @@ func TestAnInboxIsFoldedByTheNextPullAndHeldToTheSameEntries(t *testing.T) {
 		t.Fatalf("pulling a forged inbox: %v, want an integrity error", err)
 	}
 }
+
+// On a remote that runs no hooks anyone can push to any inbox. Someone
+// pushes into a's own inbox a ledger with a forged file, which a's pulls
+// skip (an inbox of its own holds only what its branch held) and every
+// other clone folds; and someone pushes an inbox that rewrites one of a's
+// entries, which a's pull refuses to fold. Neither reaches a's branch, and
+// a's verify reports both, at the inbox ref and path.
+func TestVerifyReportsAForgedOrRuleBreakingInbox(t *testing.T) {
+	_, a, clone := sharedRemote(t)
+	la := openLedger(t, a)
+	appendProfiles(t, la, "a", 2)
+	if _, err := la.Push(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	own := testgit.Git(t, a, "config", "--get", "hone.writerid")
+
+	e := clone("e")
+	le := openLedger(t, e)
+	if _, err := le.Pull(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	editLedger(t, e, func(run func(string, ...string) string) {
+		blob := run("kind = \"verdict\"\nverdict = \"accepted\"\n", "hash-object", "-w", "--stdin")
+		run("", "update-index", "--add", "--cacheinfo", "100644,"+blob+",demo/verdict/00/forged.toml")
+	})
+	testgit.Git(t, e, "push", "-q", "origin", "hone/ledger:"+ledger.InboxLedgerRef(own))
+	testgit.Git(t, e, "reset", "-q")
+	testgit.Git(t, e, "update-ref", "refs/heads/hone/ledger", "hone/ledger~1")
+	var entry string
+	for _, f := range strings.Fields(testgit.Git(t, e, "ls-tree", "-r", "--name-only", "hone/ledger")) {
+		if strings.HasSuffix(f, ".toml") {
+			entry = f
+		}
+	}
+	rewriteEntry(t, e, entry, "forged = true\n")
+	testgit.Git(t, e, "push", "-q", "origin", "hone/ledger:"+ledger.InboxLedgerRef("eeee"))
+
+	if _, err := la.Pull(ctx, "origin"); errs.CodeOf(err) != errs.Invalid {
+		t.Fatalf("pulling the rewriting inbox: %v, want an integrity error", err)
+	}
+	rep, err := openLedger(t, a).Verify(ctx, ledger.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		"refs/hone/remotes/origin/inbox/" + own + "/ledger:demo/verdict/00/forged.toml": false,
+		"refs/hone/remotes/origin/inbox/eeee/ledger:" + entry:                           false,
+	}
+	for _, p := range rep.Problems {
+		if _, ok := want[p.Path]; ok && p.Kind == ledger.ProblemInbox {
+			want[p.Path] = true
+		} else if !strings.HasPrefix(p.Path, "refs/hone/remotes/") {
+			t.Errorf("a's branch itself has problem %+v", p)
+		}
+	}
+	for path, found := range want {
+		if !found {
+			t.Errorf("verify did not report %s; it found %+v", path, rep.Problems)
+		}
+	}
+}

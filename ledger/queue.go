@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"sort"
 	"strings"
@@ -29,9 +30,11 @@ type QueueOptions struct {
 // reached the ledger, which is their place on its first-parent history
 // (the server's pre-receive keeps every push on it, so each push's
 // entries follow the previous tip's; no field an agent writes counts),
-// taken round robin across proposers, at most MaxPerProposer of each. A
-// proposer is the key that signed the ledger commit that brought the
-// proposal, or that commit's committer when it is not signed. Each patch
+// oldest first per proposer and in turns across proposers (see fairOrder),
+// at most MaxPerProposer of each. A
+// proposer is the key that signed the commit that first wrote the
+// proposal (its append, in the proposer's clone), or that commit's
+// committer when it is not signed. Each patch
 // commit is queued once, whatever the number of patch ids naming it. The
 // order is stable for a given ledger tip.
 func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
@@ -59,14 +62,21 @@ func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
 		}
 	}
 	judged := map[string]string{} // patch commit or tree -> the patch id that holds it
+	// served is, per proposer, where on the ledger its latest verdict
+	// (or the started entry of one running) arrived: its last turn.
+	served := map[string]int{}
 	var pending []Attempt
 	for _, a := range attempts {
 		if a.ProposalID == "" {
 			continue
 		}
-		if a.Outcome() != nil || a.Running() != nil {
+		if v := cmp.Or(a.Outcome(), a.Running()); v != nil {
 			for _, k := range l.patchKeys(a.PatchID) {
 				judged[k] = a.PatchID
+			}
+			who := arrivals[a.ProposalID].proposer
+			if at, ok := arrivals[v.ID]; ok && at.seq > served[who] {
+				served[who] = at.seq
 			}
 			continue
 		}
@@ -99,19 +109,40 @@ pending:
 		}
 		byProposer[who] = append(byProposer[who], a)
 	}
+	return fairOrder(proposers, byProposer, arrivals, served), nil
+}
+
+// fairOrder takes each proposer's proposals oldest first, and across
+// proposers the one whose turn is due first: a proposer's next proposal is
+// due when it arrived, but never before the proposer's last turn (its
+// latest verdict) — a proposer waits for everyone who was due before that
+// turn. So the order holds across runners' rounds, not only within one
+// listing: a flood's oldest proposal is judged, then each proposer that
+// arrived meanwhile has its turn before the flood's next. Within the
+// listing, each proposal taken is a turn later than every arrival, so
+// proposers that are due take turns round robin.
+func fairOrder(proposers []string, byProposer map[string][]Attempt, arrivals map[string]arrival, served map[string]int) []Attempt {
+	clock := 0
+	for _, a := range arrivals {
+		clock = max(clock, a.seq)
+	}
+	due := func(who string) int { return max(arrivals[byProposer[who][0].ProposalID].seq, served[who]) }
 	var out []Attempt
-	for round := 0; len(out) < len(pending); round++ {
-		took := false
+	for {
+		next := ""
 		for _, who := range proposers {
-			if q := byProposer[who]; round < len(q) {
-				out, took = append(out, q[round]), true
+			if len(byProposer[who]) > 0 && (next == "" || due(who) < due(next)) {
+				next = who
 			}
 		}
-		if !took {
-			break
+		if next == "" {
+			return out
 		}
+		out = append(out, byProposer[next][0])
+		byProposer[next] = byProposer[next][1:]
+		clock++
+		served[next] = clock
 	}
-	return out, nil
 }
 
 // patchKeys are what makes two patch ids one attempt: the commit and the
@@ -135,36 +166,93 @@ type arrival struct {
 }
 
 // arrivals maps each entry id to the first-parent commit of the ledger
-// branch that added it, oldest first.
+// branch that added it, oldest first, and to its proposer: whoever made
+// the commit that first wrote it (the key that signed that commit, or its
+// committer), in whatever clone that was. Not the first-parent commit's
+// maker: entries often arrive through a merge, a writer's pull or a fold
+// of the inboxes by whoever writes next, and that writer is not their
+// proposer. Were it, every proposal a runner folded in would share the
+// runner's one turn of the round robin, oldest first, and a flood that
+// arrived in the same fold would starve the rest.
 func (l *Ledger) arrivals(ctx context.Context) (map[string]arrival, error) {
 	out := map[string]arrival{}
 	if _, ok, err := l.refs.Read(l.branchRef()); err != nil || !ok {
 		return out, err
 	}
 	raw, err := l.git(ctx, "log", "--first-parent", "--reverse", "--diff-merges=first-parent", "--no-renames",
-		"--diff-filter=A", "--name-only", "--format=%x00%H %cn <%ce>", l.branchRef(), "--")
+		"--diff-filter=A", "--name-only", "--format=%x00%H", l.branchRef(), "--")
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot read the order of the ledger's commits")
 	}
-	for seq, rec := range strings.Split(string(raw), "\x00") {
-		head, files, _ := strings.Cut(rec, "\n")
-		commit, committer, ok := strings.Cut(head, " ")
-		if !ok || !plumbing.IsHash(commit) {
+	eachAdded(string(raw), func(seq int, _ plumbing.Hash, id string) {
+		if _, seen := out[id]; !seen {
+			out[id] = arrival{seq: seq}
+		}
+	})
+	// Every entry is first written by a commit with one parent, an append
+	// in its writer's clone; merges only bring it along. Newest first, so
+	// the last commit seen for an entry is the one that wrote it first.
+	raw, err = l.git(ctx, "log", "--no-merges", "--no-renames", "--diff-filter=A", "--name-only",
+		"--format=%x00%H", l.branchRef(), "--")
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read who wrote the ledger's entries")
+	}
+	writtenBy := map[string]plumbing.Hash{}
+	eachAdded(string(raw), func(_ int, commit plumbing.Hash, id string) { writtenBy[id] = commit })
+	who := map[plumbing.Hash]string{}
+	for id, a := range out {
+		c, ok := writtenBy[id]
+		if !ok {
 			continue
 		}
-		who := committer
-		if s, err := l.signerOf(ctx, plumbing.NewHash(commit)); err == nil && s.Fingerprint != "" {
-			who = s.Fingerprint
+		if _, known := who[c]; !known {
+			if who[c], err = l.maker(ctx, c); err != nil {
+				return nil, err
+			}
+		}
+		a.proposer = who[c]
+		out[id] = a
+	}
+	return out, nil
+}
+
+// eachAdded calls fn with each entry id a `git log --name-only
+// --format=%x00%H` listing shows added, with its commit's place in the
+// listing and the commit.
+func eachAdded(raw string, fn func(seq int, commit plumbing.Hash, id string)) {
+	for seq, rec := range strings.Split(raw, "\x00") {
+		head, files, _ := strings.Cut(rec, "\n")
+		if !plumbing.IsHash(head) {
+			continue
 		}
 		for _, f := range strings.Fields(files) {
-			if !isEntryPath(f) {
-				continue
-			}
-			id := strings.TrimSuffix(f[strings.LastIndexByte(f, '/')+1:], ".toml")
-			if _, seen := out[id]; !seen {
-				out[id] = arrival{seq: seq, proposer: who}
+			if isEntryPath(f) {
+				fn(seq, plumbing.NewHash(head), strings.TrimSuffix(f[strings.LastIndexByte(f, '/')+1:], ".toml"))
 			}
 		}
 	}
-	return out, nil
+}
+
+// maker is who made commit h: the fingerprint of the key that signed it,
+// or else its committer as "name <email>".
+func (l *Ledger) maker(ctx context.Context, h plumbing.Hash) (string, error) {
+	if s, err := l.signerOf(ctx, h); err == nil && s.Fingerprint != "" {
+		return s.Fingerprint, nil
+	}
+	c, err := l.obj.commitInfo(h)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(c.raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "committer "); ok {
+			if end := strings.LastIndexByte(rest, '>'); end >= 0 {
+				return rest[:end+1], nil
+			}
+			return rest, nil
+		}
+		if line == "" {
+			break
+		}
+	}
+	return "", nil
 }

@@ -83,9 +83,11 @@ type VerifyOptions struct {
 // included, modified or deleted a file any parent had, and no merge added
 // one of its own); every entry well-formed and stored under its own target,
 // kind and id; every proposal's patch commit present with the diff hash it
-// recorded; the hone lines of the notes equal to the verdict entries; and
-// every signature good. Every signature is checked afresh, without the
-// caches listings use. Problems are returned in the report; err is only for
+// recorded; the hone lines of the notes equal to the verdict entries;
+// every signature good; and every writer's inbox the last pull fetched
+// held to the rules the remote's pre-receive holds inboxes to (see
+// verifyInboxes). Every signature is checked afresh, without the caches
+// listings use. Problems are returned in the report; err is only for
 // failing to look. A clean report moves the anchor to the tip.
 func (l *Ledger) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{Branch: l.ws.Config.Ledger.Branch, Problems: []Problem{}}
@@ -120,6 +122,9 @@ func (l *Ledger) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport,
 		return nil, err
 	}
 	if err := l.verifySigners(ctx, entries, adder, opts, rep); err != nil {
+		return nil, err
+	}
+	if err := l.verifyInboxes(ctx, rep); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Path < rep.Problems[j].Path })

@@ -63,8 +63,9 @@ type runner struct {
 // with the claim's release, repeat. It returns what it judged when ctx ends
 // (a cancelled verdict is recorded and pushed first), after one proposal
 // with Once, or when Idle passes without work. With allowed signers
-// configured, a runner without a signing key is refused before anything
-// runs: its verdicts would not count.
+// configured, a runner without a signing key, or with one they do not
+// list, is refused (errs.Policy) before anything runs: its verdicts would
+// not count.
 func Run(ctx context.Context, ws *workspace.Workspace, opts Options) ([]Judgement, error) {
 	r, err := start(ctx, ws, &opts)
 	if err != nil {
@@ -113,12 +114,8 @@ func start(ctx context.Context, ws *workspace.Workspace, opts *Options) (*runner
 		opts.Poll = 5 * time.Second
 	}
 	l := ledger.Open(ws)
-	tr, err := l.Trust(ctx)
-	if err != nil {
+	if err := checkKey(ctx, l); err != nil {
 		return nil, err
-	}
-	if tr.Configured() && l.SigningKey() == "" {
-		return nil, errs.Policyf("refused: [ledger] allowed_signers is configured (%s), and this runner has no signing key, so its verdicts would not count; set `git config hone.signingkey` to a key that file lists", tr.File)
 	}
 	writer, err := l.WriterID(ctx)
 	if err != nil {

@@ -9,7 +9,7 @@
 #     one more fold, and the union of the inboxes) and the wall time.
 #
 #   scripts/fleet-bench.sh runners [PROPOSALS]
-#     For 1, 2 and 3 runners: one agent pushes PROPOSALS patches (default 6)
+#     For 1, 2 and 3 runners: one agent pushes PROPOSALS patches (default 9)
 #     at once; the runners judge them. Prints, per runner count, the median
 #     and largest time from the push to a verdict's arrival on the remote,
 #     and runner utilisation (time spent judging / runners x wall time), with
@@ -113,7 +113,7 @@ writers() {
 }
 
 runners() {
-	proposals=${1:-6}
+	proposals=${1:-9}
 	base_lat="" base_util=""
 	for n in 1 2 3; do
 		setup "$n"
@@ -134,7 +134,7 @@ runners() {
 		done
 		wait
 		git clone -q "$dir/server.git" "$dir/clone-check"
-		figures=$(cd "$dir/clone-check" && "$hone" ledger pull >/dev/null && "$hone" ledger list --json |
+		figures=$(cd "$dir/clone-check" && "$hone" ledger pull >/dev/null && "$hone" ledger list --all --json |
 			jq -r --arg t0 "$pushed" --arg n "$n" '
 				def secs: sub("\\.[0-9]+"; "") | sub("Z$"; "Z") | fromdateiso8601;
 				def frac: (capture("\\.(?<f>[0-9]+)") // {f: "0"}).f | ("0." + .) | tonumber;

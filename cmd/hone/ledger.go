@@ -69,8 +69,9 @@ func newLedgerListCmd(app *App) *cobra.Command {
 		Long: `List ledger entries oldest first, under a header row, one line each: id and
 patch id (each as its shortest unique prefix, which every command accepts),
 kind, target, pin (abbreviated), hotspot, playbook class, verdict, speedup
-(baseline/candidate of the deciding metric), signer and hypothesis (clipped;
-"-" where empty). The started entry every verdict writes before its first run
+(baseline/candidate of the deciding metric), signer, runner (the class of the
+hone runner that judged the verdict, from its runner_class) and hypothesis
+(clipped; "-" where empty). The started entry every verdict writes before its first run
 is listed with --all (or --kind started). A proposal shows the latest verdict on its patch, its speedup and its
 signer. An empty ledger prints nothing. --patch takes a patch id or a unique
 prefix of one.
@@ -83,7 +84,7 @@ without them "unsigned" or the key's fingerprint.
 
 --json prints an array of objects with the fields id, kind, target, created,
 patch_id, commit, pin, attempt_key, hotspot, class, hypothesis, verdict,
-verdict_id, summary, speedup, signer, trusted, added_by (the ledger commit that
+verdict_id, summary, speedup, signer, trusted, runner_class, added_by (the ledger commit that
 added the entry) and path (empty fields omitted; [] when nothing matches).`,
 		Example: `  hone ledger list wordfreq
   hone ledger list --patch 3f2a --json`,
@@ -137,14 +138,14 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
 			}
 			ids, patches := rowAbbreviations(everyRow)
 			cells := make([][]string, 0, len(rows)+1)
-			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"})
+			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "SIGNER", "RUNNER", "HYPOTHESIS"})
 			for _, a := range rows {
 				class := "-"
 				if a.Class != 0 {
 					class = strconv.Itoa(a.Class)
 				}
 				cells = append(cells, []string{ids[a.ID], string(a.Kind), a.Target, dash(patches[a.PatchID]), dash(git.Short(a.Pin)),
-					dash(clipText(a.Hotspot, 24)), class, verdictWord(a.Verdict, a.Flags), speedup(a.Speedup), dash(a.Signer), dash(clipText(a.Hypothesis, 48))})
+					dash(clipText(a.Hotspot, 24)), class, verdictWord(a.Verdict, a.Flags), speedup(a.Speedup), dash(a.Signer), dash(a.RunnerClass), dash(clipText(a.Hypothesis, 48))})
 			}
 			if err := writeColumns(app.Out, cells); err != nil {
 				return err
@@ -252,9 +253,12 @@ reported with each entry it lost or changed; no commit of the branch's history
 entry is well-formed and stored under its own target, kind and id; every
 proposal's patch commit exists at refs/hone/patches/<id> with the diff hash it
 recorded; the hone lines of the notes equal the verdict entries; and every
-signature on a ledger commit that added a verdict verifies. Each problem is
-printed as "KIND<TAB>PATH<TAB>MESSAGE". A clean result records the tip as
-the new anchor.
+signature on a ledger commit that added a verdict verifies. Every writer's
+inbox the last pull fetched (refs/hone/remotes/<remote>/inbox/*) is held to
+the rules the remote's pre-receive holds inboxes to, for what the branch does
+not hold yet: each refusal is a problem of kind inbox at <ref>:<path>. Each
+problem is printed as "KIND<TAB>PATH<TAB>MESSAGE". A clean result records
+the tip as the new anchor.
 
 This is tamper evidence against anyone who does not rewrite every one of
 those records; a server's pre-receive hook (hone guard pre-receive) is the

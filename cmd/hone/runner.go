@@ -37,10 +37,11 @@ exits after D without work (default: never). --lease D is the claim's lease
 (default 15m). Interrupting the runner records the running verdict as
 cancelled and pushes it with the claim's release.
 
-With [ledger] allowed_signers configured, a runner without a signing key is
-refused (exit 3): its verdicts would not count. The remote's pre-receive
-hook (hone hooks install --server) refuses claims, moves and verdicts that
-break these rules; see ledger/FORMAT.md for what holds without it.
+With [ledger] allowed_signers configured, a runner without a signing key, or
+with one that file does not list, is refused at start (exit 3): its verdicts
+would not count. The remote's pre-receive hook (hone hooks install --server)
+refuses claims, moves and verdicts that break these rules; see
+ledger/FORMAT.md for what holds without it.
 
 Progress goes to stderr, one line per phase; --json prints what was judged,
 an array of {patch_id, verdict, entry_id, summary, error}.

@@ -34,6 +34,19 @@ func claimCommit(t *testing.T, f *fixture, id string) string {
 	return strings.TrimSpace(out)
 }
 
+// proposedWithAStrayKey pushes one proposal from a new agent clone and
+// makes a key named name that allowed_signers does not list. It returns
+// the clone and the key's path.
+func (f *fixture) proposedWithAStrayKey(name string) (string, string) {
+	f.t.Helper()
+	agent := f.clone("agent", "")
+	f.propose(agent, "waiting", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	f.must(agent, "hone", "ledger", "push")
+	key := f.dir + "/" + name + ".key"
+	f.must(f.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", key)
+	return agent, key
+}
+
 // refused asserts a push was refused by the server's hook.
 func refused(t *testing.T, what, errOut string, code int, reason string) {
 	t.Helper()
@@ -42,28 +55,47 @@ func refused(t *testing.T, what, errOut string, code int, reason string) {
 	}
 }
 
-// An agent with a key of its own, not one allowed_signers lists, runs hone
-// runner itself to claim (and so judge) a proposal: the hook refuses the
-// claim, the runner judges nothing, and the server has no claim.
+// An agent with a key of its own, not one allowed_signers lists, pushes a
+// claim signed with it, and an unsigned one: the hook refuses both and the
+// server holds no claim.
 func TestAgentCannotPushAClaimOfItsOwn(t *testing.T) {
 	f := newFixture(t, 1)
-	agent := f.clone("agent", "")
-	f.propose(agent, "mine", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
-	f.must(agent, "hone", "ledger", "push")
-	f.must(f.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "agent", "-f", f.dir+"/agent.key")
-	f.must(agent, "git", "config", "hone.signingkey", f.dir+"/agent.key")
-	_, errOut, _ := f.run(agent, "hone", "runner", "--once", "--name", "agent")
-	if !strings.Contains(errOut, "refused") || !strings.Contains(errOut, "signed by no key") || strings.Contains(errOut, "verdict ") {
-		t.Fatalf("hone runner with the agent's own key: want its claim refused and nothing judged:\n%s", errOut)
-	}
-	// And with plain git: an unsigned claim commit.
+	agent, key := f.proposedWithAStrayKey("agent")
 	id := strings.TrimPrefix(f.serverRefs("refs/hone/patches/")[0], "refs/hone/patches/")
 	msg := "hone: claim " + id + "\n\npatch = \"" + id + "\"\nrunner = \"agent\"\nclass = \"\"\nversion = \"\"\npin = \"\"\nrenewed = 2026-01-01T00:00:00Z\nexpires = 2099-01-01T00:00:00Z\n"
-	c := strings.TrimSpace(f.must(agent, "git", "commit-tree", emptyTree, "-m", msg))
-	_, errOut, code := f.run(agent, "git", "push", "origin", c+":refs/hone/claims/"+id)
+	signed := strings.TrimSpace(f.must(agent, "git", "-c", "gpg.format=ssh", "-c", "user.signingkey="+key, "commit-tree", "-S", emptyTree, "-m", msg))
+	_, errOut, code := f.run(agent, "git", "push", "origin", signed+":refs/hone/claims/"+id)
+	refused(t, "a claim signed with the agent's own key", errOut, code, "signed by no key")
+	unsigned := strings.TrimSpace(f.must(agent, "git", "commit-tree", emptyTree, "-m", msg))
+	_, errOut, code = f.run(agent, "git", "push", "origin", unsigned+":refs/hone/claims/"+id)
 	refused(t, "an unsigned claim pushed with git", errOut, code, "signed by no key")
 	if claims := f.serverRefs("refs/hone/claims/"); len(claims) != 0 {
 		t.Fatalf("the server holds claims %v", claims)
+	}
+}
+
+// A runner set up with a key allowed_signers does not list (a typo in the
+// path, a key never added) would find every claim refused and exit 0
+// having judged nothing, a healthy-looking CI job while the queue grows:
+// it fails at start instead, exit 3, naming the key and the fix, before
+// it claims anything.
+func TestRunnerWithAnUnlistedKeyFailsAtStart(t *testing.T) {
+	f := newFixture(t, 1)
+	_, key := f.proposedWithAStrayKey("stray")
+	stray := f.clone("stray", key)
+	out, errOut, code := f.run(stray, "hone", "runner", "--once", "--name", "stray")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != 3 || len(lines) != 1 || !strings.Contains(errOut, key) || !strings.Contains(errOut, "SHA256:") ||
+		!strings.Contains(errOut, ".hone/allowed_signers") || !strings.Contains(errOut, "add its public key") {
+		t.Fatalf("hone runner with an unlisted key: exit %d, want 3 and one line naming the key and the fix:\n%s%s", code, out, errOut)
+	}
+	if claims := f.serverRefs("refs/hone/claims/"); len(claims) != 0 {
+		t.Fatalf("the server holds claims %v", claims)
+	}
+	// The same clone with the listed key judges the proposal.
+	f.must(stray, "git", "config", "hone.signingkey", f.keys[0])
+	if out := f.must(stray, "hone", "runner", "--once", "--name", "runner0"); !strings.Contains(out, "rejected-bench") && !strings.Contains(out, "accepted") && !strings.Contains(out, "needs-human-review") {
+		t.Fatalf("with the listed key the runner judged nothing: %q", out)
 	}
 }
 

@@ -31,6 +31,9 @@ type fixture struct {
 	server string
 	env    []string
 	keys   []string // runner i's signing key
+	// ident is the git identity a clone's commands commit as, by clone
+	// directory (default: everyone is t@hone.invalid).
+	ident map[string][]string
 }
 
 // The target: a C program whose output the gate pins. Every patch keeps
@@ -130,7 +133,7 @@ func (f *fixture) command(dir string, args ...string) *exec.Cmd {
 		args[0] = f.hone
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir, cmd.Env = dir, f.env
+	cmd.Dir, cmd.Env = dir, append(f.env, f.ident[dir]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }
@@ -155,6 +158,18 @@ func (f *fixture) clone(name, key string) string {
 	return dir
 }
 
+// agent makes a clone without a key whose commits are by name: the
+// proposer the queue's round robin knows it as.
+func (f *fixture) agent(name string) string {
+	f.t.Helper()
+	dir := f.clone(name, "")
+	if f.ident == nil {
+		f.ident = map[string][]string{}
+	}
+	f.ident[dir] = []string{"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + name + "@hone.invalid"}
+	return dir
+}
+
 // patch is a diff of prog.c that keeps its output: body replaces main.
 func patch(body string) string {
 	return "diff --git a/targets/c/prog.c b/targets/c/prog.c\n--- a/targets/c/prog.c\n+++ b/targets/c/prog.c\n@@ -1,2 +1,2 @@\n #include <stdio.h>\n-int main(void) { puts(\"1\"); return 0; }\n+" + body + "\n"
@@ -163,8 +178,20 @@ func patch(body string) string {
 // propose proposes diff in clone dir and returns the patch id.
 func (f *fixture) propose(dir, hypothesis, diff string) string {
 	f.t.Helper()
-	file := filepath.Join(dir, ".git", "p.diff")
-	f.write(dir, ".git/p.diff", diff)
+	// A file of its own per proposal: an agent may propose from many
+	// processes at once.
+	tmp, err := os.CreateTemp(filepath.Join(dir, ".git"), "p-*.diff")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	file := tmp.Name()
+	_, err = tmp.WriteString(diff)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	return strings.TrimSpace(f.must(dir, "hone", "patch", "propose", "c", "--hotspot", "main", "--class", "1", "--hypothesis", hypothesis, "--file", file))
 }
 
