@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"text/tabwriter"
 
@@ -13,10 +14,17 @@ import (
 	"github.com/hone-perf/hone/playbooks"
 )
 
-func init() { register("playbook", newPlaybookCmd) }
+func init() { register("playbook", command(newPlaybookCmd)) }
 
-func newPlaybookCmd(app *App) *cobra.Command {
-	var asJSON bool
+type playbookOptions struct {
+	*factory
+	out output
+
+	Class int // 0 lists them all
+}
+
+func newPlaybookCmd(f *factory, runF func(*playbookOptions) error) *cobra.Command {
+	opts := &playbookOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "playbook [N] [--json]",
 		Short: "List the seven optimization playbooks, or print one",
@@ -36,41 +44,49 @@ file that replaced it).`, playbooks.Count),
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			root, err := playbookRoot(app.Dir)
-			if err != nil {
-				return err
-			}
-			if len(args) == 0 {
-				list, err := playbooks.List(root)
+			if len(args) == 1 {
+				n, err := strconv.Atoi(args[0])
 				if err != nil {
-					return err
+					return errs.Usagef("playbook class must be a number from 1 to %d, not %q", playbooks.Count, args[0])
 				}
-				if asJSON {
-					return app.printJSON(list)
-				}
-				tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-				for _, p := range list {
-					fmt.Fprintf(tw, "%d\t%s\t%s\n", p.Number, p.Name, p.Summary)
-				}
-				return tw.Flush()
+				opts.Class = n
 			}
-			n, err := strconv.Atoi(args[0])
-			if err != nil {
-				return errs.Usagef("playbook class must be a number from 1 to %d, not %q", playbooks.Count, args[0])
+			if runF != nil {
+				return runF(opts)
 			}
-			p, err := playbooks.Get(root, n)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(p)
-			}
-			_, err = fmt.Fprint(app.Out, p.Markdown)
-			return err
+			return playbookRun(ctx, opts)
 		}),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
+}
+
+func playbookRun(_ context.Context, opts *playbookOptions) error {
+	root, err := playbookRoot(opts.dir)
+	if err != nil {
+		return err
+	}
+	if opts.Class == 0 {
+		list, err := playbooks.List(root)
+		if err != nil {
+			return err
+		}
+		return opts.out.print(list, func(w io.Writer) error {
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			for _, p := range list {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", p.Number, p.Name, p.Summary)
+			}
+			return tw.Flush()
+		})
+	}
+	p, err := playbooks.Get(root, opts.Class)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(p, func(w io.Writer) error {
+		_, err := fmt.Fprint(w, p.Markdown)
+		return err
+	})
 }
 
 // playbookRoot is where workspace playbooks may replace built-in ones: the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -11,8 +12,15 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-func newAgentTranscriptsCmd(app *App) *cobra.Command {
-	var asJSON bool
+type agentTranscriptsOptions struct {
+	*factory
+	out output
+
+	Target string // "" lists every target's
+}
+
+func newAgentTranscriptsCmd(f *factory, runF func(*agentTranscriptsOptions) error) *cobra.Command {
+	opts := &agentTranscriptsOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "transcripts [TARGET] [--json]",
 		Short: "List the transcripts agent runs kept",
@@ -23,32 +31,45 @@ With TARGET, only that target's.`,
   hone agent transcripts wordfreq --json`,
 		Args: rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
+			opts.Target = optionalArg(args)
+			if runF != nil {
+				return runF(opts)
 			}
-			target := optionalArg(args)
-			list, err := agent.Transcripts(ws, target)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(list)
-			}
-			tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTARGET\tHARNESS\tSTARTED\tTURNS\tBYTES")
-			for _, t := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", t.Name, t.Target, t.Harness, t.Started.Format("2006-01-02 15:04:05Z"), t.Turns, t.Bytes)
-			}
-			return tw.Flush()
+			return agentTranscriptsRun(ctx, opts)
 		}),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	addJSONFlag(cmd, &opts.out, "print the list as JSON")
 	return cmd
 }
 
-func newAgentTranscriptCmd(app *App) *cobra.Command {
-	var asJSON bool
+func agentTranscriptsRun(_ context.Context, opts *agentTranscriptsOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	list, err := agent.Transcripts(ws, opts.Target)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(list, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tTARGET\tHARNESS\tSTARTED\tTURNS\tBYTES")
+		for _, t := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", t.Name, t.Target, t.Harness, t.Started.Format("2006-01-02 15:04:05Z"), t.Turns, t.Bytes)
+		}
+		return tw.Flush()
+	})
+}
+
+type agentTranscriptOptions struct {
+	*factory
+	out output
+
+	Name string
+}
+
+func newAgentTranscriptCmd(f *factory, runF func(*agentTranscriptOptions) error) *cobra.Command {
+	opts := &agentTranscriptOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "transcript NAME [--json]",
 		Short: "Print one agent run's transcript",
@@ -60,38 +81,44 @@ transcript's own lines, one JSON object per line.`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			lines, err := agent.ReadTranscript(ws, args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				out := newJSONLines(app.Out)
-				for _, l := range lines {
-					if err := out.emit(l); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			for _, l := range lines {
-				switch {
-				case l.Run != nil:
-					fmt.Fprintf(app.Out, "run: target %s, harness %s, started %s\n", l.Run.Target, l.Run.Harness, l.Run.Started.Format("2006-01-02 15:04:05Z"))
-				case l.Message != "":
-					fmt.Fprintf(app.Out, "[turn %d] hone: %s\n", l.Turn, l.Message)
-				case l.Event != nil:
-					if line := describeEvent(*l.Event); line != "" {
-						fmt.Fprintf(app.Out, "[turn %d] %s\n", l.Turn, line)
-					}
-				}
-			}
-			return nil
+			return agentTranscriptRun(ctx, opts)
 		}),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the transcript's lines as JSON")
+	addJSONFlag(cmd, &opts.out, "print the transcript's lines as JSON")
 	return cmd
+}
+
+func agentTranscriptRun(_ context.Context, opts *agentTranscriptOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	lines, err := agent.ReadTranscript(ws, opts.Name)
+	if err != nil {
+		return err
+	}
+	out := opts.out.stream()
+	for _, l := range lines {
+		if err := out.emit(l, func(w io.Writer) { writeTranscriptLine(w, l) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeTranscriptLine(w io.Writer, l agent.Line) {
+	switch {
+	case l.Run != nil:
+		fmt.Fprintf(w, "run: target %s, harness %s, started %s\n", l.Run.Target, l.Run.Harness, l.Run.Started.Format("2006-01-02 15:04:05Z"))
+	case l.Message != "":
+		fmt.Fprintf(w, "[turn %d] hone: %s\n", l.Turn, l.Message)
+	case l.Event != nil:
+		if line := describeEvent(*l.Event); line != "" {
+			fmt.Fprintf(w, "[turn %d] %s\n", l.Turn, line)
+		}
+	}
 }
