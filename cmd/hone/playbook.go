@@ -20,7 +20,8 @@ type playbookOptions struct {
 	*factory
 	out output
 
-	Class int // 0 lists them all
+	List  bool // no class given: list them all
+	Class int
 }
 
 func newPlaybookCmd(f *factory, runF func(*playbookOptions) error) *cobra.Command {
@@ -44,6 +45,7 @@ file that replaced it).`, playbooks.Count),
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			opts.List = len(args) == 0
 			if len(args) == 1 {
 				n, err := strconv.Atoi(args[0])
 				if err != nil {
@@ -66,7 +68,7 @@ func playbookRun(_ context.Context, opts *playbookOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Class == 0 {
+	if opts.List {
 		list, err := playbooks.List(root)
 		if err != nil {
 			return err
