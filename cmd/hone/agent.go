@@ -78,7 +78,7 @@ the transcript is kept.`,
   hone agent run wordfreq --harness exec --command ./my-agent --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if opts.Harness == "" {
 				return errs.Usagef("--harness is required: one of %s", strings.Join(harness.Names(), ", "))
@@ -86,11 +86,8 @@ the transcript is kept.`,
 			if opts.Turns < 1 {
 				return errs.Usagef("--turns must be at least 1")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return agentRunRun(ctx, opts)
-		}),
+			return nil
+		}, agentRunRun),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Harness, "harness", "", "the harness: "+strings.Join(harness.Names(), " or "))

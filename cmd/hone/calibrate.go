@@ -73,16 +73,13 @@ before the sessions start, and the output ends with a one-line conclusion
   hone calibrate wordfreq --sessions 10 --inject 0.05 --inject 0.02 --inject -0.02 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if opts.Calibrate.Sessions < 0 || opts.Calibrate.MaxPairs < 0 {
 				return errs.Usagef("--sessions and --max-pairs must be positive")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return calibrateRun(ctx, opts)
-		}),
+			return nil
+		}, calibrateRun),
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Calibrate.Sessions, "sessions", 20, "sessions of each kind")

@@ -53,12 +53,7 @@ empty, and kept.`,
   hone demo --keep /tmp/tour && cd /tmp/tour && hone ledger`,
 		Annotations: exits(errs.Policy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return demoRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, demoRun),
 	}
 	cmd.Flags().StringVar(&opts.Keep, "keep", "", "create the workspace in `DIR` (relative to the current directory) and keep it")
 	return cmd

@@ -57,13 +57,10 @@ func newDocsGenCmd(f *factory, use, short string, gen func(root *cobra.Command, 
 		Long:    short + ". DIR, relative to the current directory, is created when missing.",
 		Example: fmt.Sprintf("  hone docs %s ./reference", use),
 		Args:    exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return docsGenRun(ctx, opts)
-		}),
+			return nil
+		}, docsGenRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print the written files as JSON: {\"dir\", \"files\"}")
 	return cmd

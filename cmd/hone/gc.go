@@ -39,12 +39,7 @@ what was removed), cache_bytes (the cache's size now), cache_limit, kept
   hone gc --json`,
 		Annotations: exits(errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return gcRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, gcRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print what was removed as JSON")
 	return cmd

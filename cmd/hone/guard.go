@@ -65,13 +65,10 @@ old_mode, new_mode, status).`,
   hone guard diff wordfreq --file idea.diff --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return guardDiffRun(ctx, opts)
-		}),
+			return nil
+		}, guardDiffRun),
 	}
 	cmd.Flags().StringVar(&opts.File, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
 	addJSONFlag(cmd, &opts.out, "print as JSON")
@@ -120,16 +117,13 @@ JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.`,
   hone guard commits wordfreq origin/main..HEAD --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(2),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			if strings.HasPrefix(args[1], "-") {
 				return errs.Usagef("REV-RANGE %q looks like an option; give a range such as main..agent/fast", args[1])
 			}
 			opts.Target, opts.RevRange = args[0], args[1]
-			if runF != nil {
-				return runF(opts)
-			}
-			return guardCommitsRun(ctx, opts)
-		}),
+			return nil
+		}, guardCommitsRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
@@ -424,12 +418,9 @@ type guardHookOptions struct {
 
 func newGuardHook(f *factory, runF func(*guardHookOptions) error, cmd *cobra.Command, hookRun func(context.Context, *guardHookOptions) error) *cobra.Command {
 	opts := &guardHookOptions{factory: f, out: f.output()}
-	cmd.RunE = run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+	cmd.RunE = runCommand(opts, runF, func(_ *cobra.Command, args []string) error {
 		opts.Args = args
-		if runF != nil {
-			return runF(opts)
-		}
-		return hookRun(ctx, opts)
-	})
+		return nil
+	}, hookRun)
 	return cmd
 }

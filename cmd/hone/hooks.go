@@ -74,12 +74,7 @@ writer, checks}]}.`,
   hone hooks install --force --json`,
 		Annotations: exits(errs.Policy, errs.NotFound),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return hooksInstallRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, hooksInstallRun),
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace a foreign hook even when a chained one exists (it is backed up)")
 	cmd.Flags().BoolVar(&opts.Server, "server", false, "install the server's pre-receive hook and say what it guards")
@@ -135,12 +130,7 @@ absent or foreign.`,
 		Example:     `  hone hooks uninstall`,
 		Annotations: exits(errs.NotFound),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return hooksUninstallRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, hooksUninstallRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd

@@ -64,12 +64,7 @@ hone.toml exists, --target must name a target it already defines.`,
   hone init --target wordfreq --path src/wordfreq --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return initRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, initRun),
 	}
 	cmd.Flags().StringVar(&opts.Target, "target", "", "define the target `NAME` in the new hone.toml (default: the project's name)")
 	cmd.Flags().StringVar(&opts.Path, "path", "", "the target's directory `DIR`, relative to the repository top level (default: found, else targets/NAME)")

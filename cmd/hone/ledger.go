@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -95,17 +93,14 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
   hone ledger list --patch 3f2a --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Filter.Kind = ledger.Kind(kind)
 			if kind != "" && !opts.Filter.Kind.Valid() {
 				return errs.Usagef("--kind %q is not one of %s", kind, ledger.KindNames())
 			}
 			opts.Filter.Target = optionalArg(args)
-			if runF != nil {
-				return runF(opts)
-			}
-			return ledgerListRun(ctx, opts)
-		}),
+			return nil
+		}, ledgerListRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+ledger.KindNames())
@@ -215,13 +210,10 @@ hone profile show, hone calibrate).`,
   hone ledger show 0194c2d1e7a0 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return ledgerShowRun(ctx, opts)
-		}),
+			return nil
+		}, ledgerShowRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
@@ -315,12 +307,7 @@ nothing else, and never moves the anchor.
   hone ledger verify --repair --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return ledgerVerifyRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, ledgerVerifyRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	cmd.Flags().BoolVar(&opts.Repair, "repair", false, "add missing verdict note lines before verifying")
@@ -422,7 +409,7 @@ up-to-date, or inbox: in this clone's inbox only, for the next fold),
 		Example:     fmt.Sprintf("  hone ledger %s\n  hone ledger %s git@example.com:team/f.git --json", verb, verb),
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Remote = "origin"
 			if len(args) == 1 {
 				opts.Remote = args[0]
@@ -430,11 +417,8 @@ up-to-date, or inbox: in this clone's inbox only, for the next fold),
 			if verb == "push" && opts.Timeout <= 0 {
 				return errs.Usagef("--timeout must be positive, not %s", opts.Timeout)
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return ledgerSyncRun(ctx, opts)
-		}),
+			return nil
+		}, ledgerSyncRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	if verb == "push" {
@@ -523,69 +507,6 @@ func writePush(w io.Writer, branch, notes, remote string, rep *ledger.SyncReport
 		fmt.Fprintf(w, "notes: %s on %s is up to date\n", notes, remote)
 	}
 	fmt.Fprintf(w, "patches: pushed %s\n", count(rep.PatchesPushed, "patch ref", "patch refs"))
-}
-
-// count is n with the noun in the number n calls for.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// writeColumns prints rows of cells aligned in columns two spaces apart, the
-// last column unpadded, in one buffered write (tabwriter would hold every cell
-// and write them one by one).
-func writeColumns(out io.Writer, rows [][]string) error {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	w := bufio.NewWriter(out)
-	for _, r := range rows {
-		for i, c := range r {
-			w.WriteString(c)
-			if i == len(r)-1 {
-				break
-			}
-			w.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
-		}
-		w.WriteByte('\n')
-	}
-	return w.Flush()
-}
-
-// verdictWord is a verdict as the ledger's tables show it: its flags are
-// said beside the word, since the tables show nothing else of the verdict.
-func verdictWord(word string, flags []string) string {
-	if len(flags) == 0 {
-		return dash(word)
-	}
-	marks := make([]string, len(flags))
-	for i, f := range flags {
-		marks[i] = flagMark(f)
-	}
-	return word + " (" + strings.Join(marks, ", ") + ")"
-}
-
-// flagMark is a flag as a table shows it: a short phrase.
-func flagMark(flag string) string {
-	if flag == ledger.FlagWeak {
-		return "weak"
-	}
-	return strings.ReplaceAll(flag, "-", " ")
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // writeHonesty follows a listing with, per target whose verdicts it

@@ -45,12 +45,7 @@ The server runs until its input ends, and answers every request it read
   hone mcp < requests.jsonl`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return mcpRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, mcpRun),
 	}
 	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "serve the workspace around `DIR` (absolute, or relative to the current directory; default: the current directory)")
 	return cmd

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/ledger"
 )
 
 // output is how a command prints its data: the one place that decides
@@ -95,4 +99,83 @@ func (s *stream) emit(v any, text func(w io.Writer)) error {
 	}
 	text(s.out.io.Out)
 	return nil
+}
+
+// count is n with the noun in the number n calls for.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// writeColumns prints rows of cells aligned in columns two spaces apart, the
+// last column unpadded, in one buffered write (tabwriter would hold every cell
+// and write them one by one).
+func writeColumns(out io.Writer, rows [][]string) error {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	w := bufio.NewWriter(out)
+	for _, r := range rows {
+		for i, c := range r {
+			w.WriteString(c)
+			if i == len(r)-1 {
+				break
+			}
+			w.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
+		}
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}
+
+// verdictWord is a verdict as the ledger's tables show it: its flags are
+// said beside the word, since the tables show nothing else of the verdict.
+func verdictWord(word string, flags []string) string {
+	if len(flags) == 0 {
+		return dash(word)
+	}
+	marks := make([]string, len(flags))
+	for i, f := range flags {
+		marks[i] = flagMark(f)
+	}
+	return word + " (" + strings.Join(marks, ", ") + ")"
+}
+
+// flagMark is a flag as a table shows it: a short phrase.
+func flagMark(flag string) string {
+	if flag == ledger.FlagWeak {
+		return "weak"
+	}
+	return strings.ReplaceAll(flag, "-", " ")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// speedup renders a verdict's deciding speedup, "-" when it has none.
+func speedup(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-3]) + "..."
+	}
+	return s
 }

@@ -90,13 +90,10 @@ pin_unprotected, ...).`,
   git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Request.Target = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return patchProposeRun(ctx, opts)
-		}),
+			return nil
+		}, patchProposeRun),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Request.Hotspot, "hotspot", "", "the symbol the patch speeds up (from the profile)")
@@ -182,13 +179,10 @@ weak isolation, says so beside its word.`,
   hone patch list wordfreq --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = optionalArg(args)
-			if runF != nil {
-				return runF(opts)
-			}
-			return patchListRun(ctx, opts)
-		}),
+			return nil
+		}, patchListRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
@@ -251,13 +245,10 @@ with id, verdict, summary, created, ...).`,
   hone patch show 3f2a9c01 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return patchShowRun(ctx, opts)
-		}),
+			return nil
+		}, patchShowRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
@@ -320,13 +311,10 @@ JSON fields: patch_id, commit, branch, author, verdict, speedup.`,
   hone patch land 3f2a --reviewed`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return patchLandRun(ctx, opts)
-		}),
+			return nil
+		}, patchLandRun),
 	}
 	cmd.Flags().BoolVar(&opts.Land.Reviewed, "reviewed", false, "land a needs-human-review verdict: you did the review it asks for")
 	addJSONFlag(cmd, &opts.out, "print as JSON")
@@ -347,20 +335,4 @@ func patchLandRun(ctx context.Context, opts *patchLandOptions) error {
 			res.PatchID, res.Verdict, speedup(res.Speedup), res.Branch, git.Short(res.Commit), res.Author)
 		return err
 	})
-}
-
-// speedup renders a verdict's deciding speedup, "-" when it has none.
-func speedup(x float64) string {
-	if x == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", x)
-}
-
-func clipText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-3]) + "..."
-	}
-	return s
 }

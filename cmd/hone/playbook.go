@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +43,7 @@ file that replaced it).`, playbooks.Count),
   hone playbook 5`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.List = len(args) == 0
 			if len(args) == 1 {
 				n, err := strconv.Atoi(args[0])
@@ -53,11 +52,8 @@ file that replaced it).`, playbooks.Count),
 				}
 				opts.Class = n
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return playbookRun(ctx, opts)
-		}),
+			return nil
+		}, playbookRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
@@ -74,11 +70,11 @@ func playbookRun(_ context.Context, opts *playbookOptions) error {
 			return err
 		}
 		return opts.out.print(list, func(w io.Writer) error {
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			rows := make([][]string, 0, len(list))
 			for _, p := range list {
-				fmt.Fprintf(tw, "%d\t%s\t%s\n", p.Number, p.Name, p.Summary)
+				rows = append(rows, []string{strconv.Itoa(p.Number), p.Name, p.Summary})
 			}
-			return tw.Flush()
+			return writeColumns(w, rows)
 		})
 	}
 	p, err := playbooks.Get(root, opts.Class)

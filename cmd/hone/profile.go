@@ -63,16 +63,13 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
   hone profile run wordfreq --frequency 999 --pprof-out cpu.pb.gz && go tool pprof -top cpu.pb.gz`,
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if opts.Profile.Frequency < 0 {
 				return errs.Usagef("--frequency must be a positive number of Hz")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return profileRunRun(ctx, opts)
-		}),
+			return nil
+		}, profileRunRun),
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Profile.Frequency, "frequency", 0, "sampling frequency in Hz (default [targets.X.profile] frequency, else 1999)")
@@ -128,13 +125,10 @@ writes the gzipped pprof stored with the profile to FILE, for
   hone profile show wordfreq --top 5 --pprof-out cpu.pb.gz --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return profileShowRun(ctx, opts)
-		}),
+			return nil
+		}, profileShowRun),
 	}
 	cmd.Flags().IntVar(&opts.Top, "top", 20, "show this many hotspots (0: all stored, at most 50)")
 	cmd.Flags().StringVar(&opts.ID, "id", "", "show the profile with this ledger entry `ID` (or a unique prefix of it) instead of the latest")
@@ -178,13 +172,10 @@ event, samples and the top hotspot. Ids are what ` + "`hone profile diff`" + ` t
 		Example:     `  hone profile list wordfreq`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return profileListRun(ctx, opts)
-		}),
+			return nil
+		}, profileListRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print the entries as a JSON list")
 	return cmd
@@ -222,13 +213,10 @@ percentage points, biggest flat move first: did the patch move the hotspot?`,
   hone profile diff 0194c2d1 0194c3e8 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(2),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.A, opts.B = args[0], args[1]
-			if runF != nil {
-				return runF(opts)
-			}
-			return profileDiffRun(ctx, opts)
-		}),
+			return nil
+		}, profileDiffRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print the comparison as JSON")
 	return cmd

@@ -39,16 +39,13 @@ archived or attached to a CI run as is. It prints the file's path.`,
   hone report wordfreq --html /tmp/wordfreq.html --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			if opts.HTML == "" {
 				return errs.Usagef("hone report needs --html FILE, the page to write")
 			}
 			opts.Target = optionalArg(args)
-			if runF != nil {
-				return runF(opts)
-			}
-			return reportRun(ctx, opts)
-		}),
+			return nil
+		}, reportRun),
 	}
 	cmd.Flags().StringVar(&opts.HTML, "html", "", "write the report to `FILE` (relative to the current directory)")
 	addJSONFlag(cmd, &opts.out, "print {\"file\", \"attempts\", \"profiles\"} as JSON")

@@ -229,6 +229,23 @@ func run(f func(ctx context.Context, cmd *cobra.Command, args []string) error) f
 	}
 }
 
+// runCommand is the RunE of a command built from options: parse (when
+// given) takes the arguments into opts and checks what cobra cannot, then
+// a test's runF gets the options, or else the command's own run does.
+func runCommand[O any](opts *O, runF func(*O) error, parse func(*cobra.Command, []string) error, work func(context.Context, *O) error) func(*cobra.Command, []string) error {
+	return run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		if parse != nil {
+			if err := parse(cmd, args); err != nil {
+				return err
+			}
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return work(ctx, opts)
+	})
+}
+
 // Argument validators that fail with exit code 2.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {

@@ -58,15 +58,12 @@ hone runner status [--json] shows the queue, the claims and the runners.`,
   hone runner status --json`,
 		Annotations: exits(errs.Policy, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			if opts.Runner.Lease < time.Second {
 				return errs.Usagef("--lease must be at least 1s")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runnerRun(ctx, opts)
-		}),
+			return nil
+		}, runnerRun),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Runner.Remote, "remote", "origin", "the git `REMOTE` the fleet shares")
@@ -133,12 +130,7 @@ last_verdict_at).`,
 		Example:     `  hone runner status --json`,
 		Annotations: exits(errs.NotFound),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return runnerStatusRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, runnerStatusRun),
 	}
 	cmd.Flags().StringVar(&opts.Remote, "remote", "origin", "the git `REMOTE` the fleet shares")
 	addJSONFlag(cmd, &opts.out, "print as JSON")

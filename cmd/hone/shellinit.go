@@ -58,16 +58,13 @@ Add to ~/.zshrc:    eval "$(hone shell-init zsh)"`,
   eval "$(hone shell-init zsh)"`,
 		Args:      exactArgs(1),
 		ValidArgs: []string{"bash", "zsh"},
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			if args[0] != "bash" && args[0] != "zsh" {
 				return errs.Usagef("unsupported shell %q; hone shell-init knows bash and zsh", args[0])
 			}
 			opts.Shell = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return shellInitRun(ctx, opts)
-		}),
+			return nil
+		}, shellInitRun),
 	}
 }
 

@@ -56,16 +56,13 @@ symlink, submodule); for files size, binary, total_lines, offset, lines
 		Annotations:       exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:              rangeArgs(1, 2),
 		ValidArgsFunction: completeTargets(f),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if len(args) == 2 {
 				opts.Path = args[1]
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return sourceRun(ctx, opts)
-		}),
+			return nil
+		}, sourceRun),
 	}
 	cmd.Flags().IntVar(&opts.Offset, "offset", 0, "first line to show, 1-based")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, fmt.Sprintf("most lines to show (default %d)", source.DefaultLimit))

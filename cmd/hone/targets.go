@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -43,12 +41,7 @@ Every pin is resolved; one that names no commit is a hone.toml error.`,
   hone targets --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return targetsRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, targetsRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON, with every setting of each target")
 	return cmd
@@ -72,10 +65,9 @@ func targetsRun(ctx context.Context, opts *targetsOptions) error {
 }
 
 func writeTargets(w io.Writer, ts []targetJSON) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPATH\tPIN\tCOMMIT")
+	rows := [][]string{{"NAME", "PATH", "PIN", "COMMIT"}}
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Path, t.Pin, git.Short(t.PinCommit))
+		rows = append(rows, []string{t.Name, t.Path, t.Pin, git.Short(t.PinCommit)})
 	}
-	return tw.Flush()
+	return writeColumns(w, rows)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -30,13 +30,10 @@ With TARGET, only that target's.`,
 		Example: `  hone agent transcripts
   hone agent transcripts wordfreq --json`,
 		Args: rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Target = optionalArg(args)
-			if runF != nil {
-				return runF(opts)
-			}
-			return agentTranscriptsRun(ctx, opts)
-		}),
+			return nil
+		}, agentTranscriptsRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print the list as JSON")
 	return cmd
@@ -52,12 +49,11 @@ func agentTranscriptsRun(_ context.Context, opts *agentTranscriptsOptions) error
 		return err
 	}
 	return opts.out.print(list, func(w io.Writer) error {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTARGET\tHARNESS\tSTARTED\tTURNS\tBYTES")
+		rows := [][]string{{"NAME", "TARGET", "HARNESS", "STARTED", "TURNS", "BYTES"}}
 		for _, t := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", t.Name, t.Target, t.Harness, t.Started.Format("2006-01-02 15:04:05Z"), t.Turns, t.Bytes)
+			rows = append(rows, []string{t.Name, t.Target, t.Harness, t.Started.Format("2006-01-02 15:04:05Z"), strconv.Itoa(t.Turns), strconv.FormatInt(t.Bytes, 10)})
 		}
-		return tw.Flush()
+		return writeColumns(w, rows)
 	})
 }
 
@@ -80,13 +76,10 @@ transcript's own lines, one JSON object per line.`,
   hone agent transcript wordfreq-20261130T214010.123456789Z --json | jq .event.type`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return agentTranscriptRun(ctx, opts)
-		}),
+			return nil
+		}, agentTranscriptRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print the transcript's lines as JSON")
 	return cmd

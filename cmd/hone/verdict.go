@@ -158,15 +158,7 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
   hone ledger pull && hone verdict --pending && hone ledger push`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if err := opts.validate(cmd, args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return verdictRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, opts.validate, verdictRun),
 	}
 	cmd.AddCommand(newVerdictShowCmd(f, nil))
 	fl := cmd.Flags()

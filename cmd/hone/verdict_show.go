@@ -52,16 +52,13 @@ UTF-8, invalid bytes replaced), and with --gate: gate (the gate's result).`,
   hone verdict show 3f2a --gate differential --file case.input > input`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
 			if opts.File != "" && opts.Gate == "" {
 				return errs.Usagef("--file names a file of a gate; add --gate NAME")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return verdictShowRun(ctx, opts)
-		}),
+			return nil
+		}, verdictShowRun),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Gate, "gate", "", "also print the gate `NAME`, with its stored output")

@@ -24,12 +24,7 @@ func newVersionCmd(f *factory, runF func(*versionOptions) error) *cobra.Command 
 		Example: `  hone version
   hone version --json`,
 		Args: exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return versionRun(ctx, opts)
-		}),
+		RunE: runCommand(opts, runF, nil, versionRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd

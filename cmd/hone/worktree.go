@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -75,12 +75,7 @@ Outside a git repository enter is refused: hone makes worktrees only with git.`,
   hone worktree enter --base head --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return worktreeEnterRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeEnterRun),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Enter.Name, "name", "", "name of the managed worktree to create or resume")
@@ -134,12 +129,7 @@ worktree entered with --path. If removal fails the session stays active.`,
   cd "$(hone worktree exit --action remove --discard-changes)"`,
 		Annotations: exits(errs.Policy, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return worktreeExitRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeExitRun),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Exit.Action, "action", "keep", "keep or remove the worktree")
@@ -189,12 +179,7 @@ func newWorktreeStatusCmd(f *factory, runF func(*worktreeStatusOptions) error) *
   hone worktree status --json`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return worktreeStatusRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeStatusRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
@@ -223,16 +208,16 @@ func worktreeStatusRun(ctx context.Context, opts *worktreeStatusOptions) error {
 
 func writeWorktreeStatus(out io.Writer, st *worktree.StatusResult) error {
 	s := st.Session
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "session\t%s (%s)\n", s.Session, s.Kind)
-	fmt.Fprintf(w, "worktree\t%s\n", s.WorktreePath)
-	fmt.Fprintf(w, "branch\t%s\n", dash(s.WorktreeBranch))
-	fmt.Fprintf(w, "base\t%s\n", dash(s.BaseRef))
-	fmt.Fprintf(w, "target\t%s\n", dash(s.Target))
-	fmt.Fprintf(w, "original dir\t%s\n", s.OriginalCwd)
-	fmt.Fprintf(w, "uncommitted files\t%d\n", st.DirtyFiles)
-	fmt.Fprintf(w, "commits not on base\t%d\n", st.Commits)
-	return w.Flush()
+	return writeColumns(out, [][]string{
+		{"session", fmt.Sprintf("%s (%s)", s.Session, s.Kind)},
+		{"worktree", s.WorktreePath},
+		{"branch", dash(s.WorktreeBranch)},
+		{"base", dash(s.BaseRef)},
+		{"target", dash(s.Target)},
+		{"original dir", s.OriginalCwd},
+		{"uncommitted files", strconv.Itoa(st.DirtyFiles)},
+		{"commits not on base", strconv.Itoa(st.Commits)},
+	})
 }
 
 type worktreeListOptions struct {
@@ -250,12 +235,7 @@ func newWorktreeListCmd(f *factory, runF func(*worktreeListOptions) error) *cobr
   hone worktree list --json`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return worktreeListRun(ctx, opts)
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeListRun),
 	}
 	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
@@ -271,15 +251,14 @@ func worktreeListRun(ctx context.Context, opts *worktreeListOptions) error {
 		return err
 	}
 	return opts.out.print(list, func(out io.Writer) error {
-		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "\tNAME\tBRANCH\tFILES\tCOMMITS\tPATH")
+		rows := [][]string{{"", "NAME", "BRANCH", "FILES", "COMMITS", "PATH"}}
 		for _, wt := range list {
 			mark := ""
 			if wt.Active {
 				mark = "*"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", mark, wt.Name, dash(wt.Branch), wt.DirtyFiles, wt.Commits, wt.Path)
+			rows = append(rows, []string{mark, wt.Name, dash(wt.Branch), strconv.Itoa(wt.DirtyFiles), strconv.Itoa(wt.Commits), wt.Path})
 		}
-		return w.Flush()
+		return writeColumns(out, rows)
 	})
 }
