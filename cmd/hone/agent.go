@@ -110,11 +110,7 @@ func agentRunRun(ctx context.Context, opts *agentRunOptions) error {
 		return err
 	}
 	out := opts.out.stream()
-	cfg := harness.Config{Name: opts.Harness, Model: opts.Model, TurnTimeout: opts.TurnTimeout, StartupTimeout: opts.StartupTimeout, Stderr: opts.io.ErrOut}
-	if opts.out.JSON {
-		// stderr holds at most hone's own error object.
-		cfg.Stderr = harnessStderr{out}
-	}
+	cfg := harness.Config{Name: opts.Harness, Model: opts.Model, TurnTimeout: opts.TurnTimeout, StartupTimeout: opts.StartupTimeout, Stderr: out.childStderr("harness_stderr")}
 	switch {
 	case opts.Command != "" && opts.Harness == "exec":
 		cfg.Command = []string{"sh", "-c", opts.Command}
@@ -137,9 +133,7 @@ func agentRunRun(ctx context.Context, opts *agentRunOptions) error {
 		}
 	}
 	aopts.OnMessage = func(turn int, msg string) {
-		if !opts.out.JSON {
-			fmt.Fprintf(opts.io.Out, "[turn %d] hone: %s\n", turn, firstLine(msg))
-		}
+		opts.out.text(func(w io.Writer) { fmt.Fprintf(w, "[turn %d] hone: %s\n", turn, firstLine(msg)) })
 	}
 	aopts.OnEvent = func(turn int, ev harness.Event) {
 		out.emit(struct {
@@ -165,17 +159,6 @@ func agentRunRun(ctx context.Context, opts *agentRunOptions) error {
 		}
 		fmt.Fprintf(w, "agent run: %d turn(s), %s; transcript %s\n", res.Turns, end, res.Transcript)
 	})
-}
-
-// harnessStderr puts the harness's stderr into the JSON lines: it takes
-// one line per call, as the harness process mirrors it.
-type harnessStderr struct{ s *stream }
-
-func (h harnessStderr) Write(p []byte) (int, error) {
-	if err := h.s.emit(map[string]string{"harness_stderr": strings.TrimSuffix(string(p), "\n")}, func(io.Writer) {}); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // selfPath is the hone executable the harness should start as its MCP server:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -447,5 +448,55 @@ func TestReadCommandsInProcessOnAFreshWorkspace(t *testing.T) {
 	}
 	if _, stderr, code := honeIn(dir, "ledger", "list", "nosuch"); code != int(errs.NotFound) || !strings.Contains(stderr, "nosuch") {
 		t.Errorf("an unknown target: exit %d, stderr %q; want 4 naming it", code, stderr)
+	}
+}
+
+// Each way output prints goes to one stream or the other by --json alone:
+// data, lines printed while running, remarks, warnings and a child's
+// stderr.
+func TestOutputWritesEachKindWhereItsModeSays(t *testing.T) {
+	write := func(asJSON bool) (stdout, stderr string) {
+		tio := newTestIO("", "")
+		out := tio.f.output()
+		out.JSON = asJSON
+		out.text(func(w io.Writer) { io.WriteString(w, "progress line\n") })
+		out.note("a remark %d", 1)
+		out.warn(errs.Warning{Code: "c", Message: "a warning"})
+		s := out.stream()
+		io.WriteString(s.childStderr("child_stderr"), "child says\n")
+		if err := s.emit(map[string]int{"n": 1}, func(w io.Writer) { io.WriteString(w, "event 1\n") }); err != nil {
+			t.Fatal(err)
+		}
+		err := out.printFrom(func() (any, error) { return []string{}, nil }, func(w io.Writer) error {
+			_, err := io.WriteString(w, "the data\n")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tio.out.String(), tio.errOut.String()
+	}
+	stdout, stderr := write(false)
+	if stdout != "progress line\nevent 1\nthe data\n" || stderr != "hone: a remark 1\nhone: warning: a warning\nchild says\n" {
+		t.Errorf("text: stdout %q, stderr %q", stdout, stderr)
+	}
+	stdout, stderr = write(true)
+	if stdout != "{\"child_stderr\":\"child says\"}\n{\"n\":1}\n[]\n" || stderr != "" {
+		t.Errorf("JSON: stdout %q, stderr %q; want JSON alone on stdout and nothing on stderr", stdout, stderr)
+	}
+}
+
+// JSON data is computed only for --json: text never pays for it, nor
+// fails on it.
+func TestPrintFromBuildsTheDataOnlyForJSON(t *testing.T) {
+	tio := newTestIO("", "")
+	out := tio.f.output()
+	err := out.printFrom(func() (any, error) { return nil, errs.Invalidf("unknown kind") }, func(w io.Writer) error { return nil })
+	if err != nil {
+		t.Errorf("text output built the JSON data: %v", err)
+	}
+	out.JSON = true
+	if err := out.printFrom(func() (any, error) { return nil, errs.Invalidf("unknown kind") }, nil); errs.CodeOf(err) != errs.Invalid {
+		t.Errorf("JSON output: %v, want the data's error", err)
 	}
 }

@@ -239,26 +239,27 @@ func ledgerShowRun(ctx context.Context, opts *ledgerShowOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.out.JSON {
+	// The text is the file as stored; only JSON decodes it into its kind.
+	return opts.out.printFrom(func() (any, error) {
 		entry, err := typedEntry(s)
+		if err != nil {
+			return nil, err
+		}
+		safetext.Strings(entry)
+		return map[string]any{"path": s.Path, "attachments": att, "entry": entry, "signer": signer}, nil
+	}, func(w io.Writer) error {
+		tr, err := l.Trust(ctx)
 		if err != nil {
 			return err
 		}
-		safetext.Strings(entry)
-		return opts.out.print(map[string]any{"path": s.Path, "attachments": att, "entry": entry, "signer": signer}, nil)
-	}
-	tr, err := l.Trust(ctx)
-	if err != nil {
+		fmt.Fprintf(w, "# %s\n", s.Path)
+		if len(att) > 0 {
+			fmt.Fprintf(w, "# attachments: %s\n", strings.Join(att, ", "))
+		}
+		fmt.Fprintf(w, "# signer: %s, added by %s\n", signer.Trust(tr.Configured()), dash(git.Short(signer.Commit)))
+		_, err = io.WriteString(w, safetext.Log(string(s.Raw)))
 		return err
-	}
-	w := opts.io.Out
-	fmt.Fprintf(w, "# %s\n", s.Path)
-	if len(att) > 0 {
-		fmt.Fprintf(w, "# attachments: %s\n", strings.Join(att, ", "))
-	}
-	fmt.Fprintf(w, "# signer: %s, added by %s\n", signer.Trust(tr.Configured()), dash(git.Short(signer.Commit)))
-	_, err = io.WriteString(w, safetext.Log(string(s.Raw)))
-	return err
+	})
 }
 
 type ledgerVerifyOptions struct {
@@ -325,8 +326,8 @@ func ledgerVerifyRun(ctx context.Context, opts *ledgerVerifyOptions) error {
 		if repaired, err = l.RepairNotes(ctx); err != nil {
 			return err
 		}
-		if repaired > 0 && !opts.out.JSON {
-			fmt.Fprintf(opts.io.ErrOut, "hone: added %d missing note line(s)\n", repaired)
+		if repaired > 0 {
+			opts.out.note("added %d missing note line(s)", repaired)
 		}
 	}
 	rep, err := l.Verify(ctx, ledger.VerifyOptions{RequireSigned: opts.RequireSigned, Repair: opts.Repair})
@@ -451,7 +452,7 @@ func ledgerSyncRun(ctx context.Context, opts *ledgerSyncOptions) error {
 			fmt.Fprintf(w, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", dash(rep.Ledger), rep.EntriesAdded, dash(rep.Notes), rep.PatchesAdded)
 		}
 		for _, id := range rep.PatchConflict {
-			fmt.Fprintf(opts.io.ErrOut, "hone: patch %s has another commit on %s; kept this clone's\n", id, opts.Remote)
+			opts.out.note("patch %s has another commit on %s; kept this clone's", id, opts.Remote)
 		}
 		return nil
 	})

@@ -37,6 +37,35 @@ func (o *output) print(v any, text func(w io.Writer) error) error {
 	return text(o.io.Out)
 }
 
+// printFrom is print for data that costs work or can fail only as JSON:
+// data is called with --json alone.
+func (o *output) printFrom(data func() (any, error), text func(w io.Writer) error) error {
+	if !o.JSON {
+		return text(o.io.Out)
+	}
+	v, err := data()
+	if err != nil {
+		return err
+	}
+	return writeJSON(o.io.Out, v)
+}
+
+// text writes on stdout for text output only: lines printed while a
+// command runs, which its JSON gives whole at the end.
+func (o *output) text(write func(w io.Writer)) {
+	if !o.JSON {
+		write(o.io.Out)
+	}
+}
+
+// note prints a remark beside the data on stderr, for text output; with
+// --json the data says it, or nothing does.
+func (o *output) note(format string, args ...any) {
+	if !o.JSON {
+		fmt.Fprintf(o.io.ErrOut, "hone: "+format+"\n", args...)
+	}
+}
+
 // warn prints warnings as lines on stderr, for text output; with --json
 // they belong in the data instead.
 func (o *output) warn(ws ...errs.Warning) {
@@ -88,6 +117,29 @@ func (o *output) stream() *stream {
 	enc := json.NewEncoder(o.io.Out)
 	enc.SetEscapeHTML(false)
 	return &stream{out: o, enc: enc}
+}
+
+// childStderr is where a child process's stderr goes: the command's
+// stderr for text output; with --json, the stream, one {key: LINE} object
+// per line written (the child mirrors its stderr line by line), since
+// stderr then holds at most hone's error object.
+func (s *stream) childStderr(key string) io.Writer {
+	if !s.out.JSON {
+		return s.out.io.ErrOut
+	}
+	return stderrLines{s, key}
+}
+
+type stderrLines struct {
+	s   *stream
+	key string
+}
+
+func (l stderrLines) Write(p []byte) (int, error) {
+	if err := l.s.emit(map[string]string{l.key: strings.TrimSuffix(string(p), "\n")}, func(io.Writer) {}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // emit writes v as one JSON line with --json, else what text writes.

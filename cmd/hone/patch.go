@@ -124,7 +124,7 @@ func patchProposeRun(ctx context.Context, opts *patchProposeOptions) error {
 	return opts.out.print(res, func(w io.Writer) error {
 		opts.out.warn(res.Warnings...)
 		if res.Existing {
-			fmt.Fprintf(opts.io.ErrOut, "hone: the same diff was already proposed on this pin as %s\n", res.PatchID)
+			opts.out.note("the same diff was already proposed on this pin as %s", res.PatchID)
 		}
 		_, err := fmt.Fprintln(w, res.PatchID)
 		return err

@@ -307,11 +307,7 @@ func writePlan(w io.Writer, p *verdict.Planned) error {
 // judgePending runs hone verdict --pending [TARGET]: each judgement's
 // line is printed as it is reached, as a runner's log wants it.
 func judgePending(ctx context.Context, opts *verdictOptions, ws *workspace.Workspace) error {
-	done := func(j verdict.Judgement) {
-		if !opts.out.JSON {
-			writeJudgement(opts.io.Out, j)
-		}
-	}
+	done := func(j verdict.Judgement) { opts.out.text(func(w io.Writer) { writeJudgement(w, j) }) }
 	js, err := verdict.Pending(ctx, ws, opts.PatchID, opts.Judge, done)
 	if err != nil {
 		return err
@@ -327,7 +323,7 @@ func judgePending(ctx context.Context, opts *verdictOptions, ws *workspace.Works
 			}
 		}
 		if skipped > 0 {
-			fmt.Fprintf(opts.io.ErrOut, "hone: %d of %d pending proposal(s) skipped (see above); everything else was judged\n", skipped, len(js))
+			opts.out.note("%d of %d pending proposal(s) skipped (see above); everything else was judged", skipped, len(js))
 		}
 		return nil
 	})
