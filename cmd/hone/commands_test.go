@@ -16,6 +16,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
+	"github.com/hone-perf/hone/workspace"
 	"github.com/hone-perf/hone/worktree"
 )
 
@@ -498,5 +499,64 @@ func TestPrintFromBuildsTheDataOnlyForJSON(t *testing.T) {
 	out.JSON = true
 	if err := out.printFrom(func() (any, error) { return nil, errs.Invalidf("unknown kind") }, nil); errs.CodeOf(err) != errs.Invalid {
 		t.Errorf("JSON output: %v, want the data's error", err)
+	}
+}
+
+func TestDryRunTextSaysWhatTheVerdictWouldDo(t *testing.T) {
+	for _, tc := range []struct {
+		p    verdict.Planned
+		want string
+	}{
+		{verdict.Planned{PatchID: "3f2a", Target: "wf", Pin: "0123456789abcdef", Outcome: "judge"}, "would      judge it (--dry-run spends no attempt)\n"},
+		{verdict.Planned{PatchID: "3f2a", Target: "wf", Pin: "0123456789abcdef", Outcome: "judged", Detail: "entry 0194 is accepted"}, "would      refuse to judge it again: entry 0194 is accepted\n"},
+		{verdict.Planned{PatchID: "3f2a", Target: "wf", Pin: "0123456789abcdef", Outcome: "refuse", Reason: "stale-pin", Detail: "the pin moved"}, "would      record error (stale-pin) without running any of its code: the pin moved\n"},
+	} {
+		var b bytes.Buffer
+		if err := writePlan(&b, &tc.p); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(b.String(), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "patch      3f2a (target wf) at pin 0123456789ab") || lines[1] != tc.want {
+			t.Errorf("outcome %s: %q, want the patch line, then %q, and no rules without a config blob", tc.p.Outcome, b.String(), tc.want)
+		}
+	}
+}
+
+func TestPushTextSaysWhatTheRemoteGained(t *testing.T) {
+	for _, tc := range []struct {
+		rep  ledger.SyncReport
+		want []string
+	}{
+		{ledger.SyncReport{}, []string{"ledger: this clone has no hone/ledger branch yet; nothing to push", "patches: pushed 0 patch refs"}},
+		{ledger.SyncReport{RemoteLedger: "created", EntriesPushed: 1, RemoteNotes: "created", PatchesPushed: 1},
+			[]string{"ledger: created hone/ledger on origin with 1 entry", "notes: created refs/notes/hone on origin", "patches: pushed 1 patch ref"}},
+		{ledger.SyncReport{EntriesAdded: 2, RemoteLedger: "inbox", EntriesPushed: 3, RemoteNotes: "inbox"},
+			[]string{"pulled from origin first: 2 entries, 0 patches", "ledger: pushed 3 new entries to this clone's inbox on origin", "notes: pushed to this clone's inbox on origin"}},
+		{ledger.SyncReport{RemoteLedger: "up-to-date", RemoteNotes: "up-to-date"}, []string{"ledger: hone/ledger on origin is up to date", "notes: refs/notes/hone on origin is up to date"}},
+	} {
+		var b bytes.Buffer
+		writePush(&b, "hone/ledger", "refs/notes/hone", "origin", &tc.rep)
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%+v: %q lacks %q", tc.rep, b.String(), w)
+			}
+		}
+	}
+}
+
+func TestInitTextSaysWhatItDidAndWhatIsLeft(t *testing.T) {
+	var b bytes.Buffer
+	writeInit(&b, &workspace.InitResult{Config: "/r/hone.toml", LedgerBranch: "hone/ledger"})
+	if !strings.HasPrefix(b.String(), "already initialized: /r/hone.toml") || strings.Count(b.String(), "\n") != 1 {
+		t.Errorf("run again: %q, want one line", b.String())
+	}
+	b.Reset()
+	writeInit(&b, &workspace.InitResult{Config: "/r/hone.toml", CreatedConfig: true, CreatedLedger: true, LedgerBranch: "hone/ledger",
+		Target: "wf", TargetPath: "targets/wf", Pin: "main", Todo: []string{"fill in the bench"}})
+	for _, w := range []string{`created /r/hone.toml with target "wf" (path targets/wf, pin main)`, "found no build system", "created the ledger branch hone/ledger",
+		"note: targets/wf does not exist yet", "to do before the first verdict:\n  - fill in the bench\n", "next: fill in build, gates and bench"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("%q lacks %q", b.String(), w)
+		}
 	}
 }
