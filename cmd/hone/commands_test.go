@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
@@ -558,5 +559,48 @@ func TestInitTextSaysWhatItDidAndWhatIsLeft(t *testing.T) {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("%q lacks %q", b.String(), w)
 		}
+	}
+}
+
+// Every command with --json, run in-process where it can do nothing (no
+// repository), prints either its JSON on stdout or one error object on
+// stderr, never text.
+func TestEveryJSONCommandFailsAsOneObject(t *testing.T) {
+	dir := t.TempDir()
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		// docs writes its pages where it is told, which here is the test's
+		// own directory.
+		if !c.Runnable() || c.Flags().Lookup("json") == nil || c.Hidden || strings.HasPrefix(c.CommandPath(), "hone docs") {
+			return
+		}
+		args := strings.Fields(strings.TrimPrefix(c.CommandPath(), "hone"))
+		for i := 0; i < 3 && c.Args != nil && c.Args(c, args[len(args)-i:]) != nil; i++ {
+			args = append(args, "abcd")
+		}
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			if _, required := fl.Annotations[cobra.BashCompOneRequiredFlag]; required {
+				args = append(args, "--"+fl.Name, "1")
+			}
+		})
+		args = append(args, "--json")
+		n++
+		stdout, stderr, code := honeIn(dir, args...)
+		if code == 0 {
+			noNull(t, []byte(stdout))
+			return
+		}
+		var obj map[string]map[string]any
+		if err := json.Unmarshal([]byte(stderr), &obj); err != nil || obj["error"]["code"] == nil || stdout != "" {
+			t.Errorf("hone %s: exit %d, stdout %q, stderr %q; want one error object", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	walk(newRoot(testFactory(), nil))
+	if n < 30 {
+		t.Errorf("ran %d commands with --json", n)
 	}
 }
