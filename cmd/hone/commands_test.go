@@ -600,6 +600,7 @@ func TestEveryJSONCommandFailsAsOneObject(t *testing.T) {
 		}
 	}
 	walk(newRoot(testFactory(), nil))
+	t.Logf("ran %d commands with --json", n)
 	if n < 30 {
 		t.Errorf("ran %d commands with --json", n)
 	}
