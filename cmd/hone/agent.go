@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +19,7 @@ import (
 
 func init() { register("agent", newAgentCmd) }
 
-func newAgentCmd(app *App) *cobra.Command {
+func newAgentCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Drive an external agent harness through an optimization run",
@@ -30,17 +28,25 @@ only way to read the target and to change it. See ` + "`hone agent run --help`" 
 		Example: `  hone agent run wordfreq --harness claude-code --turns 5
   hone agent transcripts wordfreq`,
 	}
-	cmd.AddCommand(newAgentRunCmd(app), newAgentTranscriptsCmd(app), newAgentTranscriptCmd(app))
+	cmd.AddCommand(newAgentRunCmd(f, nil), newAgentTranscriptsCmd(f, nil), newAgentTranscriptCmd(f, nil))
 	return cmd
 }
 
-func newAgentRunCmd(app *App) *cobra.Command {
-	var (
-		name, command, model string
-		turns                int
-		turnTimeout, startup time.Duration
-		asJSON               bool
-	)
+type agentRunOptions struct {
+	*factory
+	out output
+
+	Target         string
+	Harness        string
+	Command        string
+	Model          string
+	Turns          int
+	TurnTimeout    time.Duration
+	StartupTimeout time.Duration
+}
+
+func newAgentRunCmd(f *factory, runF func(*agentRunOptions) error) *cobra.Command {
+	opts := &agentRunOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "run TARGET --harness claude-code|exec [--command CMD] [--turns N] [--turn-timeout D] [--json]",
 		Short: "Run an agent harness on a target with hone's tools injected",
@@ -72,118 +78,87 @@ the transcript is kept.`,
   hone agent run wordfreq --harness exec --command ./my-agent --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if name == "" {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			if opts.Harness == "" {
 				return errs.Usagef("--harness is required: one of %s", strings.Join(harness.Names(), ", "))
 			}
-			if turns < 1 {
+			if opts.Turns < 1 {
 				return errs.Usagef("--turns must be at least 1")
 			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			self, err := selfPath()
-			if err != nil {
-				return err
-			}
-			out := newJSONLines(app.Out)
-			cfg := harness.Config{Name: name, Model: model, TurnTimeout: turnTimeout, StartupTimeout: startup, Stderr: app.Err}
-			if asJSON {
-				// stderr holds at most hone's own error object.
-				cfg.Stderr = out
-			}
-			switch {
-			case command != "" && name == "exec":
-				cfg.Command = []string{"sh", "-c", command}
-			case command != "":
-				// The adapter appends its own arguments; "$@" passes them on.
-				cfg.Command = []string{"sh", "-c", command + ` "$@"`, "sh"}
-			}
-			opts := agent.Options{
-				Target: args[0], Harness: cfg, Turns: turns,
-				MCPCommand: []string{self, "mcp", "--workspace", ws.Root},
-			}
-			if name == "exec" {
-				// The program is the user's own: relative paths in --command
-				// mean what they mean at the prompt.
-				if opts.WorkDir, err = os.Getwd(); err != nil {
-					return errs.Wrap(errs.Failure, err, "cannot read the current directory")
-				}
-				if app.Dir != "" {
-					opts.WorkDir = app.Dir
-				}
-			}
-			opts.OnMessage = func(turn int, msg string) {
-				if !asJSON {
-					fmt.Fprintf(app.Out, "[turn %d] hone: %s\n", turn, firstLine(msg))
-				}
-			}
-			opts.OnEvent = func(turn int, ev harness.Event) {
-				if asJSON {
-					out.emit(struct {
-						Turn int `json:"turn"`
-						harness.Event
-					}{turn, ev})
-				} else if line := describeEvent(ev); line != "" {
-					fmt.Fprintf(app.Out, "[turn %d] %s\n", turn, line)
-				}
-			}
-			res, err := agent.Run(ctx, ws, opts)
-			if err != nil && res != nil && res.Transcript != "" {
-				return &errs.Error{Code: errs.CodeOf(err), Msg: err.Error() + "; transcript: " + res.Transcript, Err: err}
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return out.emit(map[string]any{"summary": res})
-			}
-			end := "turns ran out"
-			if res.Done {
-				end = "the agent is done"
-			}
-			fmt.Fprintf(app.Out, "agent run: %d turn(s), %s; transcript %s\n", res.Turns, end, res.Transcript)
 			return nil
-		}),
+		}, agentRunRun),
 	}
-	f := cmd.Flags()
-	f.StringVar(&name, "harness", "", "the harness: "+strings.Join(harness.Names(), " or "))
-	f.StringVar(&command, "command", "", "the harness program `CMD`: for exec a shell command, for claude-code what to run instead of claude")
-	f.IntVar(&turns, "turns", agent.DefaultTurns, "most turns to run")
-	f.DurationVar(&turnTimeout, "turn-timeout", harness.DefaultTurnTimeout, "most time one turn may take")
-	f.DurationVar(&startup, "startup-timeout", harness.DefaultStartupTimeout, "most time the harness may take to become ready")
-	f.StringVar(&model, "model", "", "the model to ask the harness for (default: the harness's own)")
-	f.BoolVar(&asJSON, "json", false, "print events as JSON lines")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Harness, "harness", "", "the harness: "+strings.Join(harness.Names(), " or "))
+	fl.StringVar(&opts.Command, "command", "", "the harness program `CMD`: for exec a shell command, for claude-code what to run instead of claude")
+	fl.IntVar(&opts.Turns, "turns", agent.DefaultTurns, "most turns to run")
+	fl.DurationVar(&opts.TurnTimeout, "turn-timeout", harness.DefaultTurnTimeout, "most time one turn may take")
+	fl.DurationVar(&opts.StartupTimeout, "startup-timeout", harness.DefaultStartupTimeout, "most time the harness may take to become ready")
+	fl.StringVar(&opts.Model, "model", "", "the model to ask the harness for (default: the harness's own)")
+	addJSONFlag(cmd, &opts.out, "print events as JSON lines")
 	return cmd
 }
 
-// jsonLines writes JSON values one per line for agent run --json. Events and
-// the harness's stderr arrive from different goroutines.
-type jsonLines struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-}
-
-func newJSONLines(w io.Writer) *jsonLines {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &jsonLines{enc: enc}
-}
-
-func (j *jsonLines) emit(v any) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.enc.Encode(v)
-}
-
-// Write takes one line of the harness's stderr per call, as the harness
-// process mirrors it.
-func (j *jsonLines) Write(p []byte) (int, error) {
-	if err := j.emit(map[string]string{"harness_stderr": strings.TrimSuffix(string(p), "\n")}); err != nil {
-		return 0, err
+func agentRunRun(ctx context.Context, opts *agentRunOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
 	}
-	return len(p), nil
+	self, err := selfPath()
+	if err != nil {
+		return err
+	}
+	out := opts.out.stream()
+	cfg := harness.Config{Name: opts.Harness, Model: opts.Model, TurnTimeout: opts.TurnTimeout, StartupTimeout: opts.StartupTimeout, Stderr: out.childStderr("harness_stderr")}
+	switch {
+	case opts.Command != "" && opts.Harness == "exec":
+		cfg.Command = []string{"sh", "-c", opts.Command}
+	case opts.Command != "":
+		// The adapter appends its own arguments; "$@" passes them on.
+		cfg.Command = []string{"sh", "-c", opts.Command + ` "$@"`, "sh"}
+	}
+	aopts := agent.Options{
+		Target: opts.Target, Harness: cfg, Turns: opts.Turns,
+		MCPCommand: []string{self, "mcp", "--workspace", ws.Root},
+	}
+	if opts.Harness == "exec" {
+		// The program is the user's own: relative paths in --command
+		// mean what they mean at the prompt.
+		if aopts.WorkDir, err = os.Getwd(); err != nil {
+			return errs.Wrap(errs.Failure, err, "cannot read the current directory")
+		}
+		if opts.dir != "" {
+			aopts.WorkDir = opts.dir
+		}
+	}
+	aopts.OnMessage = func(turn int, msg string) {
+		opts.out.text(func(w io.Writer) { fmt.Fprintf(w, "[turn %d] hone: %s\n", turn, firstLine(msg)) })
+	}
+	aopts.OnEvent = func(turn int, ev harness.Event) {
+		out.emit(struct {
+			Turn int `json:"turn"`
+			harness.Event
+		}{turn, ev}, func(w io.Writer) {
+			if line := describeEvent(ev); line != "" {
+				fmt.Fprintf(w, "[turn %d] %s\n", turn, line)
+			}
+		})
+	}
+	res, err := agent.Run(ctx, ws, aopts)
+	if err != nil && res != nil && res.Transcript != "" {
+		return &errs.Error{Code: errs.CodeOf(err), Msg: err.Error() + "; transcript: " + res.Transcript, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	return out.emit(map[string]any{"summary": res}, func(w io.Writer) {
+		end := "turns ran out"
+		if res.Done {
+			end = "the agent is done"
+		}
+		fmt.Fprintf(w, "agent run: %d turn(s), %s; transcript %s\n", res.Turns, end, res.Transcript)
+	})
 }
 
 // selfPath is the hone executable the harness should start as its MCP server:

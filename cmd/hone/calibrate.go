@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,34 +12,40 @@ import (
 	"github.com/hone-perf/hone/verdict"
 )
 
-func init() { register("calibrate", newCalibrateCmd) }
+func init() { register("calibrate", command(newCalibrateCmd)) }
 
 // calibrateProgress shows a calibration's progress: drawn in place on a
 // terminal, else one line per phase and batch (a calibration runs for
 // many minutes, and CI logs and agents' shells are not terminals), never
 // with --json. The duration estimate is a line of its own either way.
-func calibrateProgress(app *App, target string) func(verdict.Progress) {
-	f, ok := app.Err.(*os.File)
-	lines := !app.jsonOut && !(ok && isTerminal(f))
+func calibrateProgress(s *IOStreams, target string) func(verdict.Progress) {
+	lines := !s.quiet && !s.ErrTTY
 	return func(p verdict.Progress) {
 		if p.Phase == "estimate" {
-			if !app.jsonOut {
-				app.endProgress()
-				fmt.Fprintf(app.Err, "calibrate %s: this will take about %s to %s\n", target, p.EstimateLow.Round(time.Second), p.EstimateHigh.Round(time.Second))
+			if !s.quiet {
+				s.endProgress()
+				fmt.Fprintf(s.ErrOut, "calibrate %s: this will take about %s to %s\n", target, p.EstimateLow.Round(time.Second), p.EstimateHigh.Round(time.Second))
 			}
 			return
 		}
 		if lines {
-			fmt.Fprintf(app.Err, "calibrate %s: %s\n", target, progressText(p))
+			fmt.Fprintf(s.ErrOut, "calibrate %s: %s\n", target, progressText(p))
 			return
 		}
-		app.progress("calibrate %s: %s", target, progressText(p))
+		s.progress("calibrate %s: %s", target, progressText(p))
 	}
 }
 
-func newCalibrateCmd(app *App) *cobra.Command {
-	var opts verdict.CalibrationOptions
-	var asJSON bool
+type calibrateOptions struct {
+	*factory
+	out output
+
+	Target    string
+	Calibrate verdict.CalibrationOptions
+}
+
+func newCalibrateCmd(f *factory, runF func(*calibrateOptions) error) *cobra.Command {
+	opts := &calibrateOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "calibrate TARGET [--sessions N] [--inject 0.05] [--inject -0.02] [--metric M] [--max-pairs N] [--json]",
 		Short: "Prove the verdict protocol on this machine with A/A and injected-slowdown sessions",
@@ -67,38 +73,41 @@ before the sessions start, and the output ends with a one-line conclusion
   hone calibrate wordfreq --sessions 10 --inject 0.05 --inject 0.02 --inject -0.02 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if opts.Sessions < 0 || opts.MaxPairs < 0 {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			if opts.Calibrate.Sessions < 0 || opts.Calibrate.MaxPairs < 0 {
 				return errs.Usagef("--sessions and --max-pairs must be positive")
 			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			opts.Progress = calibrateProgress(app, args[0])
-			var left []errs.Warning
-			opts.Warnings = func(w errs.Warning) { left = append(left, w) }
-			c, err := verdict.Calibrate(ctx, ws, args[0], opts)
-			app.endProgress()
-			if err != nil {
-				return err
-			}
-			warnings := append(jailWarnings(ws, c.Environment.JailUserCreated), left...)
-			if asJSON {
-				return app.printJSON(struct {
-					*verdict.CalibrationEntry
-					Warnings []errs.Warning `json:"warnings"`
-				}{c, warnings})
-			}
-			app.warn(warnings...)
-			return verdict.WriteCalibrationText(app.Out, c)
-		}),
+			return nil
+		}, calibrateRun),
 	}
-	f := cmd.Flags()
-	f.IntVar(&opts.Sessions, "sessions", 20, "sessions of each kind")
-	f.Float64SliceVar(&opts.Inject, "inject", []float64{0.05}, "injected slowdown as a `fraction`; negative: a speedup (repeatable)")
-	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
-	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop each session after `N` pairs (default [bench] max_pairs)")
-	f.BoolVar(&asJSON, "json", false, "print the calibration entry as JSON")
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Calibrate.Sessions, "sessions", 20, "sessions of each kind")
+	fl.Float64SliceVar(&opts.Calibrate.Inject, "inject", []float64{0.05}, "injected slowdown as a `fraction`; negative: a speedup (repeatable)")
+	fl.StringVar(&opts.Calibrate.Metric, "metric", "", "deciding `metric`: instructions, cpu-time or wall (default [bench] metric)")
+	fl.IntVar(&opts.Calibrate.MaxPairs, "max-pairs", 0, "stop each session after `N` pairs (default [bench] max_pairs)")
+	addJSONFlag(cmd, &opts.out, "print the calibration entry as JSON")
 	return cmd
+}
+
+func calibrateRun(ctx context.Context, opts *calibrateOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	copts := opts.Calibrate
+	copts.Progress = calibrateProgress(opts.io, opts.Target)
+	var left []errs.Warning
+	copts.Warnings = func(w errs.Warning) { left = append(left, w) }
+	c, err := verdict.Calibrate(ctx, ws, opts.Target, copts)
+	opts.io.endProgress()
+	if err != nil {
+		return err
+	}
+	warnings := append(jailWarnings(ws, c.Environment.JailUserCreated), left...)
+	opts.out.warn(warnings...)
+	return opts.out.print(struct {
+		*verdict.CalibrationEntry
+		Warnings []errs.Warning `json:"warnings"`
+	}{c, warnings}, func(w io.Writer) error { return verdict.WriteCalibrationText(w, c) })
 }

@@ -20,10 +20,16 @@ import (
 	"github.com/hone-perf/hone/ledger"
 )
 
-func init() { register("demo", newDemoCmd) }
+func init() { register("demo", command(newDemoCmd)) }
 
-func newDemoCmd(app *App) *cobra.Command {
-	var keep string
+type demoOptions struct {
+	*factory
+
+	Keep string // the workspace's directory, kept; "" is a temporary one
+}
+
+func newDemoCmd(f *factory, runF func(*demoOptions) error) *cobra.Command {
+	opts := &demoOptions{factory: f}
 	cmd := &cobra.Command{
 		Use:   "demo [--keep DIR]",
 		Short: "Run a complete optimization session on a built-in example",
@@ -47,15 +53,14 @@ empty, and kept.`,
   hone demo --keep /tmp/tour && cd /tmp/tour && hone ledger`,
 		Annotations: exits(errs.Policy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			return runDemo(ctx, app, keep)
-		}),
+		RunE:        runCommand(opts, runF, nil, demoRun),
 	}
-	cmd.Flags().StringVar(&keep, "keep", "", "create the workspace in `DIR` (relative to the current directory) and keep it")
+	cmd.Flags().StringVar(&opts.Keep, "keep", "", "create the workspace in `DIR` (relative to the current directory) and keep it")
 	return cmd
 }
 
-func runDemo(ctx context.Context, app *App, keep string) (err error) {
+func demoRun(ctx context.Context, opts *demoOptions) (err error) {
+	f, keep := opts.factory, opts.Keep
 	dir := keep
 	if dir == "" {
 		tmp, mkErr := os.MkdirTemp("", "hone-demo-")
@@ -68,14 +73,14 @@ func runDemo(ctx context.Context, app *App, keep string) (err error) {
 			if err == nil {
 				os.RemoveAll(tmp)
 			} else {
-				fmt.Fprintf(app.Err, "hone demo: the workspace is left at %s to look into\n", dir)
+				fmt.Fprintf(f.io.ErrOut, "hone demo: the workspace is left at %s to look into\n", dir)
 			}
 		}()
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot resolve %s", keep)
 	}
-	runner, err := honeRunner(app)
+	runner, err := honeRunner(f)
 	if err != nil {
 		return err
 	}
@@ -83,12 +88,12 @@ func runDemo(ctx context.Context, app *App, keep string) (err error) {
 	if err := demo.Create(ctx, dir); err != nil {
 		return err
 	}
-	p := demoPrinter{w: app.Out, color: colorEnabled(app.Out)}
-	fmt.Fprintln(app.Out, "hone demo: one optimization session on a built-in example, with real commands and measurements.")
+	p := demoPrinter{w: f.io.Out, color: f.io.Color}
+	fmt.Fprintln(f.io.Out, "hone demo: one optimization session on a built-in example, with real commands and measurements.")
 	if keep != "" {
-		fmt.Fprintf(app.Out, "Every command below runs in the example workspace; to repeat one by hand:\n\n  cd %s\n", dir)
+		fmt.Fprintf(f.io.Out, "Every command below runs in the example workspace; to repeat one by hand:\n\n  cd %s\n", dir)
 	} else {
-		fmt.Fprintln(app.Out, "Every command below runs in a temporary example workspace, removed at the end;\n"+
+		fmt.Fprintln(f.io.Out, "Every command below runs in a temporary example workspace, removed at the end;\n"+
 			"run `hone demo --keep DIR` to keep it and repeat any command by hand.")
 	}
 	s := &demo.Session{Dir: dir, Run: runner, Report: p.event}
@@ -96,11 +101,11 @@ func runDemo(ctx context.Context, app *App, keep string) (err error) {
 		p.failed()
 		return err
 	}
-	fmt.Fprintf(app.Out, "\n%s in %.0fs.\n", p.green("The demo went as expected"), time.Since(start).Seconds())
+	fmt.Fprintf(f.io.Out, "\n%s in %.0fs.\n", p.green("The demo went as expected"), time.Since(start).Seconds())
 	if keep == "" {
-		fmt.Fprintln(app.Out, "The temporary workspace is removed; `hone demo --keep DIR` keeps one to explore.")
+		fmt.Fprintln(f.io.Out, "The temporary workspace is removed; `hone demo --keep DIR` keeps one to explore.")
 	} else {
-		fmt.Fprintf(app.Out, "The workspace is kept: cd %s, then try `hone ledger`, `hone patch show %s`,\n"+
+		fmt.Fprintf(f.io.Out, "The workspace is kept: cd %s, then try `hone ledger`, `hone patch show %s`,\n"+
 			"`git log --notes=hone %s`, or open %s.\n",
 			dir, s.FixID, ledger.PatchRef(s.FixID), filepath.Join(dir, demo.ReportFile))
 	}
@@ -110,7 +115,7 @@ func runDemo(ctx context.Context, app *App, keep string) (err error) {
 // honeRunner runs this very binary as `hone`, so the commands the demo prints
 // are literally what ran. argv[0] is "hone" so a test binary standing in for
 // hone (testscript) dispatches the same way.
-func honeRunner(app *App) (demo.Runner, error) {
+func honeRunner(f *factory) (demo.Runner, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot find the hone executable to run the demo's commands")
@@ -125,7 +130,7 @@ func honeRunner(app *App) (demo.Runner, error) {
 		c.WaitDelay = 10 * time.Second
 		var stdout, stderr bytes.Buffer
 		c.Stdout, c.Stderr = &stdout, &stderr
-		stop := tick(app, "hone "+args[0])
+		stop := tick(f, "hone "+args[0])
 		err := c.Run()
 		stop()
 		res := demo.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
@@ -139,8 +144,8 @@ func honeRunner(app *App) (demo.Runner, error) {
 }
 
 // tick shows how long a command has been running, on a terminal only.
-func tick(app *App, what string) (stop func()) {
-	if f, ok := app.Err.(*os.File); !ok || !isTerminal(f) {
+func tick(f *factory, what string) (stop func()) {
+	if !f.io.ErrTTY {
 		// The narration already says what runs; a line a second is noise.
 		return func() {}
 	}
@@ -154,11 +159,11 @@ func tick(app *App, what string) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				app.progress("    %s: %.0fs", what, time.Since(start).Seconds())
+				f.io.progress("    %s: %.0fs", what, time.Since(start).Seconds())
 			}
 		}
 	}()
-	return func() { close(done); app.endProgress() }
+	return func() { close(done); f.io.endProgress() }
 }
 
 // demoPrinter renders the session's events as a narrated transcript.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,7 @@ import (
 
 func init() { register("docs", newDocsCmd) }
 
-func newDocsCmd(app *App) *cobra.Command {
+func newDocsCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "docs",
 		Short: "Generate hone's manual pages or markdown reference",
@@ -29,46 +30,58 @@ one per line.`,
 		Example: `  hone docs man /usr/local/share/man/man1
   hone docs markdown docs/reference`,
 	}
-	cmd.AddCommand(newDocsGenCmd(app, "man", "Write a man page (section 1) for every command into DIR",
+	cmd.AddCommand(newDocsGenCmd(f, "man", "Write a man page (section 1) for every command into DIR",
 		func(root *cobra.Command, dir string) ([]string, error) {
 			return refdoc.Man(root, dir, refdoc.ManHeader{Section: "1", Source: "hone " + honeVersion(), Manual: "hone manual"})
-		}))
-	cmd.AddCommand(newDocsGenCmd(app, "markdown", "Write a markdown page for every command into DIR", refdoc.Markdown))
+		}, nil))
+	cmd.AddCommand(newDocsGenCmd(f, "markdown", "Write a markdown page for every command into DIR", refdoc.Markdown, nil))
 	return cmd
 }
 
 // newDocsGenCmd builds one generator subcommand; gen writes the pages and
 // returns their paths, which the command lists.
-func newDocsGenCmd(app *App, use, short string, gen func(root *cobra.Command, dir string) ([]string, error)) *cobra.Command {
-	var asJSON bool
+type docsGenOptions struct {
+	*factory
+	out output
+
+	Dir  string
+	Kind string // man or markdown
+	Gen  func(root *cobra.Command, dir string) ([]string, error)
+}
+
+func newDocsGenCmd(f *factory, use, short string, gen func(root *cobra.Command, dir string) ([]string, error), runF func(*docsGenOptions) error) *cobra.Command {
+	opts := &docsGenOptions{factory: f, out: f.output(), Kind: use, Gen: gen}
 	cmd := &cobra.Command{
 		Use:     use + " DIR",
 		Short:   short,
 		Long:    short + ". DIR, relative to the current directory, is created when missing.",
 		Example: fmt.Sprintf("  hone docs %s ./reference", use),
 		Args:    exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			dir := args[0]
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return errs.Wrap(errs.Failure, err, "cannot create %s", dir)
-			}
-			// The pages document every command, not just the ones this
-			// invocation built.
-			root := newRoot(app, nil)
-			withExitStatus(root)
-			files, err := gen(root, dir)
-			if err != nil {
-				return errs.Wrap(errs.Failure, err, "cannot write the %s pages into %s", use, dir)
-			}
-			if asJSON {
-				return app.printJSON(map[string]any{"dir": dir, "files": files})
-			}
-			for _, f := range files {
-				fmt.Fprintln(app.Out, f)
-			}
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
 			return nil
-		}),
+		}, docsGenRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the written files as JSON: {\"dir\", \"files\"}")
+	addJSONFlag(cmd, &opts.out, "print the written files as JSON: {\"dir\", \"files\"}")
 	return cmd
+}
+
+func docsGenRun(_ context.Context, opts *docsGenOptions) error {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot create %s", opts.Dir)
+	}
+	// The pages document every command, not just the ones this
+	// invocation built.
+	root := newRoot(opts.factory, nil)
+	withExitStatus(root)
+	files, err := opts.Gen(root, opts.Dir)
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot write the %s pages into %s", opts.Kind, opts.Dir)
+	}
+	return opts.out.print(map[string]any{"dir": opts.Dir, "files": files}, func(w io.Writer) error {
+		for _, name := range files {
+			fmt.Fprintln(w, name)
+		}
+		return nil
+	})
 }

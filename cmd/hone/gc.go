@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -10,10 +11,15 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-func init() { register("gc", newGCCmd) }
+func init() { register("gc", command(newGCCmd)) }
 
-func newGCCmd(app *App) *cobra.Command {
-	var asJSON bool
+type gcOptions struct {
+	*factory
+	out output
+}
+
+func newGCCmd(f *factory, runF func(*gcOptions) error) *cobra.Command {
+	opts := &gcOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "gc [--json]",
 		Short: "Remove what killed hones left behind and trim the build cache",
@@ -33,28 +39,29 @@ what was removed), cache_bytes (the cache's size now), cache_limit, kept
   hone gc --json`,
 		Annotations: exits(errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			res, err := build.GC(ctx, ws.Repo, ws.Config.Sandbox.CacheBytes)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(res)
-			}
-			fmt.Fprintf(app.Out, "removed %d leftover folders (%s), %d damaged and %d least recently used build cache entries (%s); the cache holds %s of %s\n",
-				res.Leftovers.Items, sizeText(res.Leftovers.Bytes), res.Damaged.Items, res.Cache.Items, sizeText(res.Damaged.Bytes+res.Cache.Bytes), sizeText(res.CacheBytes), sizeText(res.CacheLimit))
-			for _, k := range res.Kept {
-				fmt.Fprintf(app.Out, "kept: %s\n", k)
-			}
-			return nil
-		}),
+		RunE:        runCommand(opts, runF, nil, gcRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was removed as JSON")
+	addJSONFlag(cmd, &opts.out, "print what was removed as JSON")
 	return cmd
+}
+
+func gcRun(ctx context.Context, opts *gcOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	res, err := build.GC(ctx, ws.Repo, ws.Config.Sandbox.CacheBytes)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(res, func(w io.Writer) error {
+		fmt.Fprintf(w, "removed %d leftover folders (%s), %d damaged and %d least recently used build cache entries (%s); the cache holds %s of %s\n",
+			res.Leftovers.Items, sizeText(res.Leftovers.Bytes), res.Damaged.Items, res.Cache.Items, sizeText(res.Damaged.Bytes+res.Cache.Bytes), sizeText(res.CacheBytes), sizeText(res.CacheLimit))
+		for _, k := range res.Kept {
+			fmt.Fprintf(w, "kept: %s\n", k)
+		}
+		return nil
+	})
 }
 
 // sizeText shows a size in binary units.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 func init() { register("guard", newGuardCmd) }
 
-func newGuardCmd(app *App) *cobra.Command {
+func newGuardCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "guard",
 		Short: "Hold diffs, commits and pushes to a target's allowlist (for git hooks)",
@@ -35,16 +36,21 @@ server's pre-receive hook is the guarantee.`,
 		Example: `  git diff | hone guard diff wordfreq
   hone guard commits wordfreq main..agent/wordfreq/fast`,
 	}
-	cmd.AddCommand(newGuardDiffCmd(app), newGuardCommitsCmd(app), newGuardPreReceiveCmd(app),
-		newGuardPrePushCmd(app), newGuardPreCommitCmd(app), newGuardRefUpdateCmd(app))
+	cmd.AddCommand(newGuardDiffCmd(f, nil), newGuardCommitsCmd(f, nil), newGuardPreReceiveCmd(f, nil),
+		newGuardPrePushCmd(f, nil), newGuardPreCommitCmd(f, nil), newGuardRefUpdateCmd(f, nil))
 	return cmd
 }
 
-func newGuardDiffCmd(app *App) *cobra.Command {
-	var (
-		file   string
-		asJSON bool
-	)
+type guardDiffOptions struct {
+	*factory
+	out output
+
+	Target string
+	File   string // the diff's file; "" or "-" is stdin
+}
+
+func newGuardDiffCmd(f *factory, runF func(*guardDiffOptions) error) *cobra.Command {
+	opts := &guardDiffOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "diff TARGET [--file F] [--json]",
 		Short: "Check a diff as propose would, without storing anything",
@@ -59,33 +65,45 @@ old_mode, new_mode, status).`,
   hone guard diff wordfreq --file idea.diff --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			diff, err := readDiff(app, ws, file)
-			if err != nil {
-				return err
-			}
-			c, err := patch.Check(ctx, ws, args[0], diff)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(c)
-			}
-			fmt.Fprintf(app.Out, "ok: %d path(s) inside %s changed (+%d -%d)\n", len(c.Changes), ws.Config.Targets[args[0]].Path, c.Added, c.Removed)
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
 			return nil
-		}),
+		}, guardDiffRun),
 	}
-	cmd.Flags().StringVar(&file, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&opts.File, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newGuardCommitsCmd(app *App) *cobra.Command {
-	var asJSON bool
+func guardDiffRun(ctx context.Context, opts *guardDiffOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	diff, err := readDiff(opts.io.In, ws, opts.File)
+	if err != nil {
+		return err
+	}
+	c, err := patch.Check(ctx, ws, opts.Target, diff)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(c, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "ok: %d path(s) inside %s changed (+%d -%d)\n", len(c.Changes), ws.Config.Targets[opts.Target].Path, c.Added, c.Removed)
+		return err
+	})
+}
+
+type guardCommitsOptions struct {
+	*factory
+	out output
+
+	Target   string
+	RevRange string
+}
+
+func newGuardCommitsCmd(f *factory, runF func(*guardCommitsOptions) error) *cobra.Command {
+	opts := &guardCommitsOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "commits TARGET REV-RANGE [--json]",
 		Short: "Check every commit of a range against each of its parents",
@@ -99,31 +117,36 @@ JSON: {"violations": [{"commit", "parent", "path", "rule"}, ...]}.`,
   hone guard commits wordfreq origin/main..HEAD --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(2),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
 			if strings.HasPrefix(args[1], "-") {
 				return errs.Usagef("REV-RANGE %q looks like an option; give a range such as main..agent/fast", args[1])
 			}
-			p, err := app.policy(ctx)
-			if err != nil {
-				return err
-			}
-			t, err := p.Target(args[0])
-			if err != nil {
-				return err
-			}
-			vs, err := guard.Commits(ctx, p.Dir(), t.Rules(), args[1])
-			if err != nil {
-				return err
-			}
-			return app.reportViolations(vs, asJSON)
-		}),
+			opts.Target, opts.RevRange = args[0], args[1]
+			return nil
+		}, guardCommitsRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newGuardPreReceiveCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{
+func guardCommitsRun(ctx context.Context, opts *guardCommitsOptions) error {
+	p, err := opts.policy(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := p.Target(opts.Target)
+	if err != nil {
+		return err
+	}
+	vs, err := guard.Commits(ctx, p.Dir(), t.Rules(), opts.RevRange)
+	if err != nil {
+		return err
+	}
+	return reportViolations(&opts.out, vs)
+}
+
+func newGuardPreReceiveCmd(f *factory, runF func(*guardHookOptions) error) *cobra.Command {
+	return newGuardHook(f, runF, &cobra.Command{
 		Use:   "pre-receive",
 		Short: "Server hook: refuse pushes that leave an allowlist or rewrite hone's records",
 		Long: `Run as a git pre-receive hook (` + "`exec /path/to/hone guard pre-receive`" + `) in the
@@ -165,34 +188,34 @@ every namespace, its writers and its checks.
 Prints each violation; any violation refuses the whole push (exit 3). The
 first push to an empty repository, which only creates its default branch (and
 brings the hone.toml later pushes are judged by), is let through.`,
-		Example: `  cd /srv/git/app.git && hone hooks install --server
+		Example: `  cd /srv/git/f.git && hone hooks install --server
   printf '#!/bin/sh\nexec /usr/local/bin/hone guard pre-receive\n' > hooks/pre-receive`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			r, err := openServerRepo(app.Dir)
-			if err != nil {
-				return err
-			}
-			updates, err := guard.ReadRefUpdates(app.In)
-			if err != nil {
-				return err
-			}
-			p, err := guard.Load(ctx, r)
-			if errs.Is(err, errs.NotFound) && guard.Bootstrap(r, updates) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			vs, err := p.CheckReceive(ctx, updates)
-			if err != nil {
-				return err
-			}
-			return app.reportViolations(vs, false)
-		}),
+	}, guardPreReceiveRun)
+}
+
+func guardPreReceiveRun(ctx context.Context, opts *guardHookOptions) error {
+	r, err := openServerRepo(opts.dir)
+	if err != nil {
+		return err
 	}
-	return cmd
+	updates, err := guard.ReadRefUpdates(opts.io.In)
+	if err != nil {
+		return err
+	}
+	p, err := guard.Load(ctx, r)
+	if errs.Is(err, errs.NotFound) && guard.Bootstrap(r, updates) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	vs, err := p.CheckReceive(ctx, updates)
+	if err != nil {
+		return err
+	}
+	return reportViolations(&opts.out, vs)
 }
 
 // openServerRepo opens the repository a server hook runs in: git runs hooks
@@ -218,8 +241,8 @@ func openServerRepo(dir string) (*repo.Repo, error) {
 	return r, err
 }
 
-func newGuardPrePushCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{
+func newGuardPrePushCmd(f *factory, runF func(*guardHookOptions) error) *cobra.Command {
+	return newGuardHook(f, runF, &cobra.Command{
 		Use:   "pre-push [REMOTE [URL]]",
 		Short: "Client hook: refuse pushing commits to guarded refs that leave the allowlist",
 		Long: `Run as a git pre-push hook (installed by ` + "`hone hooks install`" + `). Reads
@@ -232,27 +255,27 @@ come from hone.toml at the protected base, never from a working tree.`,
 		Example:     `  hone hooks install   # writes a pre-push hook that runs: /path/to/hone guard pre-push "$@"`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        rangeArgs(0, 2),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			p, err := app.policy(ctx)
-			if err != nil {
-				return err
-			}
-			updates, err := guard.ReadPrePush(app.In)
-			if err != nil {
-				return err
-			}
-			vs, err := p.CheckPush(ctx, updates)
-			if err != nil {
-				return err
-			}
-			return app.reportViolations(vs, false)
-		}),
-	}
-	return cmd
+	}, guardPrePushRun)
 }
 
-func newGuardRefUpdateCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{
+func guardPrePushRun(ctx context.Context, opts *guardHookOptions) error {
+	p, err := opts.policy(ctx)
+	if err != nil {
+		return err
+	}
+	updates, err := guard.ReadPrePush(opts.io.In)
+	if err != nil {
+		return err
+	}
+	vs, err := p.CheckPush(ctx, updates)
+	if err != nil {
+		return err
+	}
+	return reportViolations(&opts.out, vs)
+}
+
+func newGuardRefUpdateCmd(f *factory, runF func(*guardHookOptions) error) *cobra.Command {
+	return newGuardHook(f, runF, &cobra.Command{
 		Use:   "ref-update [STATE]",
 		Short: "Local hook: refuse any ref update that brings a guarded ref outside its allowlist",
 		Long: `Run by git's reference-transaction hook (installed by ` + "`hone hooks install`" + `),
@@ -274,35 +297,35 @@ else when hone is missing, and a guarded update then fails.`,
 		Example:     `  hone hooks install   # writes a reference-transaction hook that runs: /path/to/hone guard ref-update "$1"`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if len(args) == 1 && args[0] != "prepared" {
-				return nil
-			}
-			r, err := repo.Open(app.Dir)
-			if err != nil {
-				return err
-			}
-			p, err := guard.Load(ctx, r)
-			if err != nil {
-				return err
-			}
-			updates, err := guard.ReadRefUpdates(app.In)
-			if err != nil {
-				return err
-			}
-			name, _ := worktree.ManagedName(r)
-			vs, err := p.CheckTransaction(ctx, updates, name)
-			if err != nil {
-				return err
-			}
-			return app.reportViolations(vs, false)
-		}),
-	}
-	return cmd
+	}, guardRefUpdateRun)
 }
 
-func newGuardPreCommitCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{
+func guardRefUpdateRun(ctx context.Context, opts *guardHookOptions) error {
+	if len(opts.Args) == 1 && opts.Args[0] != "prepared" {
+		return nil
+	}
+	r, err := repo.Open(opts.dir)
+	if err != nil {
+		return err
+	}
+	p, err := guard.Load(ctx, r)
+	if err != nil {
+		return err
+	}
+	updates, err := guard.ReadRefUpdates(opts.io.In)
+	if err != nil {
+		return err
+	}
+	name, _ := worktree.ManagedName(r)
+	vs, err := p.CheckTransaction(ctx, updates, name)
+	if err != nil {
+		return err
+	}
+	return reportViolations(&opts.out, vs)
+}
+
+func newGuardPreCommitCmd(f *factory, runF func(*guardHookOptions) error) *cobra.Command {
+	return newGuardHook(f, runF, &cobra.Command{
 		Use:   "pre-commit",
 		Short: "Commit hook: refuse staged changes outside the worktree's target",
 		Long: `Run as a git pre-commit hook (installed by ` + "`hone hooks install`" + `). In a
@@ -317,36 +340,36 @@ working tree. Without a target it does nothing and exits 0. git commit
   HONE_TARGET=wordfreq hone guard pre-commit`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			r, err := repo.Open(app.Dir)
-			if err != nil {
-				return err
-			}
-			name, err := sessionTarget(r)
-			if err != nil || name == "" {
-				return err
-			}
-			p, err := guard.Load(ctx, r)
-			if err != nil {
-				return err
-			}
-			t, err := p.Target(name)
-			if err != nil {
-				return err
-			}
-			vs, err := guard.Staged(ctx, r.Root, t.Rules())
-			if err != nil {
-				return err
-			}
-			return app.reportViolations(vs, false)
-		}),
+	}, guardPreCommitRun)
+}
+
+func guardPreCommitRun(ctx context.Context, opts *guardHookOptions) error {
+	r, err := repo.Open(opts.dir)
+	if err != nil {
+		return err
 	}
-	return cmd
+	name, err := sessionTarget(r)
+	if err != nil || name == "" {
+		return err
+	}
+	p, err := guard.Load(ctx, r)
+	if err != nil {
+		return err
+	}
+	t, err := p.Target(name)
+	if err != nil {
+		return err
+	}
+	vs, err := guard.Staged(ctx, r.Root, t.Rules())
+	if err != nil {
+		return err
+	}
+	return reportViolations(&opts.out, vs)
 }
 
 // policy is the guard policy of the repository hone runs in.
-func (app *App) policy(ctx context.Context) (*guard.Policy, error) {
-	r, err := repo.Open(app.Dir)
+func (f *factory) policy(ctx context.Context) (*guard.Policy, error) {
+	r, err := repo.Open(f.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -367,18 +390,37 @@ func sessionTarget(r *repo.Repo) (string, error) {
 }
 
 // reportViolations prints each violation and turns any into a Policy error.
-func (app *App) reportViolations(vs []guard.Violation, asJSON bool) error {
-	if asJSON {
-		if vs == nil {
-			vs = []guard.Violation{}
-		}
-		if err := app.printJSON(map[string]any{"violations": vs}); err != nil {
-			return err
-		}
-	} else {
+func reportViolations(out *output, vs []guard.Violation) error {
+	if vs == nil {
+		vs = []guard.Violation{}
+	}
+	err := out.print(map[string]any{"violations": vs}, func(w io.Writer) error {
 		for _, v := range vs {
-			fmt.Fprintln(app.Out, "hone guard: "+v.String())
+			fmt.Fprintln(w, "hone guard: "+v.String())
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return guard.Violated(vs)
+}
+
+// guardHookOptions are the inputs of a git hook: its arguments (git's),
+// the lines git writes on stdin, and the repository it runs in. A hook
+// prints violations as text only.
+type guardHookOptions struct {
+	*factory
+	out output
+
+	Args []string
+}
+
+func newGuardHook(f *factory, runF func(*guardHookOptions) error, cmd *cobra.Command, hookRun func(context.Context, *guardHookOptions) error) *cobra.Command {
+	opts := &guardHookOptions{factory: f, out: f.output()}
+	cmd.RunE = runCommand(opts, runF, func(_ *cobra.Command, args []string) error {
+		opts.Args = args
+		return nil
+	}, hookRun)
+	return cmd
 }

@@ -16,7 +16,7 @@ import (
 // what the command does, shows an example, and ends with an EXIT STATUS
 // section; a command with subcommands lists every code they can return.
 func TestEveryHelpHasAnExampleAndEndsWithExitStatus(t *testing.T) {
-	root := newRoot(testApp(), nil)
+	root := newRoot(testFactory(), nil)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		var out bytes.Buffer
@@ -52,15 +52,17 @@ func TestEveryHelpHasAnExampleAndEndsWithExitStatus(t *testing.T) {
 // exitLines matches an EXIT STATUS section's body and nothing after it.
 var exitLines = regexp.MustCompile(`^(  [0-9]+ +[^\n]+\n)+$`)
 
-func testApp() *App { return &App{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard} }
+func testFactory() *factory {
+	return &factory{io: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}}
+}
 
 // An invocation that names its command builds only that command, and must
 // find exactly what the whole tree would: each command is registered under
 // the name it builds, and its help reads the same either way.
 func TestNamedInvocationBuildsTheSameCommand(t *testing.T) {
-	full := newRoot(testApp(), nil)
+	full := newRoot(testFactory(), nil)
 	for _, c := range commands {
-		root := newRoot(testApp(), []string{c.name, "--help"})
+		root := newRoot(testFactory(), []string{c.name, "--help"})
 		var names []string
 		for _, sub := range root.Commands() {
 			if sub.Name() != "help" && sub.Name() != "completion" {
@@ -81,7 +83,7 @@ func TestNamedInvocationBuildsTheSameCommand(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{nil, {"--help"}, {"help", "ledger"}, {"ledgr"}, {"__complete", "le"}} {
-		if n := len(newRoot(testApp(), args).Commands()); n < len(commands) {
+		if n := len(newRoot(testFactory(), args).Commands()); n < len(commands) {
 			t.Errorf("hone %v builds %d commands, want the whole tree", args, n)
 		}
 	}
@@ -109,5 +111,5 @@ func TestEveryPathSaysWhatItIsRelativeTo(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(newRoot(testApp(), nil))
+	walk(newRoot(testFactory(), nil))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 
 func init() { register("hooks", newHooksCmd) }
 
-func newHooksCmd(app *App) *cobra.Command {
+func newHooksCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
 		Short: "Install or remove the git hooks that call hone guard",
@@ -33,12 +34,20 @@ The server's pre-receive hook is the guarantee; see ` + "`hone guard pre-receive
 		Example: `  hone hooks install
   hone hooks uninstall`,
 	}
-	cmd.AddCommand(newHooksInstallCmd(app), newHooksUninstallCmd(app))
+	cmd.AddCommand(newHooksInstallCmd(f, nil), newHooksUninstallCmd(f, nil))
 	return cmd
 }
 
-func newHooksInstallCmd(app *App) *cobra.Command {
-	var force, asJSON, server bool
+type hooksInstallOptions struct {
+	*factory
+	out output
+
+	Force  bool
+	Server bool
+}
+
+func newHooksInstallCmd(f *factory, runF func(*hooksInstallOptions) error) *cobra.Command {
+	opts := &hooksInstallOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "install [--force] [--server] [--json]",
 		Short: "Write the pre-commit and pre-push hooks",
@@ -65,44 +74,51 @@ writer, checks}]}.`,
   hone hooks install --force --json`,
 		Annotations: exits(errs.Policy, errs.NotFound),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			self, err := os.Executable()
-			if err != nil {
-				return errs.Wrap(errs.Failure, err, "cannot tell where this hone binary is")
-			}
-			if server {
-				return installServerHook(ctx, app, self, asJSON)
-			}
-			p, err := app.policy(ctx)
-			if err != nil {
-				return err
-			}
-			acts, err := guard.InstallHooks(ctx, app.Dir, p, self, force)
-			if err != nil {
-				return err
-			}
-			if err := app.printHookActions(acts, asJSON); err != nil || asJSON {
-				return err
-			}
-			fmt.Fprintf(app.Out, "\nguarded (rules from %s at %s):\n", "hone.toml", p.Base().Ref)
-			for _, a := range acts {
-				for _, g := range a.Guards {
-					fmt.Fprintf(app.Out, "  %s: %s\n", a.Hook, g)
-				}
-			}
-			fmt.Fprintf(app.Out, "not guarded: every other ref (%s and the other branches people commit to), and everything when git runs with -c core.hooksPath=... or a ref file is written by hand: these hooks are an early warning; a server's pre-receive hook (hone guard pre-receive) is the guarantee\n", strings.Join(p.Base().Refs, ", "))
-			fmt.Fprintf(app.Out, "the hooks call %s; while it is missing, guarded updates fail and all else works\n", self)
-			return nil
-		}),
+		RunE:        runCommand(opts, runF, nil, hooksInstallRun),
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "replace a foreign hook even when a chained one exists (it is backed up)")
-	cmd.Flags().BoolVar(&server, "server", false, "install the server's pre-receive hook and say what it guards")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace a foreign hook even when a chained one exists (it is backed up)")
+	cmd.Flags().BoolVar(&opts.Server, "server", false, "install the server's pre-receive hook and say what it guards")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newHooksUninstallCmd(app *App) *cobra.Command {
-	var asJSON bool
+func hooksInstallRun(ctx context.Context, opts *hooksInstallOptions) error {
+	self, err := os.Executable()
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot tell where this hone binary is")
+	}
+	if opts.Server {
+		return installServerHook(ctx, opts, self)
+	}
+	p, err := opts.policy(ctx)
+	if err != nil {
+		return err
+	}
+	acts, err := guard.InstallHooks(ctx, opts.dir, p, self, opts.Force)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(acts, func(w io.Writer) error {
+		writeHookActions(w, acts)
+		fmt.Fprintf(w, "\nguarded (rules from %s at %s):\n", "hone.toml", p.Base().Ref)
+		for _, a := range acts {
+			for _, g := range a.Guards {
+				fmt.Fprintf(w, "  %s: %s\n", a.Hook, g)
+			}
+		}
+		fmt.Fprintf(w, "not guarded: every other ref (%s and the other branches people commit to), and everything when git runs with -c core.hooksPath=... or a ref file is written by hand: these hooks are an early warning; a server's pre-receive hook (hone guard pre-receive) is the guarantee\n", strings.Join(p.Base().Refs, ", "))
+		_, err := fmt.Fprintf(w, "the hooks call %s; while it is missing, guarded updates fail and all else works\n", self)
+		return err
+	})
+}
+
+type hooksUninstallOptions struct {
+	*factory
+	out output
+}
+
+func newHooksUninstallCmd(f *factory, runF func(*hooksUninstallOptions) error) *cobra.Command {
+	opts := &hooksUninstallOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "uninstall [--json]",
 		Short: "Remove hone's hooks and restore the hooks they chained",
@@ -114,32 +130,33 @@ absent or foreign.`,
 		Example:     `  hone hooks uninstall`,
 		Annotations: exits(errs.NotFound),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			acts, err := guard.UninstallHooks(ctx, app.Dir)
-			if err != nil {
-				return err
-			}
-			return app.printHookActions(acts, asJSON)
-		}),
+		RunE:        runCommand(opts, runF, nil, hooksUninstallRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func (app *App) printHookActions(acts []guard.HookAction, asJSON bool) error {
-	if asJSON {
-		return app.printJSON(acts)
+func hooksUninstallRun(ctx context.Context, opts *hooksUninstallOptions) error {
+	acts, err := guard.UninstallHooks(ctx, opts.dir)
+	if err != nil {
+		return err
 	}
+	return opts.out.print(acts, func(w io.Writer) error {
+		writeHookActions(w, acts)
+		return nil
+	})
+}
+
+func writeHookActions(w io.Writer, acts []guard.HookAction) {
 	for _, a := range acts {
-		fmt.Fprintf(app.Out, "%s: %s (%s)\n", a.Hook, a.Action, a.Path)
+		fmt.Fprintf(w, "%s: %s (%s)\n", a.Hook, a.Action, a.Path)
 	}
-	return nil
 }
 
 // installServerHook writes a server's pre-receive hook and prints what it
 // guards.
-func installServerHook(ctx context.Context, app *App, self string, asJSON bool) error {
-	r, err := openServerRepo(app.Dir)
+func installServerHook(ctx context.Context, opts *hooksInstallOptions, self string) error {
+	r, err := openServerRepo(opts.dir)
 	if err != nil {
 		return err
 	}
@@ -152,13 +169,12 @@ func installServerHook(ctx context.Context, app *App, self string, asJSON bool) 
 		return err
 	}
 	ns := p.Namespaces()
-	if asJSON {
-		return app.printJSON(map[string]any{"hook": act, "namespaces": ns})
-	}
-	fmt.Fprintf(app.Out, "%s: %s (%s)\n\nguarded by the server (rules from %s at %s, as it is before each push):\n", act.Hook, act.Action, act.Path, "hone.toml", p.Base().Ref)
-	for _, n := range ns {
-		fmt.Fprintf(app.Out, "  %s\n    written by: %s\n    checked: %s\n", n.Refs, n.Writer, n.Checks)
-	}
-	fmt.Fprintln(app.Out, "every other ref: not checked")
-	return nil
+	return opts.out.print(map[string]any{"hook": act, "namespaces": ns}, func(w io.Writer) error {
+		fmt.Fprintf(w, "%s: %s (%s)\n\nguarded by the server (rules from %s at %s, as it is before each push):\n", act.Hook, act.Action, act.Path, "hone.toml", p.Base().Ref)
+		for _, n := range ns {
+			fmt.Fprintf(w, "  %s\n    written by: %s\n    checked: %s\n", n.Refs, n.Writer, n.Checks)
+		}
+		_, err := fmt.Fprintln(w, "every other ref: not checked")
+		return err
+	})
 }

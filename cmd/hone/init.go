@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,11 +15,18 @@ import (
 	"github.com/hone-perf/hone/workspace/layout"
 )
 
-func init() { register("init", newInitCmd) }
+func init() { register("init", command(newInitCmd)) }
 
-func newInitCmd(app *App) *cobra.Command {
-	var target, path string
-	var asJSON bool
+type initOptions struct {
+	*factory
+	out output
+
+	Target string
+	Path   string
+}
+
+func newInitCmd(f *factory, runF func(*initOptions) error) *cobra.Command {
+	opts := &initOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "init [--target NAME] [--path DIR]",
 		Short: "Make this git repository a hone workspace",
@@ -56,67 +64,68 @@ hone.toml exists, --target must name a target it already defines.`,
   hone init --target wordfreq --path src/wordfreq --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			res, err := workspace.Init(ctx, app.Dir, workspace.InitOptions{
-				Target: target, Path: path,
-				StartLedger: func(ctx context.Context, ws *workspace.Workspace) (bool, error) { return ledger.Open(ws).Init(ctx) },
-			})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(res)
-			}
-			printInit(app, res)
-			return nil
-		}),
+		RunE:        runCommand(opts, runF, nil, initRun),
 	}
-	cmd.Flags().StringVar(&target, "target", "", "define the target `NAME` in the new hone.toml (default: the project's name)")
-	cmd.Flags().StringVar(&path, "path", "", "the target's directory `DIR`, relative to the repository top level (default: found, else targets/NAME)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was done as JSON")
+	cmd.Flags().StringVar(&opts.Target, "target", "", "define the target `NAME` in the new hone.toml (default: the project's name)")
+	cmd.Flags().StringVar(&opts.Path, "path", "", "the target's directory `DIR`, relative to the repository top level (default: found, else targets/NAME)")
+	addJSONFlag(cmd, &opts.out, "print what was done as JSON")
 	return cmd
 }
 
-func printInit(app *App, r *workspace.InitResult) {
+func initRun(ctx context.Context, opts *initOptions) error {
+	res, err := workspace.Init(ctx, opts.dir, workspace.InitOptions{
+		Target: opts.Target, Path: opts.Path,
+		StartLedger: func(ctx context.Context, ws *workspace.Workspace) (bool, error) { return ledger.Open(ws).Init(ctx) },
+	})
+	if err != nil {
+		return err
+	}
+	return opts.out.print(res, func(w io.Writer) error {
+		writeInit(w, res)
+		return nil
+	})
+}
+
+func writeInit(w io.Writer, r *workspace.InitResult) {
 	if !r.CreatedConfig && !r.UpdatedGitignore && !r.CreatedLedger {
-		fmt.Fprintf(app.Out, "already initialized: %s, the %s line in .gitignore and the ledger branch %s are in place\n", r.Config, repo.IgnoreLine, r.LedgerBranch)
+		fmt.Fprintf(w, "already initialized: %s, the %s line in .gitignore and the ledger branch %s are in place\n", r.Config, repo.IgnoreLine, r.LedgerBranch)
 		return
 	}
 	if r.CreatedConfig {
-		fmt.Fprintf(app.Out, "created %s", r.Config)
+		fmt.Fprintf(w, "created %s", r.Config)
 		if r.Target != "" {
-			fmt.Fprintf(app.Out, " with target %q (path %s, pin %s)", r.Target, r.TargetPath, r.Pin)
+			fmt.Fprintf(w, " with target %q (path %s, pin %s)", r.Target, r.TargetPath, r.Pin)
 		}
-		fmt.Fprintln(app.Out)
-		printDetected(app, r.Detected)
+		fmt.Fprintln(w)
+		writeDetected(w, r.Detected)
 	}
 	if r.UpdatedGitignore {
-		fmt.Fprintf(app.Out, "added %s to .gitignore\n", repo.IgnoreLine)
+		fmt.Fprintf(w, "added %s to .gitignore\n", repo.IgnoreLine)
 	}
 	if r.CreatedLedger {
-		fmt.Fprintf(app.Out, "created the ledger branch %s\n", r.LedgerBranch)
+		fmt.Fprintf(w, "created the ledger branch %s\n", r.LedgerBranch)
 	}
 	if r.Target != "" && !r.TargetPathExists {
-		fmt.Fprintf(app.Out, "note: %s does not exist yet; create it and commit it before profiling\n", r.TargetPath)
+		fmt.Fprintf(w, "note: %s does not exist yet; create it and commit it before profiling\n", r.TargetPath)
 	}
 	if len(r.Todo) > 0 {
-		fmt.Fprintln(app.Out, "to do before the first verdict:")
+		fmt.Fprintln(w, "to do before the first verdict:")
 		for _, t := range r.Todo {
-			fmt.Fprintf(app.Out, "  - %s\n", t)
+			fmt.Fprintf(w, "  - %s\n", t)
 		}
 	}
 	switch {
 	case r.CreatedConfig && r.Detected != nil:
-		fmt.Fprintln(app.Out, "next: review hone.toml, commit it and .gitignore, then run `hone targets`")
+		fmt.Fprintln(w, "next: review hone.toml, commit it and .gitignore, then run `hone targets`")
 	case r.CreatedConfig:
-		fmt.Fprintln(app.Out, "next: fill in build, gates and bench in hone.toml, commit hone.toml and .gitignore, then run `hone targets`")
+		fmt.Fprintln(w, "next: fill in build, gates and bench in hone.toml, commit hone.toml and .gitignore, then run `hone targets`")
 	}
 }
 
-// printDetected says what init found and wrote for it.
-func printDetected(app *App, l *layout.Layout) {
+// writeDetected says what init found and wrote for it.
+func writeDetected(w io.Writer, l *layout.Layout) {
 	if l == nil {
-		fmt.Fprintln(app.Out, "found no build system (Cargo.toml, go.mod, meson.build, CMakeLists.txt or a Makefile) at the top level or in a subdirectory; hone.toml has a template to fill in")
+		fmt.Fprintln(w, "found no build system (Cargo.toml, go.mod, meson.build, CMakeLists.txt or a Makefile) at the top level or in a subdirectory; hone.toml has a template to fill in")
 		return
 	}
 	parts := []string{"a build"}
@@ -138,8 +147,8 @@ func printDetected(app *App, l *layout.Layout) {
 	if i := strings.LastIndex(what, ", "); i >= 0 {
 		what = what[:i] + " and " + what[i+2:]
 	}
-	fmt.Fprintf(app.Out, "found %s (%s): wrote %s\n", l.BuildFile, l.System, what)
+	fmt.Fprintf(w, "found %s (%s): wrote %s\n", l.BuildFile, l.System, what)
 	if len(l.ReadOnly) > 0 {
-		fmt.Fprintf(app.Out, "the jail will read the toolchain in %s ([sandbox] read_only)\n", strings.Join(l.ReadOnly, ", "))
+		fmt.Fprintf(w, "the jail will read the toolchain in %s ([sandbox] read_only)\n", strings.Join(l.ReadOnly, ", "))
 	}
 }

@@ -18,7 +18,7 @@ func TestJSONKeysScriptRunsEveryJSONCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := newRoot(testApp(), nil)
+	root := newRoot(testFactory(), nil)
 	checked := map[string]bool{}
 	for _, script := range scripts {
 		ar, err := txtar.ParseFile(script)

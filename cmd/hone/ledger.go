@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -25,8 +23,8 @@ import (
 
 func init() { register("ledger", newLedgerCmd) }
 
-func newLedgerCmd(app *App) *cobra.Command {
-	list := newLedgerListCmd(app)
+func newLedgerCmd(f *factory) *cobra.Command {
+	list := newLedgerListCmd(f, nil)
 	cmd := &cobra.Command{
 		Use:   "ledger [list] [TARGET] [--kind K] [--json]",
 		Short: "Read, verify and share the ledger of attempts",
@@ -46,7 +44,7 @@ the ledger with plain git.`,
 			// TARGET shares its position with the subcommands: a word close
 			// to one of them that names no target is a typo.
 			if len(args) == 1 {
-				if err := nearMiss(cmd, args[0], func() bool { return app.isTarget(args[0]) }); err != nil {
+				if err := nearMiss(cmd, args[0], func() bool { return f.isTarget(args[0]) }); err != nil {
 					return err
 				}
 			}
@@ -54,15 +52,21 @@ the ledger with plain git.`,
 		},
 	}
 	cmd.Flags().AddFlagSet(list.Flags())
-	cmd.AddCommand(list, newLedgerShowCmd(app), newLedgerVerifyCmd(app), newLedgerSyncCmd(app, "push"), newLedgerSyncCmd(app, "pull"))
+	cmd.AddCommand(list, newLedgerShowCmd(f, nil), newLedgerVerifyCmd(f, nil), newLedgerSyncCmd(f, "push", nil), newLedgerSyncCmd(f, "pull", nil))
 	return cmd
 }
 
-func newLedgerListCmd(app *App) *cobra.Command {
-	var (
-		asJSON, all      bool
-		kind, patch, key string
-	)
+type ledgerListOptions struct {
+	*factory
+	out output
+
+	Filter ledger.Filter
+	All    bool // started entries too
+}
+
+func newLedgerListCmd(f *factory, runF func(*ledgerListOptions) error) *cobra.Command {
+	opts := &ledgerListOptions{factory: f, out: f.output()}
+	var kind string
 	cmd := &cobra.Command{
 		Use:   "list [TARGET] [--kind K] [--patch ID] [--attempt-key KEY] [--json]",
 		Short: "List attempts in time order",
@@ -90,75 +94,82 @@ added the entry) and path (empty fields omitted; [] when nothing matches).`,
   hone ledger list --patch 3f2a --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			f := ledger.Filter{Kind: ledger.Kind(kind), PatchID: patch, AttemptKey: key}
-			if kind != "" && !f.Kind.Valid() {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Filter.Kind = ledger.Kind(kind)
+			if kind != "" && !opts.Filter.Kind.Valid() {
 				return errs.Usagef("--kind %q is not one of %s", kind, ledger.KindNames())
 			}
-			if len(args) == 1 {
-				f.Target = args[0]
-			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			l := ledger.Open(ws)
-			if f.PatchID != "" {
-				if f.PatchID, err = l.ResolvePatch(ctx, f.PatchID); err != nil {
-					return err
-				}
-			}
-			rows, err := l.Rows(ctx, f)
-			if err != nil {
-				return err
-			}
-			// Entries are anyone's to push: show their text escaped.
-			safetext.Strings(&rows)
-			if len(rows) == 0 && f.Target != "" {
-				if _, err := ws.Target(f.Target); err != nil {
-					return err
-				}
-			}
-			if !all && f.Kind == "" {
-				// A started entry says a verdict began; its verdict (or
-				// its absence, shown as cancelled) is the row that matters.
-				rows = slices.DeleteFunc(rows, func(r ledger.Row) bool { return r.Kind == ledger.KindStarted })
-			}
-			if asJSON {
-				return app.printJSON(rows)
-			}
-			if len(rows) == 0 {
-				return nil
-			}
-			everyRow := rows
-			if f != (ledger.Filter{}) || !all {
-				if everyRow, err = l.Rows(ctx, ledger.Filter{}); err != nil {
-					return err
-				}
-			}
-			ids, patches := rowAbbreviations(everyRow)
-			cells := make([][]string, 0, len(rows)+1)
-			cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "SIGNER", "RUNNER", "HYPOTHESIS"})
-			for _, a := range rows {
-				class := "-"
-				if a.Class != 0 {
-					class = strconv.Itoa(a.Class)
-				}
-				cells = append(cells, []string{ids[a.ID], string(a.Kind), a.Target, dash(patches[a.PatchID]), dash(git.Short(a.Pin)),
-					dash(clipText(a.Hotspot, 24)), class, verdictWord(a.Verdict, a.Flags), speedup(a.Speedup), dash(a.Signer), dash(a.RunnerClass), dash(clipText(a.Hypothesis, 48))})
-			}
-			if err := writeColumns(app.Out, cells); err != nil {
-				return err
-			}
-			return writeHonesty(app, ws, rows)
-		}),
+			opts.Filter.Target = optionalArg(args)
+			return nil
+		}, ledgerListRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	cmd.Flags().StringVar(&kind, "kind", "", "only entries of this kind: "+ledger.KindNames())
-	cmd.Flags().StringVar(&patch, "patch", "", "only entries of this patch `ID` (or a unique prefix of it)")
-	cmd.Flags().StringVar(&key, "attempt-key", "", "only entries with this attempt key")
-	cmd.Flags().BoolVar(&all, "all", false, "also list started entries (every verdict writes one before its first run)")
+	cmd.Flags().StringVar(&opts.Filter.PatchID, "patch", "", "only entries of this patch `ID` (or a unique prefix of it)")
+	cmd.Flags().StringVar(&opts.Filter.AttemptKey, "attempt-key", "", "only entries with this attempt key")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "also list started entries (every verdict writes one before its first run)")
 	return cmd
+}
+
+func ledgerListRun(ctx context.Context, opts *ledgerListOptions) error {
+	ws, l, err := opts.ledger()
+	if err != nil {
+		return err
+	}
+	filter := opts.Filter
+	if filter.PatchID != "" {
+		if filter.PatchID, err = l.ResolvePatch(ctx, filter.PatchID); err != nil {
+			return err
+		}
+	}
+	rows, err := l.Rows(ctx, filter)
+	if err != nil {
+		return err
+	}
+	// Entries are anyone's to push: show their text escaped.
+	safetext.Strings(&rows)
+	if len(rows) == 0 && filter.Target != "" {
+		if _, err := ws.Target(filter.Target); err != nil {
+			return err
+		}
+	}
+	if !opts.All && filter.Kind == "" {
+		// A started entry says a verdict began; its verdict (or its
+		// absence, shown as cancelled) is the row that matters.
+		rows = slices.DeleteFunc(rows, func(r ledger.Row) bool { return r.Kind == ledger.KindStarted })
+	}
+	return opts.out.print(rows, func(w io.Writer) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		everyRow := rows
+		if filter != (ledger.Filter{}) || !opts.All {
+			if everyRow, err = l.Rows(ctx, ledger.Filter{}); err != nil {
+				return err
+			}
+		}
+		if err := writeLedgerRows(w, rows, everyRow); err != nil {
+			return err
+		}
+		return writeHonesty(w, ws, rows)
+	})
+}
+
+// writeLedgerRows prints rows as a table, each id as its shortest unique
+// prefix among every row of the ledger.
+func writeLedgerRows(w io.Writer, rows, everyRow []ledger.Row) error {
+	ids, patches := rowAbbreviations(everyRow)
+	cells := make([][]string, 0, len(rows)+1)
+	cells = append(cells, []string{"ID", "KIND", "TARGET", "PATCH", "PIN", "HOTSPOT", "CLASS", "VERDICT", "SPEEDUP", "SIGNER", "RUNNER", "HYPOTHESIS"})
+	for _, a := range rows {
+		class := "-"
+		if a.Class != 0 {
+			class = strconv.Itoa(a.Class)
+		}
+		cells = append(cells, []string{ids[a.ID], string(a.Kind), a.Target, dash(patches[a.PatchID]), dash(git.Short(a.Pin)),
+			dash(clipText(a.Hotspot, 24)), class, verdictWord(a.Verdict, a.Flags), speedup(a.Speedup), dash(a.Signer), dash(a.RunnerClass), dash(clipText(a.Hypothesis, 48))})
+	}
+	return writeColumns(w, cells)
 }
 
 // rowAbbreviations returns the shortest unique prefix of every entry id
@@ -174,8 +185,15 @@ func rowAbbreviations(rows []ledger.Row) (ids, patches map[string]string) {
 	return abbreviations(e), abbreviations(p)
 }
 
-func newLedgerShowCmd(app *App) *cobra.Command {
-	var asJSON bool
+type ledgerShowOptions struct {
+	*factory
+	out output
+
+	ID string
+}
+
+func newLedgerShowCmd(f *factory, runF func(*ledgerShowOptions) error) *cobra.Command {
+	opts := &ledgerShowOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
 		Short: "Print one ledger entry",
@@ -193,54 +211,68 @@ hone profile show, hone calibrate).`,
   hone ledger show 0194c2d1e7a0 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			l := ledger.Open(ws)
-			s, err := l.Get(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			att, err := l.Attachments(ctx, s)
-			if err != nil {
-				return err
-			}
-			signer, err := l.Signer(ctx, s)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				entry, err := typedEntry(s)
-				if err != nil {
-					return err
-				}
-				if att == nil {
-					att = []string{}
-				}
-				safetext.Strings(entry)
-				return app.printJSON(map[string]any{"path": s.Path, "attachments": att, "entry": entry, "signer": signer})
-			}
-			fmt.Fprintf(app.Out, "# %s\n", s.Path)
-			if len(att) > 0 {
-				fmt.Fprintf(app.Out, "# attachments: %s\n", strings.Join(att, ", "))
-			}
-			tr, err := l.Trust(ctx)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(app.Out, "# signer: %s, added by %s\n", signer.Trust(tr.Configured()), dash(git.Short(signer.Commit)))
-			_, err = io.WriteString(app.Out, safetext.Log(string(s.Raw)))
-			return err
-		}),
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			return nil
+		}, ledgerShowRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newLedgerVerifyCmd(app *App) *cobra.Command {
-	var asJSON, repair, requireSigned bool
+func ledgerShowRun(ctx context.Context, opts *ledgerShowOptions) error {
+	_, l, err := opts.ledger()
+	if err != nil {
+		return err
+	}
+	s, err := l.Get(ctx, opts.ID)
+	if err != nil {
+		return err
+	}
+	att, err := l.Attachments(ctx, s)
+	if err != nil {
+		return err
+	}
+	if att == nil {
+		att = []string{}
+	}
+	signer, err := l.Signer(ctx, s)
+	if err != nil {
+		return err
+	}
+	// The text is the file as stored; only JSON decodes it into its kind.
+	return opts.out.printFrom(func() (any, error) {
+		entry, err := typedEntry(s)
+		if err != nil {
+			return nil, err
+		}
+		safetext.Strings(entry)
+		return map[string]any{"path": s.Path, "attachments": att, "entry": entry, "signer": signer}, nil
+	}, func(w io.Writer) error {
+		tr, err := l.Trust(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "# %s\n", s.Path)
+		if len(att) > 0 {
+			fmt.Fprintf(w, "# attachments: %s\n", strings.Join(att, ", "))
+		}
+		fmt.Fprintf(w, "# signer: %s, added by %s\n", signer.Trust(tr.Configured()), dash(git.Short(signer.Commit)))
+		_, err = io.WriteString(w, safetext.Log(string(s.Raw)))
+		return err
+	})
+}
+
+type ledgerVerifyOptions struct {
+	*factory
+	out output
+
+	Repair        bool
+	RequireSigned bool
+}
+
+func newLedgerVerifyCmd(f *factory, runF func(*ledgerVerifyOptions) error) *cobra.Command {
+	opts := &ledgerVerifyOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "verify [--repair] [--require-signed] [--json]",
 		Short: "Prove the ledger append-only, well-formed, signed and in agreement with its notes",
@@ -280,61 +312,72 @@ nothing else, and never moves the anchor.
   hone ledger verify --repair --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			l := ledger.Open(ws)
-			repaired := 0
-			if repair {
-				if repaired, err = l.RepairNotes(ctx); err != nil {
-					return err
-				}
-				if repaired > 0 && !asJSON {
-					fmt.Fprintf(app.Err, "hone: added %d missing note line(s)\n", repaired)
-				}
-			}
-			rep, err := l.Verify(ctx, ledger.VerifyOptions{RequireSigned: requireSigned, Repair: repair})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := app.printJSON(struct {
-					*ledger.VerifyReport
-					RepairedNotes int `json:"repaired_notes"`
-				}{rep, repaired}); err != nil {
-					return err
-				}
-			} else {
-				for _, p := range rep.Problems {
-					fmt.Fprintf(app.Out, "%s\t%s\t%s\n", p.Kind, p.Path, p.Message)
-				}
-			}
-			if len(rep.Problems) > 0 {
-				return errs.Invalidf("ledger verify found %d problem(s) in %d entries", len(rep.Problems), rep.Entries)
-			}
-			if !asJSON {
-				trust := fmt.Sprintf("%d of %d verdicts signed by an allowed signer (trusted)", rep.Trusted, rep.Verdicts)
-				if !rep.SignersConfigured {
-					trust = fmt.Sprintf("%d verdicts, unsigned or not checked (no allowed_signers: every verdict counts)", rep.Verdicts)
-				}
-				fmt.Fprintf(app.Out, "ok: %d entries, %d commits, %d note lines, %s\n", rep.Entries, rep.Commits, rep.Notes, trust)
-			}
-			return nil
-		}),
+		RunE:        runCommand(opts, runF, nil, ledgerVerifyRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.Flags().BoolVar(&repair, "repair", false, "add missing verdict note lines before verifying")
-	cmd.Flags().BoolVar(&requireSigned, "require-signed", false, "report every verdict no allowed signer signed")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
+	cmd.Flags().BoolVar(&opts.Repair, "repair", false, "add missing verdict note lines before verifying")
+	cmd.Flags().BoolVar(&opts.RequireSigned, "require-signed", false, "report every verdict no allowed signer signed")
 	return cmd
 }
 
-func newLedgerSyncCmd(app *App, verb string) *cobra.Command {
-	var (
-		asJSON  bool
-		timeout time.Duration
-	)
+func ledgerVerifyRun(ctx context.Context, opts *ledgerVerifyOptions) error {
+	_, l, err := opts.ledger()
+	if err != nil {
+		return err
+	}
+	repaired := 0
+	if opts.Repair {
+		if repaired, err = l.RepairNotes(ctx); err != nil {
+			return err
+		}
+		if repaired > 0 {
+			opts.out.note("added %d missing note line(s)", repaired)
+		}
+	}
+	rep, err := l.Verify(ctx, ledger.VerifyOptions{RequireSigned: opts.RequireSigned, Repair: opts.Repair})
+	if err != nil {
+		return err
+	}
+	err = opts.out.print(struct {
+		*ledger.VerifyReport
+		RepairedNotes int `json:"repaired_notes"`
+	}{rep, repaired}, func(w io.Writer) error { return writeVerify(w, rep) })
+	if err != nil {
+		return err
+	}
+	if len(rep.Problems) > 0 {
+		return errs.Invalidf("ledger verify found %d problem(s) in %d entries", len(rep.Problems), rep.Entries)
+	}
+	return nil
+}
+
+// writeVerify prints each problem, or the clean result.
+func writeVerify(w io.Writer, rep *ledger.VerifyReport) error {
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", p.Kind, p.Path, p.Message)
+	}
+	if len(rep.Problems) > 0 {
+		return nil
+	}
+	trust := fmt.Sprintf("%d of %d verdicts signed by an allowed signer (trusted)", rep.Trusted, rep.Verdicts)
+	if !rep.SignersConfigured {
+		trust = fmt.Sprintf("%d verdicts, unsigned or not checked (no allowed_signers: every verdict counts)", rep.Verdicts)
+	}
+	_, err := fmt.Fprintf(w, "ok: %d entries, %d commits, %d note lines, %s\n", rep.Entries, rep.Commits, rep.Notes, trust)
+	return err
+}
+
+type ledgerSyncOptions struct {
+	*factory
+	out output
+
+	Verb    string // push or pull
+	Remote  string
+	Timeout time.Duration // push only
+}
+
+func newLedgerSyncCmd(f *factory, verb string, runF func(*ledgerSyncOptions) error) *cobra.Command {
+	opts := &ledgerSyncOptions{factory: f, out: f.output(), Verb: verb}
 	short, long := "Fetch another clone's ledger and merge it into this one",
 		`Fetch the remote's ledger branch, notes, patch refs and writers' inboxes into
 scratch refs under refs/hone/remotes/, then merge: the branch, and every
@@ -368,53 +411,55 @@ up-to-date, created, fast-forward, merged, or absent. push adds what it did
 to the remote: "remote_ledger" and "remote_notes" (created, updated,
 up-to-date, or inbox: in this clone's inbox only, for the next fold),
 "entries_pushed" and "patches_pushed".`,
-		Example:     fmt.Sprintf("  hone ledger %s\n  hone ledger %s git@example.com:team/app.git --json", verb, verb),
+		Example:     fmt.Sprintf("  hone ledger %s\n  hone ledger %s git@example.com:team/f.git --json", verb, verb),
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			remote := "origin"
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Remote = "origin"
 			if len(args) == 1 {
-				remote = args[0]
+				opts.Remote = args[0]
 			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			l := ledger.Open(ws)
-			sync := l.Pull
-			if verb == "push" {
-				if timeout <= 0 {
-					return errs.Usagef("--timeout must be positive, not %s", timeout)
-				}
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-				sync = l.Push
-			}
-			rep, err := sync(ctx, remote)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(rep)
-			}
-			if verb == "push" {
-				writePush(app.Out, ws.Config.Ledger.Branch, ws.Config.Ledger.NotesRef, remote, rep)
-			} else {
-				fmt.Fprintf(app.Out, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", dash(rep.Ledger), rep.EntriesAdded, dash(rep.Notes), rep.PatchesAdded)
-			}
-			for _, id := range rep.PatchConflict {
-				fmt.Fprintf(app.Err, "hone: patch %s has another commit on %s; kept this clone's\n", id, remote)
+			if verb == "push" && opts.Timeout <= 0 {
+				return errs.Usagef("--timeout must be positive, not %s", opts.Timeout)
 			}
 			return nil
-		}),
+		}, ledgerSyncRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	if verb == "push" {
-		cmd.Flags().DurationVar(&timeout, "timeout", ledger.DefaultPushTimeout, "keep retrying a push that lost a race for this long, then exit 8")
+		cmd.Flags().DurationVar(&opts.Timeout, "timeout", ledger.DefaultPushTimeout, "keep retrying a push that lost a race for this long, then exit 8")
 		cmd.Annotations = exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy)
 	}
 	return cmd
+}
+
+func ledgerSyncRun(ctx context.Context, opts *ledgerSyncOptions) error {
+	ws, l, err := opts.ledger()
+	if err != nil {
+		return err
+	}
+	sync := l.Pull
+	if opts.Verb == "push" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+		sync = l.Push
+	}
+	rep, err := sync(ctx, opts.Remote)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(rep, func(w io.Writer) error {
+		if opts.Verb == "push" {
+			writePush(w, ws.Config.Ledger.Branch, ws.Config.Ledger.NotesRef, opts.Remote, rep)
+		} else {
+			fmt.Fprintf(w, "ledger: %s (+%d entries)\nnotes: %s\npatches: +%d\n", dash(rep.Ledger), rep.EntriesAdded, dash(rep.Notes), rep.PatchesAdded)
+		}
+		for _, id := range rep.PatchConflict {
+			opts.out.note("patch %s has another commit on %s; kept this clone's", id, opts.Remote)
+		}
+		return nil
+	})
 }
 
 // typedEntry decodes a stored entry into its kind's own type, so its JSON
@@ -469,73 +514,10 @@ func writePush(w io.Writer, branch, notes, remote string, rep *ledger.SyncReport
 	fmt.Fprintf(w, "patches: pushed %s\n", count(rep.PatchesPushed, "patch ref", "patch refs"))
 }
 
-// count is n with the noun in the number n calls for.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// writeColumns prints rows of cells aligned in columns two spaces apart, the
-// last column unpadded, in one buffered write (tabwriter would hold every cell
-// and write them one by one).
-func writeColumns(out io.Writer, rows [][]string) error {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	w := bufio.NewWriter(out)
-	for _, r := range rows {
-		for i, c := range r {
-			w.WriteString(c)
-			if i == len(r)-1 {
-				break
-			}
-			w.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
-		}
-		w.WriteByte('\n')
-	}
-	return w.Flush()
-}
-
-// verdictWord is a verdict as the ledger's tables show it: its flags are
-// said beside the word, since the tables show nothing else of the verdict.
-func verdictWord(word string, flags []string) string {
-	if len(flags) == 0 {
-		return dash(word)
-	}
-	marks := make([]string, len(flags))
-	for i, f := range flags {
-		marks[i] = flagMark(f)
-	}
-	return word + " (" + strings.Join(marks, ", ") + ")"
-}
-
-// flagMark is a flag as a table shows it: a short phrase.
-func flagMark(flag string) string {
-	if flag == ledger.FlagWeak {
-		return "weak"
-	}
-	return strings.ReplaceAll(flag, "-", " ")
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // writeHonesty follows a listing with, per target whose verdicts it
 // shows, how many of its accepts the protocol's false-accept rate alone
 // would explain.
-func writeHonesty(app *App, ws *workspace.Workspace, rows []ledger.Row) error {
+func writeHonesty(w io.Writer, ws *workspace.Workspace, rows []ledger.Row) error {
 	words := map[string][]string{}
 	var targets []string
 	for _, r := range rows {
@@ -553,7 +535,7 @@ func writeHonesty(app *App, ws *workspace.Workspace, rows []ledger.Row) error {
 			conf = t.Bench.Confidence
 		}
 		if h := verdict.HonestyOf(name, words[name], conf); h.Judged > 0 {
-			if _, err := fmt.Fprintln(app.Out, "# "+h.String()); err != nil {
+			if _, err := fmt.Fprintln(w, "# "+h.String()); err != nil {
 				return err
 			}
 		}

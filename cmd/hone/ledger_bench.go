@@ -20,7 +20,7 @@ type benchEntry struct {
 	Note string `toml:"note"`
 }
 
-func newLedgerBenchCmd(app *App) *cobra.Command {
+func newLedgerBenchCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "bench-append TARGET",
 		Short:   "Append one profile entry to the ledger (benchmark builds only)",
@@ -29,13 +29,13 @@ func newLedgerBenchCmd(app *App) *cobra.Command {
 		Hidden:  true,
 		Args:    exactArgs(1),
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
+			_, l, err := f.ledger()
 			if err != nil {
 				return err
 			}
 			e := &benchEntry{Note: "benchmark"}
 			e.Kind, e.Target = ledger.KindProfile, args[0]
-			_, err = ledger.Open(ws).Append(ctx, e)
+			_, err = l.Append(ctx, e)
 			return err
 		}),
 	}

@@ -12,10 +12,16 @@ import (
 	"github.com/hone-perf/hone/mcp"
 )
 
-func init() { register("mcp", newMCPCmd) }
+func init() { register("mcp", command(newMCPCmd)) }
 
-func newMCPCmd(app *App) *cobra.Command {
-	var dir string
+type mcpOptions struct {
+	*factory
+
+	Workspace string // "" is the factory's directory
+}
+
+func newMCPCmd(f *factory, runF func(*mcpOptions) error) *cobra.Command {
+	opts := &mcpOptions{factory: f}
 	cmd := &cobra.Command{
 		Use:   "mcp [--workspace DIR]",
 		Short: "Serve hone's six agent tools over MCP on stdin/stdout",
@@ -39,18 +45,21 @@ The server runs until its input ends, and answers every request it read
   hone mcp < requests.jsonl`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if dir == "" {
-				dir = app.Dir
-			}
-			err := mcp.Serve(ctx, dir, honeVersion(), mcp.StreamTransport(app.In, app.Out))
-			if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
-				// Input ended or hone was asked to stop: the normal end of a session.
-				return nil
-			}
-			return err
-		}),
+		RunE:        runCommand(opts, runF, nil, mcpRun),
 	}
-	cmd.Flags().StringVar(&dir, "workspace", "", "serve the workspace around `DIR` (absolute, or relative to the current directory; default: the current directory)")
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "serve the workspace around `DIR` (absolute, or relative to the current directory; default: the current directory)")
 	return cmd
+}
+
+func mcpRun(ctx context.Context, opts *mcpOptions) error {
+	dir := opts.Workspace
+	if dir == "" {
+		dir = opts.dir
+	}
+	err := mcp.Serve(ctx, dir, honeVersion(), mcp.StreamTransport(opts.io.In, opts.io.Out))
+	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+		// Input ended or hone was asked to stop: the normal end of a session.
+		return nil
+	}
+	return err
 }

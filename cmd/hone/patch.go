@@ -18,7 +18,7 @@ import (
 
 func init() { register("patch", newPatchCmd) }
 
-func newPatchCmd(app *App) *cobra.Command {
+func newPatchCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "patch",
 		Short: "Propose, list and show patches",
@@ -28,16 +28,20 @@ commit at refs/hone/patches/<id> with a proposal entry in the ledger.`,
 		Example: `  git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words"
   hone patch list wordfreq`,
 	}
-	cmd.AddCommand(newPatchProposeCmd(app), newPatchListCmd(app), newPatchShowCmd(app), newPatchLandCmd(app))
+	cmd.AddCommand(newPatchProposeCmd(f, nil), newPatchListCmd(f, nil), newPatchShowCmd(f, nil), newPatchLandCmd(f, nil))
 	return cmd
 }
 
-func newPatchProposeCmd(app *App) *cobra.Command {
-	var (
-		req    patch.Request
-		file   string
-		asJSON bool
-	)
+type patchProposeOptions struct {
+	*factory
+	out output
+
+	File    string // the diff's file; "" or "-" is stdin
+	Request patch.Request
+}
+
+func newPatchProposeCmd(f *factory, runF func(*patchProposeOptions) error) *cobra.Command {
+	opts := &patchProposeOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "propose TARGET --hotspot SYMBOL --class N --hypothesis TEXT [--file F] [--json]",
 		Short: "Check a diff against the target's allowlist and store it as a patch",
@@ -86,54 +90,57 @@ pin_unprotected, ...).`,
   git diff | hone patch propose wordfreq --hotspot find_word --class 5 --hypothesis "hash the words" --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			req.Target = args[0]
-			if req.Diff, err = readDiff(app, ws, file); err != nil {
-				return err
-			}
-			res, err := patch.Propose(ctx, ws, req)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(res)
-			}
-			app.warn(res.Warnings...)
-			if res.Existing {
-				fmt.Fprintf(app.Err, "hone: the same diff was already proposed on this pin as %s\n", res.PatchID)
-			}
-			fmt.Fprintln(app.Out, res.PatchID)
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Request.Target = args[0]
 			return nil
-		}),
+		}, patchProposeRun),
 	}
-	f := cmd.Flags()
-	f.StringVar(&req.Hotspot, "hotspot", "", "the symbol the patch speeds up (from the profile)")
-	f.IntVar(&req.Class, "class", 0, fmt.Sprintf("the playbook class of the idea, 1-%d", patch.MaxClass))
-	f.StringVar(&req.Hypothesis, "hypothesis", "", "why the patch should be faster, in words")
-	f.StringVar(&file, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
-	f.StringVar(&req.Author, "author", "", "who proposes, `\"NAME <EMAIL>\"`: the author `hone patch land` gives the landed commit (default: the git user)")
-	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Request.Hotspot, "hotspot", "", "the symbol the patch speeds up (from the profile)")
+	fl.IntVar(&opts.Request.Class, "class", 0, fmt.Sprintf("the playbook class of the idea, 1-%d", patch.MaxClass))
+	fl.StringVar(&opts.Request.Hypothesis, "hypothesis", "", "why the patch should be faster, in words")
+	fl.StringVar(&opts.File, "file", "", "read the diff from `FILE` (relative to the current directory) instead of stdin")
+	fl.StringVar(&opts.Request.Author, "author", "", "who proposes, `\"NAME <EMAIL>\"`: the author `hone patch land` gives the landed commit (default: the git user)")
+	addJSONFlag(cmd, &opts.out, "print the result as JSON")
 	for _, name := range []string{"hotspot", "class", "hypothesis"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
 	return cmd
 }
 
+func patchProposeRun(ctx context.Context, opts *patchProposeOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	req := opts.Request
+	if req.Diff, err = readDiff(opts.io.In, ws, opts.File); err != nil {
+		return err
+	}
+	res, err := patch.Propose(ctx, ws, req)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(res, func(w io.Writer) error {
+		opts.out.warn(res.Warnings...)
+		if res.Existing {
+			opts.out.note("the same diff was already proposed on this pin as %s", res.PatchID)
+		}
+		_, err := fmt.Fprintln(w, res.PatchID)
+		return err
+	})
+}
+
 // readDiff reads the diff from file or stdin, at most one byte past the
 // configured limit so an oversized diff is refused without reading it all.
-func readDiff(app *App, ws *workspace.Workspace, file string) ([]byte, error) {
-	in := app.In
+func readDiff(in io.Reader, ws *workspace.Workspace, file string) ([]byte, error) {
 	if file != "" && file != "-" {
-		f, err := os.Open(file)
+		fh, err := os.Open(file)
 		if err != nil {
 			return nil, errs.Wrap(errs.NotFound, err, "cannot read the diff")
 		}
-		defer f.Close()
-		in = f
+		defer fh.Close()
+		in = fh
 	}
 	if in == nil {
 		return nil, errs.Usagef("no diff: give one on stdin or with --file")
@@ -145,8 +152,15 @@ func readDiff(app *App, ws *workspace.Workspace, file string) ([]byte, error) {
 	return b, nil
 }
 
-func newPatchListCmd(app *App) *cobra.Command {
-	var asJSON bool
+type patchListOptions struct {
+	*factory
+	out output
+
+	Target string // "" lists every target's
+}
+
+func newPatchListCmd(f *factory, runF func(*patchListOptions) error) *cobra.Command {
+	opts := &patchListOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "list [TARGET] [--json]",
 		Short: "List proposed patches, oldest first",
@@ -165,42 +179,58 @@ weak isolation, says so beside its word.`,
   hone patch list wordfreq --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			target := optionalArg(args)
-			ps, err := patch.List(ctx, ws, target)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(ps)
-			}
-			all, err := patch.List(ctx, ws, "")
-			if err != nil {
-				return err
-			}
-			ids := make([]string, len(all))
-			for i, p := range all {
-				ids[i] = p.PatchID
-			}
-			short := abbreviations(ids)
-			rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"}}
-			for _, p := range ps {
-				rows = append(rows, []string{short[p.PatchID], p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
-					fmt.Sprintf("+%d -%d", p.Added, p.Removed), verdictWord(p.Verdict, p.VerdictFlags), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
-			}
-			return writeColumns(app.Out, rows)
-		}),
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = optionalArg(args)
+			return nil
+		}, patchListRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newPatchShowCmd(app *App) *cobra.Command {
-	var asJSON bool
+func patchListRun(ctx context.Context, opts *patchListOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	ps, err := patch.List(ctx, ws, opts.Target)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(ps, func(w io.Writer) error {
+		all, err := patch.List(ctx, ws, "")
+		if err != nil {
+			return err
+		}
+		return writePatchList(w, ps, all)
+	})
+}
+
+// writePatchList prints patches as a table, each id as its shortest unique
+// prefix among all of them.
+func writePatchList(w io.Writer, ps, all []*patch.Listed) error {
+	ids := make([]string, len(all))
+	for i, p := range all {
+		ids[i] = p.PatchID
+	}
+	short := abbreviations(ids)
+	rows := [][]string{{"PATCH", "TARGET", "PIN", "CLASS", "HOTSPOT", "CHANGE", "VERDICT", "SPEEDUP", "SIGNER", "HYPOTHESIS"}}
+	for _, p := range ps {
+		rows = append(rows, []string{short[p.PatchID], p.Target, git.Short(p.Pin), strconv.Itoa(p.Class), clipText(p.Hotspot, 40),
+			fmt.Sprintf("+%d -%d", p.Added, p.Removed), verdictWord(p.Verdict, p.VerdictFlags), speedup(p.Speedup), dash(p.Signer), clipText(p.Hypothesis, 60)})
+	}
+	return writeColumns(w, rows)
+}
+
+type patchShowOptions struct {
+	*factory
+	out output
+
+	ID string
+}
+
+func newPatchShowCmd(f *factory, runF func(*patchShowOptions) error) *cobra.Command {
+	opts := &patchShowOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
 		Short: "Show a patch: its proposal, its diff and every verdict",
@@ -215,41 +245,52 @@ with id, verdict, summary, created, ...).`,
   hone patch show 3f2a9c01 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			sh, err := patch.Show(ctx, ws, args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(sh)
-			}
-			p := sh.Proposal
-			fmt.Fprintf(app.Out, "patch      %s\ntarget     %s\npin        %s\ncommit     %s\nhotspot    %s\nclass      %d\nhypothesis %s\nfiles      %s (+%d -%d)\nentry      %s (%s)\n",
-				p.PatchID, p.Target, p.Pin, p.Commit, p.Hotspot, p.Class, p.Hypothesis, strings.Join(p.Files, ", "), p.Added, p.Removed, p.ID, p.Created.Format("2006-01-02 15:04:05Z07:00"))
-			if len(sh.Verdicts) == 0 {
-				fmt.Fprintln(app.Out, "verdicts   none yet")
-			}
-			for _, v := range sh.Verdicts {
-				fmt.Fprintf(app.Out, "verdict    %s: %s (entry %s)\n", v.Verdict, v.Summary, v.ID)
-			}
-			fmt.Fprintln(app.Out)
-			_, err = io.WriteString(app.Out, sh.Diff)
-			return err
-		}),
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			return nil
+		}, patchShowRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newPatchLandCmd(app *App) *cobra.Command {
-	var (
-		asJSON bool
-		opts   patch.LandOptions
-	)
+func patchShowRun(ctx context.Context, opts *patchShowOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	sh, err := patch.Show(ctx, ws, opts.ID)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(sh, func(w io.Writer) error { return writePatchShow(w, sh) })
+}
+
+func writePatchShow(w io.Writer, sh *patch.Shown) error {
+	p := sh.Proposal
+	fmt.Fprintf(w, "patch      %s\ntarget     %s\npin        %s\ncommit     %s\nhotspot    %s\nclass      %d\nhypothesis %s\nfiles      %s (+%d -%d)\nentry      %s (%s)\n",
+		p.PatchID, p.Target, p.Pin, p.Commit, p.Hotspot, p.Class, p.Hypothesis, strings.Join(p.Files, ", "), p.Added, p.Removed, p.ID, p.Created.Format("2006-01-02 15:04:05Z07:00"))
+	if len(sh.Verdicts) == 0 {
+		fmt.Fprintln(w, "verdicts   none yet")
+	}
+	for _, v := range sh.Verdicts {
+		fmt.Fprintf(w, "verdict    %s: %s (entry %s)\n", v.Verdict, v.Summary, v.ID)
+	}
+	fmt.Fprintln(w)
+	_, err := io.WriteString(w, sh.Diff)
+	return err
+}
+
+type patchLandOptions struct {
+	*factory
+	out output
+
+	ID   string
+	Land patch.LandOptions
+}
+
+func newPatchLandCmd(f *factory, runF func(*patchLandOptions) error) *cobra.Command {
+	opts := &patchLandOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "land ID [--reviewed] [--json]",
 		Short: "Apply an accepted patch to the current branch",
@@ -270,40 +311,28 @@ JSON fields: patch_id, commit, branch, author, verdict, speedup.`,
   hone patch land 3f2a --reviewed`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			res, err := patch.Land(ctx, ws, args[0], opts)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(res)
-			}
-			fmt.Fprintf(app.Out, "landed patch %s (%s %s) on %s as %s, author %s\n",
-				res.PatchID, res.Verdict, speedup(res.Speedup), res.Branch, git.Short(res.Commit), res.Author)
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
 			return nil
-		}),
+		}, patchLandRun),
 	}
-	cmd.Flags().BoolVar(&opts.Reviewed, "reviewed", false, "land a needs-human-review verdict: you did the review it asks for")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.Land.Reviewed, "reviewed", false, "land a needs-human-review verdict: you did the review it asks for")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-// speedup renders a verdict's deciding speedup, "-" when it has none.
-func speedup(x float64) string {
-	if x == 0 {
-		return "-"
+func patchLandRun(ctx context.Context, opts *patchLandOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("%.2fx", x)
-}
-
-func clipText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-3]) + "..."
+	res, err := patch.Land(ctx, ws, opts.ID, opts.Land)
+	if err != nil {
+		return err
 	}
-	return s
+	return opts.out.print(res, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "landed patch %s (%s %s) on %s as %s, author %s\n",
+			res.PatchID, res.Verdict, speedup(res.Speedup), res.Branch, git.Short(res.Commit), res.Author)
+		return err
+	})
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -13,10 +13,18 @@ import (
 	"github.com/hone-perf/hone/playbooks"
 )
 
-func init() { register("playbook", newPlaybookCmd) }
+func init() { register("playbook", command(newPlaybookCmd)) }
 
-func newPlaybookCmd(app *App) *cobra.Command {
-	var asJSON bool
+type playbookOptions struct {
+	*factory
+	out output
+
+	List  bool // no class given: list them all
+	Class int
+}
+
+func newPlaybookCmd(f *factory, runF func(*playbookOptions) error) *cobra.Command {
+	opts := &playbookOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "playbook [N] [--json]",
 		Short: "List the seven optimization playbooks, or print one",
@@ -35,42 +43,48 @@ file that replaced it).`, playbooks.Count),
   hone playbook 5`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			root, err := playbookRoot(app.Dir)
-			if err != nil {
-				return err
-			}
-			if len(args) == 0 {
-				list, err := playbooks.List(root)
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.List = len(args) == 0
+			if len(args) == 1 {
+				n, err := strconv.Atoi(args[0])
 				if err != nil {
-					return err
+					return errs.Usagef("playbook class must be a number from 1 to %d, not %q", playbooks.Count, args[0])
 				}
-				if asJSON {
-					return app.printJSON(list)
-				}
-				tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-				for _, p := range list {
-					fmt.Fprintf(tw, "%d\t%s\t%s\n", p.Number, p.Name, p.Summary)
-				}
-				return tw.Flush()
+				opts.Class = n
 			}
-			n, err := strconv.Atoi(args[0])
-			if err != nil {
-				return errs.Usagef("playbook class must be a number from 1 to %d, not %q", playbooks.Count, args[0])
-			}
-			p, err := playbooks.Get(root, n)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(p)
-			}
-			_, err = fmt.Fprint(app.Out, p.Markdown)
-			return err
-		}),
+			return nil
+		}, playbookRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
+}
+
+func playbookRun(_ context.Context, opts *playbookOptions) error {
+	root, err := playbookRoot(opts.dir)
+	if err != nil {
+		return err
+	}
+	if opts.List {
+		list, err := playbooks.List(root)
+		if err != nil {
+			return err
+		}
+		return opts.out.print(list, func(w io.Writer) error {
+			rows := make([][]string, 0, len(list))
+			for _, p := range list {
+				rows = append(rows, []string{strconv.Itoa(p.Number), p.Name, p.Summary})
+			}
+			return writeColumns(w, rows)
+		})
+	}
+	p, err := playbooks.Get(root, opts.Class)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(p, func(w io.Writer) error {
+		_, err := fmt.Fprint(w, p.Markdown)
+		return err
+	})
 }
 
 // playbookRoot is where workspace playbooks may replace built-in ones: the

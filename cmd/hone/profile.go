@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +12,7 @@ import (
 
 func init() { register("profile", newProfileCmd) }
 
-func newProfileCmd(app *App) *cobra.Command {
+func newProfileCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "profile",
 		Short: "Profile a target at its pin and read its hotspots",
@@ -23,13 +24,20 @@ latest, the view the MCP tool read_profile returns.`,
 		Example: `  hone profile run wordfreq
   hone profile show wordfreq --top 10`,
 	}
-	cmd.AddCommand(newProfileRunCmd(app), newProfileShowCmd(app), newProfileListCmd(app), newProfileDiffCmd(app))
+	cmd.AddCommand(newProfileRunCmd(f, nil), newProfileShowCmd(f, nil), newProfileListCmd(f, nil), newProfileDiffCmd(f, nil))
 	return cmd
 }
 
-func newProfileRunCmd(app *App) *cobra.Command {
-	var opts profile.Options
-	var asJSON bool
+type profileRunOptions struct {
+	*factory
+	out output
+
+	Target  string
+	Profile profile.Options
+}
+
+func newProfileRunCmd(f *factory, runF func(*profileRunOptions) error) *cobra.Command {
+	opts := &profileRunOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "run TARGET [--frequency HZ] [--pprof-out FILE] [--json]",
 		Short: "Profile the target's workload and record the profile in the ledger",
@@ -55,44 +63,55 @@ also writes the pprof to FILE, for ` + "`go tool pprof`" + `.`,
   hone profile run wordfreq --frequency 999 --pprof-out cpu.pb.gz && go tool pprof -top cpu.pb.gz`,
 		Annotations: exits(errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if opts.Frequency < 0 {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			if opts.Profile.Frequency < 0 {
 				return errs.Usagef("--frequency must be a positive number of Hz")
 			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			opts.Progress = func(s string) { app.progress("profile %s: %s", args[0], s) }
-			var left []errs.Warning
-			opts.Warnings = func(w errs.Warning) { left = append(left, w) }
-			e, err := profile.Run(ctx, ws, args[0], opts)
-			app.endProgress()
-			if err != nil {
-				return err
-			}
-			warnings := append(jailWarnings(ws, false), left...)
-			if asJSON {
-				return app.printJSON(struct {
-					*profile.Entry
-					Warnings []errs.Warning `json:"warnings"`
-				}{e, warnings})
-			}
-			app.warn(warnings...)
-			return profile.WriteText(app.Out, e.Top(20))
-		}),
+			return nil
+		}, profileRunRun),
 	}
-	f := cmd.Flags()
-	f.IntVar(&opts.Frequency, "frequency", 0, "sampling frequency in Hz (default [targets.X.profile] frequency, else 1999)")
-	f.StringVar(&opts.PprofOut, "pprof-out", "", "also write the gzipped pprof profile to `FILE` (relative to the current directory)")
-	f.BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Profile.Frequency, "frequency", 0, "sampling frequency in Hz (default [targets.X.profile] frequency, else 1999)")
+	fl.StringVar(&opts.Profile.PprofOut, "pprof-out", "", "also write the gzipped pprof profile to `FILE` (relative to the current directory)")
+	addJSONFlag(cmd, &opts.out, "print the profile entry as JSON")
 	return cmd
 }
 
-func newProfileShowCmd(app *App) *cobra.Command {
-	var top int
-	var asJSON bool
-	var id, pprofOut string
+func profileRunRun(ctx context.Context, opts *profileRunOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	popts := opts.Profile
+	popts.Progress = func(s string) { opts.io.progress("profile %s: %s", opts.Target, s) }
+	var left []errs.Warning
+	popts.Warnings = func(w errs.Warning) { left = append(left, w) }
+	e, err := profile.Run(ctx, ws, opts.Target, popts)
+	opts.io.endProgress()
+	if err != nil {
+		return err
+	}
+	warnings := append(jailWarnings(ws, false), left...)
+	opts.out.warn(warnings...)
+	return opts.out.print(struct {
+		*profile.Entry
+		Warnings []errs.Warning `json:"warnings"`
+	}{e, warnings}, func(w io.Writer) error { return profile.WriteText(w, e.Top(20)) })
+}
+
+type profileShowOptions struct {
+	*factory
+	out output
+
+	Target   string
+	ID       string // "" is the latest
+	Top      int
+	PprofOut string
+}
+
+func newProfileShowCmd(f *factory, runF func(*profileShowOptions) error) *cobra.Command {
+	opts := &profileShowOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "show TARGET [--id ID] [--top N] [--pprof-out FILE] [--json]",
 		Short: "Print the latest profile of a target",
@@ -106,35 +125,45 @@ writes the gzipped pprof stored with the profile to FILE, for
   hone profile show wordfreq --top 5 --pprof-out cpu.pb.gz --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			e, err := profile.Of(ctx, ws, args[0], id)
-			if err != nil {
-				return err
-			}
-			if pprofOut != "" {
-				if err := profile.WritePprof(ctx, ws, e, pprofOut); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return app.printJSON(e.Top(top))
-			}
-			return profile.WriteText(app.Out, e.Top(top))
-		}),
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			return nil
+		}, profileShowRun),
 	}
-	cmd.Flags().IntVar(&top, "top", 20, "show this many hotspots (0: all stored, at most 50)")
-	cmd.Flags().StringVar(&id, "id", "", "show the profile with this ledger entry `ID` (or a unique prefix of it) instead of the latest")
-	cmd.Flags().StringVar(&pprofOut, "pprof-out", "", "also write the stored gzipped pprof profile to `FILE` (relative to the current directory)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the profile entry as JSON")
+	cmd.Flags().IntVar(&opts.Top, "top", 20, "show this many hotspots (0: all stored, at most 50)")
+	cmd.Flags().StringVar(&opts.ID, "id", "", "show the profile with this ledger entry `ID` (or a unique prefix of it) instead of the latest")
+	cmd.Flags().StringVar(&opts.PprofOut, "pprof-out", "", "also write the stored gzipped pprof profile to `FILE` (relative to the current directory)")
+	addJSONFlag(cmd, &opts.out, "print the profile entry as JSON")
 	return cmd
 }
 
-func newProfileListCmd(app *App) *cobra.Command {
-	var asJSON bool
+func profileShowRun(ctx context.Context, opts *profileShowOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	e, err := profile.Of(ctx, ws, opts.Target, opts.ID)
+	if err != nil {
+		return err
+	}
+	if opts.PprofOut != "" {
+		if err := profile.WritePprof(ctx, ws, e, opts.PprofOut); err != nil {
+			return err
+		}
+	}
+	top := e.Top(opts.Top)
+	return opts.out.print(top, func(w io.Writer) error { return profile.WriteText(w, top) })
+}
+
+type profileListOptions struct {
+	*factory
+	out output
+
+	Target string
+}
+
+func newProfileListCmd(f *factory, runF func(*profileListOptions) error) *cobra.Command {
+	opts := &profileListOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "list TARGET [--json]",
 		Short: "List the profiles of a target, oldest first",
@@ -143,27 +172,36 @@ event, samples and the top hotspot. Ids are what ` + "`hone profile diff`" + ` t
 		Example:     `  hone profile list wordfreq`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			es, err := profile.List(ctx, ws, args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(es)
-			}
-			return profile.WriteList(app.Out, es)
-		}),
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			return nil
+		}, profileListRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as a JSON list")
+	addJSONFlag(cmd, &opts.out, "print the entries as a JSON list")
 	return cmd
 }
 
-func newProfileDiffCmd(app *App) *cobra.Command {
-	var asJSON bool
+func profileListRun(ctx context.Context, opts *profileListOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	es, err := profile.List(ctx, ws, opts.Target)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(es, func(w io.Writer) error { return profile.WriteList(w, es) })
+}
+
+type profileDiffOptions struct {
+	*factory
+	out output
+
+	A, B string
+}
+
+func newProfileDiffCmd(f *factory, runF func(*profileDiffOptions) error) *cobra.Command {
+	opts := &profileDiffOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "diff A B [--json]",
 		Short: "Show the hotspots whose share moved between two profiles",
@@ -175,26 +213,28 @@ percentage points, biggest flat move first: did the patch move the hotspot?`,
   hone profile diff 0194c2d1 0194c3e8 --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(2),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			a, err := profile.Get(ctx, ws, args[0])
-			if err != nil {
-				return err
-			}
-			b, err := profile.Get(ctx, ws, args[1])
-			if err != nil {
-				return err
-			}
-			c := profile.Diff(a, b)
-			if asJSON {
-				return app.printJSON(c)
-			}
-			return profile.WriteDiff(app.Out, c)
-		}),
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.A, opts.B = args[0], args[1]
+			return nil
+		}, profileDiffRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	addJSONFlag(cmd, &opts.out, "print the comparison as JSON")
 	return cmd
+}
+
+func profileDiffRun(ctx context.Context, opts *profileDiffOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	a, err := profile.Get(ctx, ws, opts.A)
+	if err != nil {
+		return err
+	}
+	b, err := profile.Get(ctx, ws, opts.B)
+	if err != nil {
+		return err
+	}
+	c := profile.Diff(a, b)
+	return opts.out.print(c, func(w io.Writer) error { return profile.WriteDiff(w, c) })
 }

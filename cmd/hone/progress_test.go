@@ -38,8 +38,8 @@ func openPTY(t *testing.T) (control, term *os.File) {
 // minutes of silence; with --json stderr holds none of it.
 func TestProgressIsDrawnOnATerminalAndPlainElsewhere(t *testing.T) {
 	control, term := openPTY(t)
-	(&App{Err: term}).progress("step %d", 1)
-	(&App{Err: term}).endProgress()
+	(&IOStreams{ErrOut: term, ErrTTY: isTerminal(term)}).progress("step %d", 1)
+	(&IOStreams{ErrOut: term, ErrTTY: isTerminal(term)}).endProgress()
 	buf := make([]byte, 64)
 	if err := control.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
 		t.Fatal(err)
@@ -53,16 +53,16 @@ func TestProgressIsDrawnOnATerminalAndPlainElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&App{Err: w}).progress("step %d", 2)
-	(&App{Err: w}).endProgress()
+	(&IOStreams{ErrOut: w, ErrTTY: isTerminal(w)}).progress("step %d", 2)
+	(&IOStreams{ErrOut: w, ErrTTY: isTerminal(w)}).endProgress()
 	w.Close()
 	var got bytes.Buffer
 	if _, err := got.ReadFrom(r); err != nil || got.String() != "hone: step 2\n" {
 		t.Errorf("pipe got %q, %v; want one plain line", got.String(), err)
 	}
 	var b bytes.Buffer
-	(&App{Err: &b}).progress("step 3")
-	(&App{Err: &b, jsonOut: true}).progress("step 4")
+	(&IOStreams{ErrOut: &b}).progress("step 3")
+	(&IOStreams{ErrOut: &b, quiet: true}).progress("step 4")
 	if b.String() != "hone: step 3\n" {
 		t.Errorf("buffer got %q; want step 3 alone", b.String())
 	}

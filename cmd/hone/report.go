@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,13 +13,18 @@ import (
 	"github.com/hone-perf/hone/report"
 )
 
-func init() { register("report", newReportCmd) }
+func init() { register("report", command(newReportCmd)) }
 
-func newReportCmd(app *App) *cobra.Command {
-	var (
-		htmlFile string
-		asJSON   bool
-	)
+type reportOptions struct {
+	*factory
+	out output
+
+	Target string // "" reports every target
+	HTML   string // the page to write
+}
+
+func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
+	opts := &reportOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "report [TARGET] --html FILE",
 		Short: "Write the ledger and the latest profile as one HTML page",
@@ -33,34 +39,37 @@ archived or attached to a CI run as is. It prints the file's path.`,
   hone report wordfreq --html /tmp/wordfreq.html --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if htmlFile == "" {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			if opts.HTML == "" {
 				return errs.Usagef("hone report needs --html FILE, the page to write")
 			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			target := optionalArg(args)
-			r, err := report.FromLedger(ctx, ws, target)
-			if err != nil {
-				return err
-			}
-			var page bytes.Buffer
-			if err := report.Render(&page, r); err != nil {
-				return err
-			}
-			if err := os.WriteFile(htmlFile, page.Bytes(), 0o644); err != nil {
-				return errs.Wrap(errs.Failure, err, "cannot write %s", htmlFile)
-			}
-			if asJSON {
-				return app.printJSON(map[string]any{"file": htmlFile, "attempts": len(r.Attempts), "profiles": len(r.Profiles)})
-			}
-			fmt.Fprintln(app.Out, htmlFile)
+			opts.Target = optionalArg(args)
 			return nil
-		}),
+		}, reportRun),
 	}
-	cmd.Flags().StringVar(&htmlFile, "html", "", "write the report to `FILE` (relative to the current directory)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {\"file\", \"attempts\", \"profiles\"} as JSON")
+	cmd.Flags().StringVar(&opts.HTML, "html", "", "write the report to `FILE` (relative to the current directory)")
+	addJSONFlag(cmd, &opts.out, "print {\"file\", \"attempts\", \"profiles\"} as JSON")
 	return cmd
+}
+
+func reportRun(ctx context.Context, opts *reportOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	r, err := report.FromLedger(ctx, ws, opts.Target)
+	if err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := report.Render(&page, r); err != nil {
+		return err
+	}
+	if err := os.WriteFile(opts.HTML, page.Bytes(), 0o644); err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot write %s", opts.HTML)
+	}
+	return opts.out.print(map[string]any{"file": opts.HTML, "attempts": len(r.Attempts), "profiles": len(r.Profiles)}, func(w io.Writer) error {
+		_, err := fmt.Fprintln(w, opts.HTML)
+		return err
+	})
 }

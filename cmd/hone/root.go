@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -15,10 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/workspace"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."
@@ -43,18 +38,6 @@ func stampedVersion(ldflags string, info *debug.BuildInfo) string {
 	return ldflags
 }
 
-// App holds what every command shares: its streams and where it runs. Tests
-// build one with buffers; main uses the process's own.
-type App struct {
-	In       io.Reader
-	Out, Err io.Writer
-	Dir      string // directory hone runs from; "" means the current one
-
-	// jsonOut is set while a command runs with --json: its stderr then holds
-	// at most one JSON error object, so no progress is drawn there.
-	jsonOut bool
-}
-
 // commands is filled by each command file's init, so adding a command never
 // means editing this file. Each constructor is registered under the name of
 // the command it builds, so an invocation can build only the command it names.
@@ -62,11 +45,17 @@ var commands []registered
 
 type registered struct {
 	name string
-	new  func(*App) *cobra.Command
+	new  func(*factory) *cobra.Command
 }
 
-func register(name string, f func(*App) *cobra.Command) {
-	commands = append(commands, registered{name, f})
+func register(name string, newCmd func(*factory) *cobra.Command) {
+	commands = append(commands, registered{name, newCmd})
+}
+
+// command adapts a command's constructor to register and AddCommand: the
+// command as hone runs it, with no runF standing in for its run function.
+func command[O any](newCmd func(*factory, func(*O) error) *cobra.Command) func(*factory) *cobra.Command {
+	return func(f *factory) *cobra.Command { return newCmd(f, nil) }
 }
 
 // onlyCommand returns the top-level command args run when it can be built
@@ -88,7 +77,7 @@ func onlyCommand(args []string) string {
 
 // newRoot builds the command tree for args: the whole tree, or only the
 // command args name (see onlyCommand).
-func newRoot(app *App, args []string) *cobra.Command {
+func newRoot(f *factory, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "hone",
 		Short: "The trust layer for performance optimization",
@@ -111,17 +100,17 @@ verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.`,
 	cobra.AddTemplateFunc("exitStatus", exitStatus)
 	root.SetVersionTemplate("hone version {{honeVersion}}\n")
 	root.SetHelpTemplate(helpTemplate)
-	root.SetIn(app.In)
-	root.SetOut(app.Out)
-	root.SetErr(app.Err)
-	root.PersistentPreRun = func(c *cobra.Command, args []string) { app.jsonOut = jsonFlag(c) }
+	root.SetIn(f.io.In)
+	root.SetOut(f.io.Out)
+	root.SetErr(f.io.ErrOut)
+	root.PersistentPreRun = func(c *cobra.Command, args []string) { f.io.quiet = jsonFlag(c) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return errs.Usagef("%s; see `%s --help`", err.Error(), c.CommandPath())
 	})
 	only := onlyCommand(args)
 	for _, c := range commands {
 		if only == "" || c.name == only {
-			root.AddCommand(c.new(app))
+			root.AddCommand(c.new(f))
 		}
 	}
 	// A named command cannot reach cobra's completion command, whose four
@@ -135,8 +124,7 @@ verdicts as notes under refs/notes/hone, patches under refs/hone/patches/.`,
 // here and nowhere else: as one line on stderr, or with --json as
 // {"error": {"code": ..., "message": ...}}.
 func Main(args []string) int {
-	app := &App{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
-	return app.Run(args)
+	return (&factory{io: systemStreams()}).run(args)
 }
 
 // leadingJSON moves a --json given before the command (`hone --json ledger`,
@@ -158,12 +146,12 @@ func leadingJSON(args []string) []string {
 	return append(rest, "--json")
 }
 
-// Run executes one hone invocation on the App's streams.
-func (app *App) Run(args []string) int {
+// run executes one hone invocation on the factory's streams.
+func (f *factory) run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	args = leadingJSON(args)
-	root := newRoot(app, args)
+	root := newRoot(f, args)
 	root.SetArgs(args)
 	cmd, err := root, checkSubcommands(root, args)
 	if err == nil {
@@ -186,17 +174,7 @@ func (app *App) Run(args []string) int {
 	if cmd == nil {
 		cmd = root
 	}
-	err = withHelpPointer(err, cmd)
-	code := errs.CodeOf(err)
-	msg := errs.ClipTo(oneLine(err.Error()), maxMessage)
-	if jsonFlag(cmd) || wantsJSON(args) {
-		obj := map[string]any{"error": map[string]any{"code": code.Name(), "exit_code": int(code), "message": msg}}
-		b, _ := json.Marshal(obj)
-		fmt.Fprintln(app.Err, string(b))
-	} else if code != errs.NotAccepted {
-		fmt.Fprintln(app.Err, "hone: "+msg)
-	}
-	return int(code)
+	return writeError(f.io.ErrOut, withHelpPointer(err, cmd), jsonFlag(cmd) || wantsJSON(args))
 }
 
 // maxMessage bounds a printed error. Messages name the input they refuse
@@ -217,8 +195,8 @@ func oneLine(s string) string {
 }
 
 func jsonFlag(cmd *cobra.Command) bool {
-	f := cmd.Flags().Lookup("json")
-	return f != nil && f.Value.String() == "true"
+	fl := cmd.Flags().Lookup("json")
+	return fl != nil && fl.Value.String() == "true"
 }
 
 // wantsJSON finds --json among the arguments when parsing stopped before the
@@ -251,6 +229,23 @@ func run(f func(ctx context.Context, cmd *cobra.Command, args []string) error) f
 	}
 }
 
+// runCommand is the RunE of a command built from options: parse (when
+// given) takes the arguments into opts and checks what cobra cannot, then
+// a test's runF gets the options, or else the command's own run does.
+func runCommand[O any](opts *O, runF func(*O) error, parse func(*cobra.Command, []string) error, work func(context.Context, *O) error) func(*cobra.Command, []string) error {
+	return run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		if parse != nil {
+			if err := parse(cmd, args); err != nil {
+				return err
+			}
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return work(ctx, opts)
+	})
+}
+
 // Argument validators that fail with exit code 2.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -277,65 +272,4 @@ func optionalArg(args []string) string {
 		return args[0]
 	}
 	return ""
-}
-
-// workspace opens the workspace around the App's directory.
-func (app *App) workspace() (*workspace.Workspace, error) { return workspace.Open(app.Dir) }
-
-// isTarget reports whether the workspace defines a target of this name.
-func (app *App) isTarget(name string) bool {
-	ws, err := app.workspace()
-	return err == nil && ws.Config.Targets[name] != nil
-}
-
-// warn prints warnings as lines on stderr, for output without --json; with
-// --json they belong in the output object instead.
-func (app *App) warn(ws ...errs.Warning) {
-	for _, w := range ws {
-		fmt.Fprintln(app.Err, "hone: warning: "+w.Message)
-	}
-}
-
-// printJSON writes v as indented JSON with a trailing newline.
-func (app *App) printJSON(v any) error {
-	enc := json.NewEncoder(app.Out)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// progress reports a phase or a batch on stderr: a status line drawn in
-// place on a terminal, a plain line otherwise (CI logs and agents' shell
-// tools are not terminals, and a verdict is minutes of silence without
-// it), nothing with --json, whose stderr holds at most one error object.
-func (app *App) progress(format string, args ...any) {
-	if app.jsonOut {
-		return
-	}
-	if f, ok := app.Err.(*os.File); ok && isTerminal(f) {
-		fmt.Fprintf(f, "\r\x1b[K"+format, args...)
-		return
-	}
-	fmt.Fprintf(app.Err, "hone: "+format+"\n", args...)
-}
-
-// endProgress clears the status line of a terminal.
-func (app *App) endProgress() {
-	if f, ok := app.Err.(*os.File); ok && !app.jsonOut && isTerminal(f) {
-		fmt.Fprint(f, "\r\x1b[K")
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-// colorEnabled honours NO_COLOR and only colours terminals.
-func colorEnabled(f io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	file, ok := f.(*os.File)
-	return ok && isTerminal(file)
 }

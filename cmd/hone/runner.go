@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,11 +12,17 @@ import (
 	"github.com/hone-perf/hone/runner"
 )
 
-func init() { register("runner", newRunnerCmd) }
+func init() { register("runner", command(newRunnerCmd)) }
 
-func newRunnerCmd(app *App) *cobra.Command {
-	var opts runner.Options
-	var asJSON bool
+type runnerOptions struct {
+	*factory
+	out output
+
+	Runner runner.Options
+}
+
+func newRunnerCmd(f *factory, runF func(*runnerOptions) error) *cobra.Command {
+	opts := &runnerOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "runner [--remote R] [--class NAME] [--once] [--idle D] [--lease D] [--json]",
 		Short: "Judge what agents push, as one runner of a fleet sharing a git remote",
@@ -52,49 +59,62 @@ hone runner status [--json] shows the queue, the claims and the runners.`,
   hone runner status --json`,
 		Annotations: exits(errs.Policy, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if opts.Lease < time.Second {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			if opts.Runner.Lease < time.Second {
 				return errs.Usagef("--lease must be at least 1s")
 			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			opts.Version = honeVersion()
-			opts.Progress = func(format string, args ...any) { app.phase("runner: "+format, args...) }
-			js, err := runner.Run(ctx, ws, opts)
-			if asJSON {
-				if perr := app.printJSON(js); perr != nil && err == nil {
-					err = perr
-				}
-			} else {
-				for _, j := range js {
-					if j.Error != "" {
-						fmt.Fprintf(app.Out, "%s  not judged: %s\n", j.PatchID, j.Error)
-						continue
-					}
-					fmt.Fprintf(app.Out, "%s  %s  %s\n", j.PatchID, j.Verdict, j.Summary)
-				}
-			}
-			return err
-		}),
+			return nil
+		}, runnerRun),
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Remote, "remote", "origin", "the git `REMOTE` the fleet shares")
-	f.StringVar(&opts.Class, "class", "", "this runner's class `NAME`, recorded in every verdict")
-	f.StringVar(&opts.Name, "name", "", "this runner's `NAME` in claims (default: host name and writer id)")
-	f.BoolVar(&opts.Once, "once", false, "judge at most one proposal, then exit")
-	f.DurationVar(&opts.Idle, "idle", 0, "exit after `D` without work (default: never)")
-	f.DurationVar(&opts.Lease, "lease", runner.DefaultLease, "a claim's lease `D`, renewed every third of it")
-	f.DurationVar(&opts.Poll, "poll", 5*time.Second, "look for work every `D` while idle")
-	f.BoolVar(&asJSON, "json", false, "print what was judged as JSON")
-	cmd.AddCommand(newRunnerStatusCmd(app))
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Runner.Remote, "remote", "origin", "the git `REMOTE` the fleet shares")
+	fl.StringVar(&opts.Runner.Class, "class", "", "this runner's class `NAME`, recorded in every verdict")
+	fl.StringVar(&opts.Runner.Name, "name", "", "this runner's `NAME` in claims (default: host name and writer id)")
+	fl.BoolVar(&opts.Runner.Once, "once", false, "judge at most one proposal, then exit")
+	fl.DurationVar(&opts.Runner.Idle, "idle", 0, "exit after `D` without work (default: never)")
+	fl.DurationVar(&opts.Runner.Lease, "lease", runner.DefaultLease, "a claim's lease `D`, renewed every third of it")
+	fl.DurationVar(&opts.Runner.Poll, "poll", 5*time.Second, "look for work every `D` while idle")
+	addJSONFlag(cmd, &opts.out, "print what was judged as JSON")
+	cmd.AddCommand(newRunnerStatusCmd(f, nil))
 	return cmd
 }
 
-func newRunnerStatusCmd(app *App) *cobra.Command {
-	var remote string
-	var asJSON bool
+// runnerRun prints what was judged even when the loop ended in an error:
+// those verdicts are recorded and pushed.
+func runnerRun(ctx context.Context, opts *runnerOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	ropts := opts.Runner
+	ropts.Version = honeVersion()
+	ropts.Progress = func(format string, args ...any) { opts.io.phase("runner: "+format, args...) }
+	js, err := runner.Run(ctx, ws, ropts)
+	perr := opts.out.print(js, func(w io.Writer) error {
+		for _, j := range js {
+			if j.Error != "" {
+				fmt.Fprintf(w, "%s  not judged: %s\n", j.PatchID, j.Error)
+				continue
+			}
+			fmt.Fprintf(w, "%s  %s  %s\n", j.PatchID, j.Verdict, j.Summary)
+		}
+		return nil
+	})
+	if err == nil {
+		err = perr
+	}
+	return err
+}
+
+type runnerStatusOptions struct {
+	*factory
+	out output
+
+	Remote string
+}
+
+func newRunnerStatusCmd(f *factory, runF func(*runnerStatusOptions) error) *cobra.Command {
+	opts := &runnerStatusOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "status [--remote R] [--json]",
 		Short: "Show the fleet's queue, claims and runners",
@@ -111,28 +131,26 @@ last_verdict_at).`,
 		Example:     `  hone runner status --json`,
 		Annotations: exits(errs.NotFound),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			st, err := runner.GetStatus(ctx, ws, remote)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(st)
-			}
-			return writeRunnerStatus(app, st)
-		}),
+		RunE:        runCommand(opts, runF, nil, runnerStatusRun),
 	}
-	cmd.Flags().StringVar(&remote, "remote", "origin", "the git `REMOTE` the fleet shares")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&opts.Remote, "remote", "origin", "the git `REMOTE` the fleet shares")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func writeRunnerStatus(app *App, st *runner.Status) error {
-	w := app.Out
+func runnerStatusRun(ctx context.Context, opts *runnerStatusOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	st, err := runner.GetStatus(ctx, ws, opts.Remote)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(st, func(w io.Writer) error { return writeRunnerStatus(w, st) })
+}
+
+func writeRunnerStatus(w io.Writer, st *runner.Status) error {
 	fmt.Fprintf(w, "queue: %d without a trusted verdict, %d waiting for a runner\n", st.Queue, len(st.Waiting))
 	fmt.Fprintf(w, "claims: %d\n", len(st.Claims))
 	for _, c := range st.Claims {
@@ -159,13 +177,4 @@ func writeRunnerStatus(app *App, st *runner.Status) error {
 		fmt.Fprintf(w, "  %s  class %s  hone %s  heartbeat %s%s  %s\n", r.Runner, dash(r.Class), r.Version, r.Heartbeat.Format(time.RFC3339), judging, last)
 	}
 	return nil
-}
-
-// phase prints one progress line on stderr, terminal or not: a runner's
-// stderr is a service's or a CI job's log, and an agent waiting for the
-// fleet reads its shell's. Nothing with --json.
-func (app *App) phase(format string, args ...any) {
-	if !app.jsonOut {
-		fmt.Fprintf(app.Err, "hone "+format+"\n", args...)
-	}
 }

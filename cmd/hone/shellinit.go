@@ -9,7 +9,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 )
 
-func init() { register("shell-init", newShellInitCmd) }
+func init() { register("shell-init", command(newShellInitCmd)) }
 
 // shellFunc wraps hone so that `hone worktree enter` and `hone worktree exit`
 // also change the shell's directory: a process cannot change its parent's, so
@@ -37,7 +37,14 @@ const shellFunc = `hone() {
 }
 `
 
-func newShellInitCmd(app *App) *cobra.Command {
+type shellInitOptions struct {
+	*factory
+
+	Shell string
+}
+
+func newShellInitCmd(f *factory, runF func(*shellInitOptions) error) *cobra.Command {
+	opts := &shellInitOptions{factory: f}
 	return &cobra.Command{
 		Use:   "shell-init bash|zsh",
 		Short: "Print a shell function so hone worktree enter/exit change directory",
@@ -51,13 +58,17 @@ Add to ~/.zshrc:    eval "$(hone shell-init zsh)"`,
   eval "$(hone shell-init zsh)"`,
 		Args:      exactArgs(1),
 		ValidArgs: []string{"bash", "zsh"},
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			switch args[0] {
-			case "bash", "zsh":
-				fmt.Fprintf(app.Out, "# hone shell integration for %s: eval \"$(hone shell-init %s)\"\n%s", args[0], args[0], shellFunc)
-				return nil
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			if args[0] != "bash" && args[0] != "zsh" {
+				return errs.Usagef("unsupported shell %q; hone shell-init knows bash and zsh", args[0])
 			}
-			return errs.Usagef("unsupported shell %q; hone shell-init knows bash and zsh", args[0])
-		}),
+			opts.Shell = args[0]
+			return nil
+		}, shellInitRun),
 	}
+}
+
+func shellInitRun(_ context.Context, opts *shellInitOptions) error {
+	_, err := fmt.Fprintf(opts.io.Out, "# hone shell integration for %s: eval \"$(hone shell-init %s)\"\n%s", opts.Shell, opts.Shell, shellFunc)
+	return err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,11 +12,20 @@ import (
 	"github.com/hone-perf/hone/source"
 )
 
-func init() { register("source", newSourceCmd) }
+func init() { register("source", command(newSourceCmd)) }
 
-func newSourceCmd(app *App) *cobra.Command {
-	var offset, limit int
-	var asJSON bool
+type sourceOptions struct {
+	*factory
+	out output
+
+	Target string
+	Path   string // "" is the target's top directory
+	Offset int
+	Limit  int
+}
+
+func newSourceCmd(f *factory, runF func(*sourceOptions) error) *cobra.Command {
+	opts := &sourceOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "source TARGET [PATH] [--offset N] [--limit N] [--json]",
 		Short: "Show a target's file or directory as it is at the pin",
@@ -45,37 +55,38 @@ symlink, submodule); for files size, binary, total_lines, offset, lines
   hone source wordfreq wordfreq.c --offset 57 --limit 10`,
 		Annotations:       exits(errs.Policy, errs.NotFound, errs.Invalid),
 		Args:              rangeArgs(1, 2),
-		ValidArgsFunction: completeTargets(app),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			path := ""
+		ValidArgsFunction: completeTargets(f),
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
 			if len(args) == 2 {
-				path = args[1]
+				opts.Path = args[1]
 			}
-			v, err := source.Read(ctx, ws, args[0], path, offset, limit)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(v)
-			}
-			return printSource(app, v)
-		}),
+			return nil
+		}, sourceRun),
 	}
-	cmd.Flags().IntVar(&offset, "offset", 0, "first line to show, 1-based")
-	cmd.Flags().IntVar(&limit, "limit", 0, fmt.Sprintf("most lines to show (default %d)", source.DefaultLimit))
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().IntVar(&opts.Offset, "offset", 0, "first line to show, 1-based")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, fmt.Sprintf("most lines to show (default %d)", source.DefaultLimit))
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func printSource(app *App, v *source.View) error {
+func sourceRun(ctx context.Context, opts *sourceOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	v, err := source.Read(ctx, ws, opts.Target, opts.Path, opts.Offset, opts.Limit)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(v, func(w io.Writer) error { return writeSource(w, v) })
+}
+
+func writeSource(w io.Writer, v *source.View) error {
 	at := fmt.Sprintf("%s at %s (%s)", v.RepoPath, v.Pin, git.Short(v.PinCommit))
 	switch v.Type {
 	case source.Dir:
-		fmt.Fprintf(app.Out, "%s: directory, %d entries\n", at, len(v.Entries))
+		fmt.Fprintf(w, "%s: directory, %d entries\n", at, len(v.Entries))
 		for _, e := range v.Entries {
 			size, name := "-", e.Name
 			switch e.Type {
@@ -84,32 +95,32 @@ func printSource(app *App, v *source.View) error {
 			case source.Dir:
 				name += "/"
 			}
-			fmt.Fprintf(app.Out, "%-9s %10s  %s\n", e.Type, size, name)
+			fmt.Fprintf(w, "%-9s %10s  %s\n", e.Type, size, name)
 		}
 	case source.Symlink:
-		fmt.Fprintf(app.Out, "%s: symlink to %s (not followed)\n", at, v.LinkTarget)
+		fmt.Fprintf(w, "%s: symlink to %s (not followed)\n", at, v.LinkTarget)
 	case source.Submodule:
-		fmt.Fprintf(app.Out, "%s: submodule at commit %s (not shown)\n", at, v.Commit)
+		fmt.Fprintf(w, "%s: submodule at commit %s (not shown)\n", at, v.Commit)
 	default:
 		if v.Binary {
-			fmt.Fprintf(app.Out, "%s: binary file, %d bytes (not shown)\n", at, v.Size)
+			fmt.Fprintf(w, "%s: binary file, %d bytes (not shown)\n", at, v.Size)
 			return nil
 		}
 		if len(v.Lines) == 0 {
-			fmt.Fprintf(app.Out, "%s: no lines shown (the file has %d)\n", at, v.TotalLines)
+			fmt.Fprintf(w, "%s: no lines shown (the file has %d)\n", at, v.TotalLines)
 			return nil
 		}
 		first, last := v.Lines[0].Number, v.Lines[len(v.Lines)-1].Number
-		fmt.Fprintf(app.Out, "%s: lines %d-%d of %d\n", at, first, last, v.TotalLines)
+		fmt.Fprintf(w, "%s: lines %d-%d of %d\n", at, first, last, v.TotalLines)
 		for _, l := range v.Lines {
 			cut := ""
 			if l.Cut {
 				cut = fmt.Sprintf(" [line cut at %d bytes]", source.MaxLineBytes)
 			}
-			fmt.Fprintf(app.Out, "%6d\t%s%s\n", l.Number, l.Text, cut)
+			fmt.Fprintf(w, "%6d\t%s%s\n", l.Number, l.Text, cut)
 		}
 		if v.Truncated {
-			fmt.Fprintf(app.Out, "... %d more lines; continue with --offset %d\n", v.TotalLines-last, v.NextOffset)
+			fmt.Fprintf(w, "... %d more lines; continue with --offset %d\n", v.TotalLines-last, v.NextOffset)
 		}
 	}
 	return nil
@@ -117,12 +128,12 @@ func printSource(app *App, v *source.View) error {
 
 // completeTargets completes the first argument with the workspace's target
 // names; it stays silent outside a workspace.
-func completeTargets(app *App) cobra.CompletionFunc {
+func completeTargets(f *factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		ws, err := app.workspace()
+		ws, err := f.workspace()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"text/tabwriter"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func init() { register("targets", newTargetsCmd) }
+func init() { register("targets", command(newTargetsCmd)) }
 
 // targetJSON is one target as `hone targets --json` prints it: hone.toml's
 // keys with the workspace defaults merged in (the config types carry the
@@ -22,8 +21,13 @@ type targetJSON struct {
 	PinCommit string `json:"pin_commit"`
 }
 
-func newTargetsCmd(app *App) *cobra.Command {
-	var asJSON bool
+type targetsOptions struct {
+	*factory
+	out output
+}
+
+func newTargetsCmd(f *factory, runF func(*targetsOptions) error) *cobra.Command {
+	opts := &targetsOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "targets [--json]",
 		Short: "List the workspace's targets with their resolved pins",
@@ -37,31 +41,33 @@ Every pin is resolved; one that names no commit is a hone.toml error.`,
   hone targets --json`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			out := make([]targetJSON, 0, len(ws.Config.Targets))
-			for _, name := range ws.TargetNames() {
-				t := ws.Config.Targets[name]
-				pin, err := ws.ResolvePin(ctx, t)
-				if err != nil {
-					return err
-				}
-				out = append(out, targetJSON{Target: t, PinCommit: pin})
-			}
-			if asJSON {
-				return app.printJSON(out)
-			}
-			tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPATH\tPIN\tCOMMIT")
-			for _, t := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Path, t.Pin, git.Short(t.PinCommit))
-			}
-			return tw.Flush()
-		}),
+		RunE:        runCommand(opts, runF, nil, targetsRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON, with every setting of each target")
+	addJSONFlag(cmd, &opts.out, "print as JSON, with every setting of each target")
 	return cmd
+}
+
+func targetsRun(ctx context.Context, opts *targetsOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	ts := make([]targetJSON, 0, len(ws.Config.Targets))
+	for _, name := range ws.TargetNames() {
+		t := ws.Config.Targets[name]
+		pin, err := ws.ResolvePin(ctx, t)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, targetJSON{Target: t, PinCommit: pin})
+	}
+	return opts.out.print(ts, func(w io.Writer) error { return writeTargets(w, ts) })
+}
+
+func writeTargets(w io.Writer, ts []targetJSON) error {
+	rows := [][]string{{"NAME", "PATH", "PIN", "COMMIT"}}
+	for _, t := range ts {
+		rows = append(rows, []string{t.Name, t.Path, t.Pin, git.Short(t.PinCommit)})
+	}
+	return writeColumns(w, rows)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,13 +16,25 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func init() { register("verdict", newVerdictCmd) }
+func init() { register("verdict", command(newVerdictCmd)) }
 
-func newVerdictCmd(app *App) *cobra.Command {
-	var opts verdict.Options
-	var asJSON, exitCode, pending bool
-	var dryRun bool
-	var recompute string
+// verdictOptions are hone verdict's inputs, checked by the constructor
+// before verdictRun sees them.
+type verdictOptions struct {
+	io        *IOStreams
+	workspace func() (*workspace.Workspace, error)
+	out       output
+
+	PatchID   string // the patch to judge, or with --pending the TARGET ("" for all)
+	Recompute string // --recompute ENTRY-ID
+	Pending   bool
+	DryRun    bool
+	ExitCode  bool
+	Judge     verdict.Options
+}
+
+func newVerdictCmd(f *factory, runF func(*verdictOptions) error) *cobra.Command {
+	opts := &verdictOptions{io: f.io, workspace: f.workspace, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "verdict PATCH-ID [--json] [--max-pairs N] [--threshold F] [--rejudge REASON] [--keep] [--exit-code]\n  hone verdict --recompute ENTRY-ID [--json]\n  hone verdict --pending [TARGET] [--json]",
 		Short: "Gate and benchmark a patch against its pin, and record the verdict",
@@ -145,94 +158,114 @@ instructions_via, tools), calibration_warning, kept_checkouts, warnings.`,
   hone ledger pull && hone verdict --pending && hone ledger push`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy, errs.NotAccepted),
 		Args:        rangeArgs(0, 1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if pending {
-				if recompute != "" || exitCode || opts.Rejudge != "" {
-					return errs.Usagef("--pending judges every pending proposal; it takes neither --recompute, --exit-code nor --rejudge")
-				}
-				return judgePending(ctx, app, args, opts, asJSON)
-			}
-			if len(args) == 1 {
-				if err := nearMiss(cmd, args[0], func() bool { return isHexID(args[0]) }); err != nil {
-					return err
-				}
-			}
-			switch {
-			case dryRun && (recompute != "" || exitCode || opts.Keep):
-				return errs.Usagef("--dry-run only says what a verdict would do; it takes neither --recompute, --exit-code nor --keep")
-			case recompute != "" && len(args) != 0:
-				return errs.Usagef("--recompute takes an entry id instead of a patch id")
-			case recompute == "" && len(args) != 1:
-				return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID)")
-			case opts.MaxPairs < 0:
-				return errs.Usagef("--max-pairs must be positive")
-			case opts.Threshold < 0:
-				return errs.Usagef("--threshold must be positive")
-			case cmd.Flags().Changed("rejudge") && strings.TrimSpace(opts.Rejudge) == "":
-				return errs.Usagef("--rejudge needs a reason: say why the patch should be judged again")
-			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			if recompute != "" {
-				return recomputeVerdict(ctx, app, ws, recompute, asJSON)
-			}
-			if dryRun {
-				return planVerdict(ctx, app, ws, args[0], opts, asJSON)
-			}
-			opts.Progress = func(p verdict.Progress) { app.progress("verdict %s: %s", args[0], progressText(p)) }
-			var drift []errs.Warning
-			opts.Warnings = func(w errs.Warning) { drift = append(drift, w) }
-			e, err := runner.Judge(ctx, ws, args[0], opts, func(line string) { app.phase("verdict %s: %s", args[0], line) })
-			app.endProgress()
-			if err != nil {
-				return err
-			}
-			warnings := append(jailWarnings(ws, e.Environment.JailUserCreated), drift...)
-			if e.CalibrationWarning != "" {
-				warnings = append(warnings, errs.Warning{Code: "uncalibrated", Message: e.CalibrationWarning})
-			}
-			if asJSON {
-				err = app.printJSON(struct {
-					*verdict.Entry
-					Warnings []errs.Warning `json:"warnings"`
-				}{e, warnings})
-			} else {
-				app.warn(warnings...)
-				err = verdict.WriteText(app.Out, e)
-			}
-			if err == nil && exitCode && e.Verdict != ledger.VerdictAccepted {
-				return errs.New(errs.NotAccepted, "verdict %s: %s", e.Verdict, e.Summary)
-			}
-			return err
-		}),
+		RunE:        runCommand(opts, runF, opts.validate, verdictRun),
 	}
-	cmd.AddCommand(newVerdictShowCmd(app))
-	f := cmd.Flags()
-	f.BoolVar(&asJSON, "json", false, "print the verdict entry as JSON")
-	f.StringVar(&opts.Metric, "metric", "", "deciding `metric`; only the pin's [bench] metric is accepted")
-	f.IntVar(&opts.MaxPairs, "max-pairs", 0, "stop after `N` pairs, at least the pin's [bench] max_pairs")
-	f.Float64Var(&opts.Threshold, "threshold", 0, "accept only a speedup CI lower bound of 1+`F`, F at least the pin's [bench] threshold")
-	f.StringVar(&opts.Rejudge, "rejudge", "", "judge a patch that already has a verdict again, for this `REASON`; samples are pooled")
-	f.BoolVar(&opts.Keep, "keep", false, "keep the run folder with the baseline and candidate checkouts")
-	f.BoolVar(&exitCode, "exit-code", false, "exit 10 unless the verdict is accepted")
-	f.StringVar(&recompute, "recompute", "", "recompute the stored verdict `ENTRY-ID` from its samples")
-	f.BoolVar(&pending, "pending", false, "judge every proposal (of TARGET) without a trusted verdict, one at a time")
-	f.BoolVar(&dryRun, "dry-run", false, "print the rules and protocol the verdict would use, running and recording nothing (the attempt is not spent)")
+	cmd.AddCommand(newVerdictShowCmd(f, nil))
+	fl := cmd.Flags()
+	addJSONFlag(cmd, &opts.out, "print the verdict entry as JSON")
+	fl.StringVar(&opts.Judge.Metric, "metric", "", "deciding `metric`; only the pin's [bench] metric is accepted")
+	fl.IntVar(&opts.Judge.MaxPairs, "max-pairs", 0, "stop after `N` pairs, at least the pin's [bench] max_pairs")
+	fl.Float64Var(&opts.Judge.Threshold, "threshold", 0, "accept only a speedup CI lower bound of 1+`F`, F at least the pin's [bench] threshold")
+	fl.StringVar(&opts.Judge.Rejudge, "rejudge", "", "judge a patch that already has a verdict again, for this `REASON`; samples are pooled")
+	fl.BoolVar(&opts.Judge.Keep, "keep", false, "keep the run folder with the baseline and candidate checkouts")
+	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 10 unless the verdict is accepted")
+	fl.StringVar(&opts.Recompute, "recompute", "", "recompute the stored verdict `ENTRY-ID` from its samples")
+	fl.BoolVar(&opts.Pending, "pending", false, "judge every proposal (of TARGET) without a trusted verdict, one at a time")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the rules and protocol the verdict would use, running and recording nothing (the attempt is not spent)")
 	return cmd
 }
 
-// planVerdict runs hone verdict --dry-run ID.
-func planVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id string, opts verdict.Options, asJSON bool) error {
-	p, err := verdict.Plan(ctx, ws, id, opts)
+// validate checks the flags and arguments together, as cobra cannot.
+func (o *verdictOptions) validate(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.PatchID = args[0]
+	}
+	if o.Pending {
+		if o.Recompute != "" || o.ExitCode || o.Judge.Rejudge != "" {
+			return errs.Usagef("--pending judges every pending proposal; it takes neither --recompute, --exit-code nor --rejudge")
+		}
+		return nil
+	}
+	if len(args) == 1 {
+		if err := nearMiss(cmd, args[0], func() bool { return isHexID(args[0]) }); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.DryRun && (o.Recompute != "" || o.ExitCode || o.Judge.Keep):
+		return errs.Usagef("--dry-run only says what a verdict would do; it takes neither --recompute, --exit-code nor --keep")
+	case o.Recompute != "" && len(args) != 0:
+		return errs.Usagef("--recompute takes an entry id instead of a patch id")
+	case o.Recompute == "" && len(args) != 1:
+		return errs.Usagef("hone verdict needs a PATCH-ID (or --recompute ENTRY-ID)")
+	case o.Judge.MaxPairs < 0:
+		return errs.Usagef("--max-pairs must be positive")
+	case o.Judge.Threshold < 0:
+		return errs.Usagef("--threshold must be positive")
+	case cmd.Flags().Changed("rejudge") && strings.TrimSpace(o.Judge.Rejudge) == "":
+		return errs.Usagef("--rejudge needs a reason: say why the patch should be judged again")
+	}
+	return nil
+}
+
+func verdictRun(ctx context.Context, opts *verdictOptions) error {
+	ws, err := opts.workspace()
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return app.printJSON(p)
+	switch {
+	case opts.Pending:
+		return judgePending(ctx, opts, ws)
+	case opts.Recompute != "":
+		return recomputeVerdict(ctx, opts, ws)
+	case opts.DryRun:
+		return planVerdict(ctx, opts, ws)
 	}
-	w := app.Out
+	id := opts.PatchID
+	judge := opts.Judge
+	judge.Progress = func(p verdict.Progress) { opts.io.progress("verdict %s: %s", id, progressText(p)) }
+	var drift []errs.Warning
+	judge.Warnings = func(w errs.Warning) { drift = append(drift, w) }
+	e, err := runner.Judge(ctx, ws, id, judge, func(line string) { opts.io.phase("verdict %s: %s", id, line) })
+	opts.io.endProgress()
+	if err != nil {
+		return err
+	}
+	warnings := append(jailWarnings(ws, e.Environment.JailUserCreated), drift...)
+	if e.CalibrationWarning != "" {
+		warnings = append(warnings, errs.Warning{Code: "uncalibrated", Message: e.CalibrationWarning})
+	}
+	if err := renderVerdict(&opts.out, e, warnings); err != nil {
+		return err
+	}
+	if opts.ExitCode && e.Verdict != ledger.VerdictAccepted {
+		return errs.New(errs.NotAccepted, "verdict %s: %s", e.Verdict, e.Summary)
+	}
+	return nil
+}
+
+// renderVerdict prints a verdict just reached, with its warnings.
+func renderVerdict(out *output, e *verdict.Entry, warnings []errs.Warning) error {
+	if warnings == nil {
+		warnings = []errs.Warning{}
+	}
+	out.warn(warnings...)
+	return out.print(struct {
+		*verdict.Entry
+		Warnings []errs.Warning `json:"warnings"`
+	}{e, warnings}, func(w io.Writer) error { return verdict.WriteText(w, e) })
+}
+
+// planVerdict runs hone verdict --dry-run ID.
+func planVerdict(ctx context.Context, opts *verdictOptions, ws *workspace.Workspace) error {
+	p, err := verdict.Plan(ctx, ws, opts.PatchID, opts.Judge)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(p, func(w io.Writer) error { return writePlan(w, p) })
+}
+
+func writePlan(w io.Writer, p *verdict.Planned) error {
 	fmt.Fprintf(w, "patch      %s (target %s) at pin %s\n", p.PatchID, p.Target, git.Short(p.Pin))
 	switch p.Outcome {
 	case "judged":
@@ -271,60 +304,53 @@ func planVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id stri
 	return nil
 }
 
-// judgePending runs hone verdict --pending [TARGET].
-func judgePending(ctx context.Context, app *App, args []string, opts verdict.Options, asJSON bool) error {
-	ws, err := app.workspace()
+// judgePending runs hone verdict --pending [TARGET]: each judgement's
+// line is printed as it is reached, as a runner's log wants it.
+func judgePending(ctx context.Context, opts *verdictOptions, ws *workspace.Workspace) error {
+	done := func(j verdict.Judgement) { opts.out.text(func(w io.Writer) { writeJudgement(w, j) }) }
+	js, err := verdict.Pending(ctx, ws, opts.PatchID, opts.Judge, done)
 	if err != nil {
 		return err
 	}
-	target := optionalArg(args)
-	done := func(j verdict.Judgement) {
-		if asJSON {
-			return
+	return opts.out.print(js, func(w io.Writer) error {
+		if len(js) == 0 {
+			fmt.Fprintln(w, "no pending proposals")
 		}
-		if j.Entry == nil {
-			fmt.Fprintf(app.Out, "%s  skipped: %s\n", j.PatchID, j.Error)
-			return
+		skipped := 0
+		for _, j := range js {
+			if j.Skipped {
+				skipped++
+			}
 		}
-		fmt.Fprintf(app.Out, "%s  %s  %s\n", j.PatchID, j.Entry.Verdict, j.Entry.Summary)
-	}
-	js, err := verdict.Pending(ctx, ws, target, opts, done)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		if err := app.printJSON(js); err != nil {
-			return err
+		if skipped > 0 {
+			opts.out.note("%d of %d pending proposal(s) skipped (see above); everything else was judged", skipped, len(js))
 		}
-	} else if len(js) == 0 {
-		fmt.Fprintln(app.Out, "no pending proposals")
-	}
-	skipped := 0
-	for _, j := range js {
-		if j.Skipped {
-			skipped++
-		}
-	}
-	if skipped > 0 && !asJSON {
-		fmt.Fprintf(app.Err, "hone: %d of %d pending proposal(s) skipped (see above); everything else was judged\n", skipped, len(js))
-	}
-	return nil
+		return nil
+	})
 }
 
-func recomputeVerdict(ctx context.Context, app *App, ws *workspace.Workspace, id string, asJSON bool) error {
-	re, match, err := verdict.Recompute(ctx, ws, id)
+func writeJudgement(w io.Writer, j verdict.Judgement) {
+	if j.Entry == nil {
+		fmt.Fprintf(w, "%s  skipped: %s\n", j.PatchID, j.Error)
+		return
+	}
+	fmt.Fprintf(w, "%s  %s  %s\n", j.PatchID, j.Entry.Verdict, j.Entry.Summary)
+}
+
+func recomputeVerdict(ctx context.Context, opts *verdictOptions, ws *workspace.Workspace) error {
+	re, match, err := verdict.Recompute(ctx, ws, opts.Recompute)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		if err := app.printJSON(map[string]any{"entry_id": re.ID, "match": match, "recomputed": re}); err != nil {
+	err = opts.out.print(map[string]any{"entry_id": re.ID, "match": match, "recomputed": re}, func(w io.Writer) error {
+		if err := verdict.WriteText(w, re); err != nil {
 			return err
 		}
-	} else {
-		if err := verdict.WriteText(app.Out, re); err != nil {
-			return err
-		}
-		fmt.Fprintf(app.Out, "\nrecomputed from the stored samples: %s\n", map[bool]string{true: "matches the stored verdict", false: "DIFFERS from the stored verdict"}[match])
+		_, err := fmt.Fprintf(w, "\nrecomputed from the stored samples: %s\n", map[bool]string{true: "matches the stored verdict", false: "DIFFERS from the stored verdict"}[match])
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if !match {
 		return errs.Failuref("entry %s: the recomputed verdict differs from the stored one", re.ID)

@@ -2,17 +2,27 @@ package main
 
 import (
 	"context"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/verdict"
+	"github.com/hone-perf/hone/workspace"
 )
 
-func newVerdictShowCmd(app *App) *cobra.Command {
-	var gate, file string
-	var asJSON bool
+type verdictShowOptions struct {
+	workspace func() (*workspace.Workspace, error)
+	out       output
+
+	ID   string
+	Gate string
+	File string
+}
+
+func newVerdictShowCmd(f *factory, runF func(*verdictShowOptions) error) *cobra.Command {
+	opts := &verdictShowOptions{workspace: f.workspace, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "show ID [--gate NAME [--file F]] [--json]",
 		Short: "Show a recorded verdict and, with --gate, a gate's full output",
@@ -42,37 +52,39 @@ UTF-8, invalid bytes replaced), and with --gate: gate (the gate's result).`,
   hone verdict show 3f2a --gate differential --file case.input > input`,
 		Annotations: exits(errs.NotFound, errs.Invalid),
 		Args:        exactArgs(1),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if file != "" && gate == "" {
+		RunE: runCommand(opts, runF, func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if opts.File != "" && opts.Gate == "" {
 				return errs.Usagef("--file names a file of a gate; add --gate NAME")
 			}
-			ws, err := app.workspace()
-			if err != nil {
-				return err
-			}
-			sh, err := verdict.Show(ctx, ws, args[0], gate)
-			if err != nil {
-				return err
-			}
-			if file != "" {
-				f, err := sh.File(file)
-				if err != nil {
-					return err
-				}
-				_, err = app.Out.Write(f.Data)
-				return err
-			}
-			if asJSON {
-				return app.printJSON(showJSON(sh))
-			}
-			return verdict.WriteShowText(app.Out, sh)
-		}),
+			return nil
+		}, verdictShowRun),
 	}
-	f := cmd.Flags()
-	f.StringVar(&gate, "gate", "", "also print the gate `NAME`, with its stored output")
-	f.StringVar(&file, "file", "", "print only the stored file `F` of the gate, as it is")
-	f.BoolVar(&asJSON, "json", false, "print the verdict (and the gate) as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Gate, "gate", "", "also print the gate `NAME`, with its stored output")
+	fl.StringVar(&opts.File, "file", "", "print only the stored file `F` of the gate, as it is")
+	addJSONFlag(cmd, &opts.out, "print the verdict (and the gate) as JSON")
 	return cmd
+}
+
+func verdictShowRun(ctx context.Context, opts *verdictShowOptions) error {
+	ws, err := opts.workspace()
+	if err != nil {
+		return err
+	}
+	sh, err := verdict.Show(ctx, ws, opts.ID, opts.Gate)
+	if err != nil {
+		return err
+	}
+	if opts.File != "" {
+		sf, err := sh.File(opts.File)
+		if err != nil {
+			return err
+		}
+		_, err = opts.out.io.Out.Write(sf.Data)
+		return err
+	}
+	return opts.out.print(showJSON(sh), func(w io.Writer) error { return verdict.WriteShowText(w, sh) })
 }
 
 type shownFile struct {

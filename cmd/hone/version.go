@@ -3,15 +3,20 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/spf13/cobra"
 )
 
-func init() { register("version", newVersionCmd) }
+func init() { register("version", command(newVersionCmd)) }
 
-func newVersionCmd(app *App) *cobra.Command {
-	var asJSON bool
+type versionOptions struct {
+	out output
+}
+
+func newVersionCmd(f *factory, runF func(*versionOptions) error) *cobra.Command {
+	opts := &versionOptions{out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print hone's version",
@@ -19,14 +24,16 @@ func newVersionCmd(app *App) *cobra.Command {
 		Example: `  hone version
   hone version --json`,
 		Args: exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if asJSON {
-				return app.printJSON(map[string]string{"version": honeVersion(), "go_version": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
-			}
-			fmt.Fprintf(app.Out, "hone %s (%s, %s/%s)\n", honeVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return nil
-		}),
+		RunE: runCommand(opts, runF, nil, versionRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
+}
+
+func versionRun(_ context.Context, opts *versionOptions) error {
+	v := map[string]string{"version": honeVersion(), "go_version": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
+	return opts.out.print(v, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "hone %s (%s, %s/%s)\n", honeVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return err
+	})
 }

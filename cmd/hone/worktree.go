@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
+	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +15,7 @@ import (
 
 func init() { register("worktree", newWorktreeCmd) }
 
-func newWorktreeCmd(app *App) *cobra.Command {
+func newWorktreeCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worktree",
 		Short: "Work in a git worktree session (a directory switch, not isolation)",
@@ -31,13 +32,19 @@ HONE_SESSION names the session (default: one per repository).`,
 		Example: `  cd "$(hone worktree enter --name hash-idea --target wordfreq)"
   cd "$(hone worktree exit --action remove)"`,
 	}
-	cmd.AddCommand(newWorktreeEnterCmd(app), newWorktreeExitCmd(app), newWorktreeStatusCmd(app), newWorktreeListCmd(app))
+	cmd.AddCommand(newWorktreeEnterCmd(f, nil), newWorktreeExitCmd(f, nil), newWorktreeStatusCmd(f, nil), newWorktreeListCmd(f, nil))
 	return cmd
 }
 
-func newWorktreeEnterCmd(app *App) *cobra.Command {
-	var opts worktree.EnterOptions
-	var asJSON bool
+type worktreeEnterOptions struct {
+	*factory
+	out output
+
+	Enter worktree.EnterOptions
+}
+
+func newWorktreeEnterCmd(f *factory, runF func(*worktreeEnterOptions) error) *cobra.Command {
+	opts := &worktreeEnterOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "enter [--name NAME | --path PATH] [--base head|fresh] [--target T]",
 		Short: "Create, resume or switch into a worktree and start a session",
@@ -68,36 +75,44 @@ Outside a git repository enter is refused: hone makes worktrees only with git.`,
   hone worktree enter --base head --json`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			repo, cfg, err := worktree.Open(app.Dir)
-			if err != nil {
-				return err
-			}
-			opts.Config, opts.Cwd = cfg, app.Dir
-			res, err := worktree.Enter(ctx, repo, opts)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(res)
-			}
-			fmt.Fprintln(app.Err, res.Message)
-			fmt.Fprintln(app.Out, res.WorktreePath)
-			return nil
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeEnterRun),
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Name, "name", "", "name of the managed worktree to create or resume")
-	f.StringVar(&opts.Path, "path", "", "enter the existing worktree at `PATH` (relative to the current directory) instead; exit never removes it")
-	f.StringVar(&opts.Base, "base", "", "what a new worktree starts from: head or fresh (default fresh, or [worktree] base)")
-	f.StringVar(&opts.Target, "target", "", "bind the session to this hone.toml target")
-	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Enter.Name, "name", "", "name of the managed worktree to create or resume")
+	fl.StringVar(&opts.Enter.Path, "path", "", "enter the existing worktree at `PATH` (relative to the current directory) instead; exit never removes it")
+	fl.StringVar(&opts.Enter.Base, "base", "", "what a new worktree starts from: head or fresh (default fresh, or [worktree] base)")
+	fl.StringVar(&opts.Enter.Target, "target", "", "bind the session to this hone.toml target")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newWorktreeExitCmd(app *App) *cobra.Command {
-	var opts worktree.ExitOptions
-	var asJSON bool
+func worktreeEnterRun(ctx context.Context, opts *worktreeEnterOptions) error {
+	repo, cfg, err := worktree.Open(opts.dir)
+	if err != nil {
+		return err
+	}
+	eopts := opts.Enter
+	eopts.Config, eopts.Cwd = cfg, opts.dir
+	res, err := worktree.Enter(ctx, repo, eopts)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(res, func(w io.Writer) error {
+		fmt.Fprintln(opts.io.ErrOut, res.Message)
+		_, err := fmt.Fprintln(w, res.WorktreePath)
+		return err
+	})
+}
+
+type worktreeExitOptions struct {
+	*factory
+	out output
+
+	Exit worktree.ExitOptions
+}
+
+func newWorktreeExitCmd(f *factory, runF func(*worktreeExitOptions) error) *cobra.Command {
+	opts := &worktreeExitOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "exit [--action keep|remove] [--discard-changes]",
 		Short: "End the worktree session and print the directory to return to",
@@ -114,42 +129,48 @@ worktree entered with --path. If removal fails the session stays active.`,
   cd "$(hone worktree exit --action remove --discard-changes)"`,
 		Annotations: exits(errs.Policy, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			repo, _, err := worktree.Open(app.Dir)
-			if errors.Is(err, worktree.ErrOutsideRepo) {
-				// No repository, so no session can be found: nothing to end.
-				return app.printExit(&worktree.ExitResult{Action: opts.Action, Message: "not inside a git repository; " + worktree.NoSessionMessage}, asJSON)
-			}
-			if err != nil {
-				return err
-			}
-			res, err := worktree.Exit(ctx, repo, opts)
-			if err != nil {
-				return err
-			}
-			return app.printExit(res, asJSON)
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeExitRun),
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Action, "action", "keep", "keep or remove the worktree")
-	f.BoolVar(&opts.DiscardChanges, "discard-changes", false, "with --action remove: delete uncommitted files and commits not on the base")
-	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Exit.Action, "action", "keep", "keep or remove the worktree")
+	fl.BoolVar(&opts.Exit.DiscardChanges, "discard-changes", false, "with --action remove: delete uncommitted files and commits not on the base")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func (app *App) printExit(res *worktree.ExitResult, asJSON bool) error {
-	if asJSON {
-		return app.printJSON(res)
+func worktreeExitRun(ctx context.Context, opts *worktreeExitOptions) error {
+	repo, _, err := worktree.Open(opts.dir)
+	if errors.Is(err, worktree.ErrOutsideRepo) {
+		// No repository, so no session can be found: nothing to end.
+		return writeExit(&opts.out, &worktree.ExitResult{Action: opts.Exit.Action, Message: "not inside a git repository; " + worktree.NoSessionMessage})
 	}
-	fmt.Fprintln(app.Err, res.Message)
-	if res.Dir != "" {
-		fmt.Fprintln(app.Out, res.Dir)
+	if err != nil {
+		return err
 	}
-	return nil
+	res, err := worktree.Exit(ctx, repo, opts.Exit)
+	if err != nil {
+		return err
+	}
+	return writeExit(&opts.out, res)
 }
 
-func newWorktreeStatusCmd(app *App) *cobra.Command {
-	var asJSON bool
+func writeExit(out *output, res *worktree.ExitResult) error {
+	return out.print(res, func(w io.Writer) error {
+		fmt.Fprintln(out.io.ErrOut, res.Message)
+		if res.Dir != "" {
+			fmt.Fprintln(w, res.Dir)
+		}
+		return nil
+	})
+}
+
+type worktreeStatusOptions struct {
+	*factory
+	out output
+}
+
+func newWorktreeStatusCmd(f *factory, runF func(*worktreeStatusOptions) error) *cobra.Command {
+	opts := &worktreeStatusOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the active worktree session",
@@ -158,44 +179,54 @@ func newWorktreeStatusCmd(app *App) *cobra.Command {
   hone worktree status --json`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			repo, _, err := worktree.Open(app.Dir)
-			if err != nil {
-				return err
-			}
-			st, err := worktree.Status(ctx, repo)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(st)
-			}
-			if !st.Active {
-				fmt.Fprintln(app.Out, st.Message)
-				return nil
-			}
-			if st.WorktreeMissing {
-				fmt.Fprintln(app.Err, st.Message)
-			}
-			s := st.Session
-			w := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "session\t%s (%s)\n", s.Session, s.Kind)
-			fmt.Fprintf(w, "worktree\t%s\n", s.WorktreePath)
-			fmt.Fprintf(w, "branch\t%s\n", orDash(s.WorktreeBranch))
-			fmt.Fprintf(w, "base\t%s\n", orDash(s.BaseRef))
-			fmt.Fprintf(w, "target\t%s\n", orDash(s.Target))
-			fmt.Fprintf(w, "original dir\t%s\n", s.OriginalCwd)
-			fmt.Fprintf(w, "uncommitted files\t%d\n", st.DirtyFiles)
-			fmt.Fprintf(w, "commits not on base\t%d\n", st.Commits)
-			return w.Flush()
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeStatusRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func newWorktreeListCmd(app *App) *cobra.Command {
-	var asJSON bool
+func worktreeStatusRun(ctx context.Context, opts *worktreeStatusOptions) error {
+	repo, _, err := worktree.Open(opts.dir)
+	if err != nil {
+		return err
+	}
+	st, err := worktree.Status(ctx, repo)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(st, func(w io.Writer) error {
+		if !st.Active {
+			_, err := fmt.Fprintln(w, st.Message)
+			return err
+		}
+		if st.WorktreeMissing {
+			fmt.Fprintln(opts.io.ErrOut, st.Message)
+		}
+		return writeWorktreeStatus(w, st)
+	})
+}
+
+func writeWorktreeStatus(out io.Writer, st *worktree.StatusResult) error {
+	s := st.Session
+	return writeColumns(out, [][]string{
+		{"session", fmt.Sprintf("%s (%s)", s.Session, s.Kind)},
+		{"worktree", s.WorktreePath},
+		{"branch", dash(s.WorktreeBranch)},
+		{"base", dash(s.BaseRef)},
+		{"target", dash(s.Target)},
+		{"original dir", s.OriginalCwd},
+		{"uncommitted files", strconv.Itoa(st.DirtyFiles)},
+		{"commits not on base", strconv.Itoa(st.Commits)},
+	})
+}
+
+type worktreeListOptions struct {
+	*factory
+	out output
+}
+
+func newWorktreeListCmd(f *factory, runF func(*worktreeListOptions) error) *cobra.Command {
+	opts := &worktreeListOptions{factory: f, out: f.output()}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the managed worktrees with their uncommitted files and commits",
@@ -204,37 +235,30 @@ func newWorktreeListCmd(app *App) *cobra.Command {
   hone worktree list --json`,
 		Annotations: exits(errs.Policy, errs.Invalid),
 		Args:        exactArgs(0),
-		RunE: run(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			repo, _, err := worktree.Open(app.Dir)
-			if err != nil {
-				return err
-			}
-			list, err := worktree.List(ctx, repo)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return app.printJSON(list)
-			}
-			w := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "\tNAME\tBRANCH\tFILES\tCOMMITS\tPATH")
-			for _, wt := range list {
-				mark := ""
-				if wt.Active {
-					mark = "*"
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", mark, wt.Name, orDash(wt.Branch), wt.DirtyFiles, wt.Commits, wt.Path)
-			}
-			return w.Flush()
-		}),
+		RunE:        runCommand(opts, runF, nil, worktreeListRun),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addJSONFlag(cmd, &opts.out, "print as JSON")
 	return cmd
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+func worktreeListRun(ctx context.Context, opts *worktreeListOptions) error {
+	repo, _, err := worktree.Open(opts.dir)
+	if err != nil {
+		return err
 	}
-	return s
+	list, err := worktree.List(ctx, repo)
+	if err != nil {
+		return err
+	}
+	return opts.out.print(list, func(out io.Writer) error {
+		rows := [][]string{{"", "NAME", "BRANCH", "FILES", "COMMITS", "PATH"}}
+		for _, wt := range list {
+			mark := ""
+			if wt.Active {
+				mark = "*"
+			}
+			rows = append(rows, []string{mark, wt.Name, dash(wt.Branch), strconv.Itoa(wt.DirtyFiles), strconv.Itoa(wt.Commits), wt.Path})
+		}
+		return writeColumns(out, rows)
+	})
 }
