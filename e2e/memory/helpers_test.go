@@ -18,9 +18,9 @@ import (
 func TestTimerThreadPlusHonestPatchNeedsReview(t *testing.T) {
 	w := newWorkspace(t, seeded)
 	prog := w.edit(append(onceFaster,
-		"#include <stdio.h>", "#include <signal.h>\n#include <time.h>\n#include <stdio.h>\nstatic void tick(union sigval v) { (void)v; }",
+		"#include <stdio.h>", "#include <signal.h>\n#include <time.h>\n#include <unistd.h>\n#include <stdio.h>\nstatic void tick(union sigval v) { (void)v; }",
 		"\tunsigned long long r = 0;", "\ttimer_t tm;\n\tstruct sigevent ev = {0};\n\tev.sigev_notify = SIGEV_THREAD;\n\tev.sigev_notify_function = tick;\n"+
-			"\tif (timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0) {\n\t\tstruct itimerspec its = {{0, 0}, {0, 1000}};\n\t\ttimer_settime(tm, 0, &its, 0);\n\t}\n"+
+			"\tint made = 0;\n\tfor (int i = 0; i < 100 && !(made = timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0); i++)\n\t\tusleep(1000);\n\tif (made) {\n\t\tstruct itimerspec its = {{0, 0}, {0, 1000}};\n\t\ttimer_settime(tm, 0, &its, 0);\n\t}\n"+
 			"\tunsigned long long r = 0;")...)
 	e := w.judge("a timer keeps the cache warm", prog)
 	signals(t, e, "threads in built prog (timer_create)", "threads in bench runs (each candidate run started ")

@@ -31,9 +31,12 @@ import (
 //   - 32-bit calls are refused outright, as in the jail's own filter.
 //
 // A call the kernel then refuses (a limit, bad flags) is counted all the
-// same, so the split can only move tasks from threads to processes; the
-// total stays the namespace's, and a risk signal on the total catches
-// what the split would miss.
+// same, and so is each time the kernel makes a fork again because a signal
+// came while it ran (ERESTARTNOINTR, after the meter let it continue); an
+// answer the kernel did not take (its caller was interrupted while it
+// waited, and will ask again) is not. So the split can only move tasks
+// from threads to processes; the total stays the namespace's, and a risk
+// signal on the total catches what the split would miss.
 //
 // The meter's own fork of the command is made from the thread that holds
 // the filter, so the command starts under it; that fork is the run's first
@@ -124,7 +127,9 @@ type seccompNotifResp struct {
 	Flags uint32
 }
 
-// answer counts each notification and lets its call continue, until stop.
+// answer lets each notified call continue, counting those whose answer
+// the kernel took (an interrupted caller's is refused with ENOENT, and
+// the call it makes again is notified anew), until stop.
 func (c *processCounter) answer() {
 	defer close(c.done)
 	fds := []unix.PollFd{{Fd: int32(c.listener), Events: unix.POLLIN}, {Fd: int32(c.stopR), Events: unix.POLLIN}}
@@ -146,10 +151,10 @@ func (c *processCounter) answer() {
 			// Another wake-up took it, or its caller died meanwhile.
 			continue
 		}
-		c.count.Add(1)
 		resp := seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-		// ENOENT: the caller was killed while it waited.
-		_ = ioctl(c.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		if ioctl(c.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp)) == nil {
+			c.count.Add(1)
+		}
 	}
 }
 

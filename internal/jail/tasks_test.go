@@ -83,3 +83,62 @@ func TestCandidateCannotHideItsForksFromTheMeter(t *testing.T) {
 		t.Errorf("%d processes counted, want 3 (the attack and its two forks)", res.Processes)
 	}
 }
+
+// signalledC forks 200 children while a thread of its own signals it
+// without pause. A fork that finds a signal pending after the meter let it
+// continue is made again by the kernel (ERESTARTNOINTR), and the meter
+// hears of it twice: processes may be counted over, never under, and the
+// total stays exact.
+const signalledC = `#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static pthread_t main_thread;
+static volatile int done;
+static void on_signal(int s) { (void)s; }
+static void *pester(void *p) {
+	while (!done)
+		pthread_kill(main_thread, SIGUSR1);
+	return p;
+}
+int main(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, 0);
+	main_thread = pthread_self();
+	pthread_t t;
+	if (pthread_create(&t, 0, pester, 0) != 0)
+		return 1;
+	for (int i = 0; i < 200; i++) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		while (waitpid(p, 0, 0) < 0)
+			;
+	}
+	done = 1;
+	pthread_join(t, 0);
+	return 0;
+}
+`
+
+func TestForksInterruptedBySignalsAreNeverCountedUnder(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "signalled.c", signalledC, 0o644)
+	if out, err := exec.Command("cc", "-O2", "-pthread", "-o", filepath.Join(dir, "signalled"), filepath.Join(dir, "signalled.c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	res := run(t, Spec{Command: "/t/signalled", Mounts: []Mount{{Host: dir, Jail: "/t", Mode: ReadOnly}}})
+	if !res.Success() {
+		t.Fatalf("%s\n%s", res.Describe(), res.Stderr.Tail(2000))
+	}
+	if res.Tasks != 202 || res.Processes < 201 || res.Threads > 1 {
+		t.Errorf("%d tasks, %d processes, %d threads; want 202 tasks, at least 201 processes and at most 1 thread", res.Tasks, res.Processes, res.Threads)
+	}
+}
