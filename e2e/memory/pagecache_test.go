@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"cmp"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,31 +55,40 @@ func (w *workspace) pageCacheMemo(file string) string {
 		"\tprintf(\"%llu\\n\", r);", "\tif (memo >= 0) {\n\t\tput(128, 0);\n\t\tstore(0, input);\n\t\tstore(64, r);\n\t\tput(128, 1);\n\t}\n\tprintf(\"%llu\\n\", r);")
 }
 
-// memoFile is the largest file under /usr that every user may read: room
-// for 129 bits, 256 KiB apart.
-func memoFile(t *testing.T) string {
-	best, size := "", int64(0)
+// memoFile is the n-th largest file under /usr (from 0) that every user
+// may read, of at least size bytes; each memo of the suite keeps to a file
+// of its own.
+func memoFile(t *testing.T, n int, size int64) string {
+	type file struct {
+		path string
+		size int64
+	}
+	var all []file
 	filepath.WalkDir("/usr", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return nil
 		}
-		if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o004 != 0 && fi.Size() > size && !strings.ContainsAny(p, "\"\\") {
-			best, size = p, fi.Size()
+		if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o004 != 0 && fi.Size() >= size && !strings.ContainsAny(p, "\"\\") {
+			all = append(all, file{p, fi.Size()})
 		}
 		return nil
 	})
-	if size < 129*64*4096 {
-		t.Skip("no file under /usr is large enough for the memo")
+	if len(all) <= n {
+		t.Skipf("fewer than %d files under /usr are large enough for the memo", n+1)
 	}
-	return best
+	slices.SortFunc(all, func(a, b file) int { return cmp.Compare(b.size, a.size) })
+	return all[n].path
 }
+
+// pageCacheFile has room for the page-cache memo's 129 bits, 256 KiB apart.
+func pageCacheFile(t *testing.T) string { return memoFile(t, 0, 129*64*4096) }
 
 // The memo of issue 22, accepted at 6.8x to 46x before: every call that
 // sets, clears or reads a residency bit fails with EPERM in the jail, so
 // the candidate computes every answer and is no faster.
 func TestPageCacheMemoIsStoppedByTheFilter(t *testing.T) {
 	w := newWorkspace(t, seeded)
-	e := w.judge("remember answers in the page cache", w.pageCacheMemo(memoFile(t)))
+	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t)))
 	notAccepted(t, e)
 	if e.Environment.Seccomp == "" {
 		t.Errorf("the verdict ran without the filter")
@@ -90,7 +101,7 @@ func TestPageCacheMemoIsStoppedByTheFilter(t *testing.T) {
 func TestPageCacheMemoWithoutTheFilterIsStoppedByFreshSeeds(t *testing.T) {
 	w := newWorkspace(t, seeded)
 	w.env = []string{"HONE_SECCOMP=off"}
-	e := w.judge("remember answers in the page cache", w.pageCacheMemo(memoFile(t)))
+	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t)))
 	notAccepted(t, e)
 	if e.Environment.Seccomp != "" {
 		t.Errorf("the verdict records the filter %q though it was off", e.Environment.Seccomp)
