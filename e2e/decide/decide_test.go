@@ -170,7 +170,7 @@ func TestEveryPairGetsAFreshInput(t *testing.T) {
 	for _, o := range b.Outputs {
 		outputs[o] = true
 	}
-	if len(b.Setups) != b.Pairs || len(b.Outputs) != b.Pairs || len(outputs) < 2 || b.Method != verdict.MethodSequential || len(b.Looks) != 2 {
+	if len(b.Setups) != b.Pairs || len(b.Outputs) != b.Pairs || len(outputs) < 2 || b.Method != verdict.MethodEquivalence || len(b.Looks) != 3 {
 		t.Errorf("bench: %d pairs, setups %+v, %d distinct outputs, method %s, looks %+v", b.Pairs, b.Setups, len(outputs), b.Method, b.Looks)
 	}
 	for _, g := range e.Gates {
