@@ -193,13 +193,14 @@ func TestErrorMayRunAgainOnTheSameSeed(t *testing.T) {
 	if err != nil || again.Verdict != ledger.VerdictError || again.InputSeed != first.InputSeed || again.Rejudges != "" {
 		t.Fatalf("%v %+v", err, again)
 	}
-	// The gate that failed runs again on the setup it failed on.
-	if len(again.Gates) == 0 || len(again.Gates) != len(first.Gates) {
+	// Every gate runs again on the setup it had (builds have none), the
+	// one that failed too.
+	if len(again.Gates) != len(first.Gates) || first.Gates[len(first.Gates)-1].Setup == nil {
 		t.Fatalf("gates %+v, first %+v", again.Gates, first.Gates)
 	}
 	for i, g := range again.Gates {
-		if g.Setup == nil || first.Gates[i].Setup == nil || *g.Setup != *first.Gates[i].Setup {
-			t.Errorf("gate %s ran on %+v, the error verdict's on %+v", g.Name, g.Setup, first.Gates[i].Setup)
+		if was := first.Gates[i].Setup; (g.Setup == nil) != (was == nil) || was != nil && *g.Setup != *was {
+			t.Errorf("gate %s ran on %+v, the error verdict's on %+v", g.Name, g.Setup, was)
 		}
 	}
 }
