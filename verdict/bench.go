@@ -50,6 +50,9 @@ type benchRun struct {
 	seed int64
 	// draw makes a pair's setup; nil is NewPairSetup with one layout.
 	draw func() (PairSetup, error)
+	// replay, when set, are the setups of the error verdict this one runs
+	// again, used before any is drawn.
+	replay *setupReplay
 	// baseWalls are the wall times of the baseline's runs so far, sorted,
 	// which bound a candidate run's (slowLimit).
 	baseWalls []float64
@@ -65,6 +68,15 @@ type runFailure struct {
 	res    *jail.Result
 	reason string // for the candidate: ReasonGateFailed, ReasonOutput, ReasonLeftover or ReasonSlow
 	msg    string // what happened, in words
+	// setup is the failing pair's, recorded with the failure so that
+	// running an error verdict again starts from it; nil for a harness.
+	setup *PairSetup
+}
+
+// at sets the failing pair's setup and returns f.
+func (f *runFailure) at(s PairSetup) *runFailure {
+	f.setup = &s
+	return f
 }
 
 // run measures warm-up pairs (discarded, used for perf counters), then
@@ -80,11 +92,7 @@ type runFailure struct {
 // cancelled verdict's record.
 func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := br.protocol
-	b := &Bench{
-		Command: br.candidate.Command, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
-		Warmup: p.Warmup, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
-		Method: MethodSequential,
-	}
+	b := newBench(br.candidate.Command, p)
 	br.baseline.Timeout, br.candidate.Timeout = p.Timeout.Duration, p.Timeout.Duration
 	// Enough of stdout to show where it differs; its hash covers the rest.
 	br.baseline.OutputCap, br.candidate.OutputCap = 64<<10, 64<<10
@@ -102,7 +110,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		b.MaxPairs = pr.Pairs + p.MaxPairs
 		chk.baseLeft = pr.BaselineLeftover
 	}
-	b.Looks = planLooks(b.PooledPairs, p.Pairs, b.MaxPairs, p.Confidence)
+	b.plan()
 	// A rejudge draws another order than the verdict it pools with.
 	rng := rand.New(rand.NewPCG(uint64(p.OrderSeed), 0x6f72646572+uint64(b.PooledPairs)))
 	start := time.Now()
@@ -144,7 +152,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	}
 
 	for w := 0; w < p.Warmup; w++ {
-		s, err := br.newSetup()
+		s, err := br.newSetup(true)
 		if err != nil {
 			return finish(), nil, err
 		}
@@ -170,19 +178,18 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				return finish(), nil, err
 			}
 			if fail != nil {
-				return nil, fail, nil
+				return nil, fail.at(s), nil
 			}
 			runs[i] = res
 		}
 		if _, fail := chk.pair(runs[0], runs[1]); fail != nil {
-			return nil, fail, nil
+			return nil, fail.at(s), nil
 		}
 	}
 
 	for b.Pairs < b.MaxPairs {
-		batch := min(p.Pairs, b.MaxPairs-b.Pairs)
-		for range batch {
-			s, err := br.newSetup()
+		for range b.toNextLook() {
+			s, err := br.newSetup(false)
 			if err != nil {
 				return finish(), nil, err
 			}
@@ -195,7 +202,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 					return finish(), nil, err
 				}
 				if fail != nil {
-					return nil, fail, nil
+					return nil, fail.at(s), nil
 				}
 				vals[k], runs[k] = v, res
 			}
@@ -209,7 +216,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			}
 			out, fail := chk.pair(bres, cres)
 			if fail != nil {
-				return nil, fail, nil
+				return nil, fail.at(s), nil
 			}
 			for _, m := range metricOrder(base) {
 				s, ok := samples[m]
@@ -232,6 +239,21 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	return finish(), nil, nil
 }
 
+// newBench is the bench of protocol p before its first pair, decided by
+// MethodEquivalence; its looks are planned (plan) once the pairs it pools
+// with are known.
+func newBench(command string, p workspace.BenchConfig) *Bench {
+	return &Bench{
+		Command: command, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
+		Warmup: p.Warmup, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
+		Method: MethodEquivalence,
+	}
+}
+
+// plan sets the looks of the bench's design from its first pair after the
+// pooled ones to max_pairs.
+func (b *Bench) plan() { b.Looks = planLooks(b.PooledPairs, b.BatchSize, b.MaxPairs, b.Confidence) }
+
 // side is the jail spec of one side's run in a pair with setup s. Every
 // bench run's spec is made here, from the pair's setup and the side alone.
 func (br *benchRun) side(s PairSetup, cand bool) jail.Spec {
@@ -251,7 +273,19 @@ func (br *benchRun) pick(cand bool) jail.Spec {
 	return build.WithSeed(br.baseline, br.seed)
 }
 
-func (br *benchRun) newSetup() (PairSetup, error) {
+// newSetup is the setup of the next warm-up pair (warm) or measured pair:
+// the replayed one while there is one, its layout kept when the sides
+// still have it, else a fresh draw.
+func (br *benchRun) newSetup(warm bool) (PairSetup, error) {
+	if s, ok := br.replay.bench(warm); ok {
+		switch {
+		case br.layouts == nil:
+			s.Layout = 0
+		case s.Layout < 0 || s.Layout >= len(br.layouts.specs[0]):
+			s.Layout = br.layouts.next()
+		}
+		return s, nil
+	}
 	if br.draw != nil {
 		return br.draw()
 	}
@@ -271,14 +305,10 @@ func (br *benchRun) slowLimit(timeout time.Duration) (limit time.Duration, cut b
 	return limit, timeout == 0 || limit < timeout
 }
 
-// decided applies the sequential decision to the deciding samples after a
-// batch, records it, reports progress, and says whether the bench stops.
+// decided applies the sequential decision to the deciding samples at a
+// look, records it, reports progress, and says whether the bench stops.
 func (br *benchRun) decided(b *Bench, s Samples) bool {
-	d, st := b.decideLook(s, len(b.Decisions))
-	if d == decMeasureMore && b.Pairs >= b.MaxPairs {
-		d = decUndecided
-	}
-	b.Decisions = append(b.Decisions, d)
+	d, st := b.decide(s)
 	if br.progress != nil {
 		br.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: b.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh})
 	}

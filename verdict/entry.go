@@ -10,6 +10,7 @@ import (
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/sanitize"
 	"github.com/hone-perf/hone/verdict/risk"
+	"github.com/hone-perf/hone/verdict/stats"
 )
 
 // Reasons recorded beside the verdict word.
@@ -170,7 +171,10 @@ type Bench struct {
 	Seed      int64 `toml:"seed" json:"seed"`
 	Resamples int   `toml:"resamples" json:"resamples"` // bootstrap resamples, for entries without a Method
 	// Method is how the statistics were computed and decided:
-	// "paired-log-ratio+lan-demets" (MethodSequential: the speedup is the
+	// "paired-log-ratio+lan-demets+tost" (MethodEquivalence: as
+	// MethodSequential, with "same" a hypothesis of its own that also
+	// looks halfway through batches), "paired-log-ratio+lan-demets"
+	// (MethodSequential: the speedup is the
 	// exponential of the Hodges-Lehmann estimate of the per-pair log
 	// ratios, its CI the signed-rank interval of Walsh averages, p a
 	// Wilcoxon signed-rank test, each look's levels from Looks),
@@ -179,8 +183,8 @@ type Bench struct {
 	// bootstrap CI of pairs, Mann-Whitney U).
 	Method string `toml:"method,omitempty" json:"method,omitempty"`
 	// Looks are the planned looks of the sequential design and each one's
-	// levels (MethodSequential); Metrics are at the level of the look that
-	// decided.
+	// levels (MethodEquivalence, MethodSequential); Metrics are at the
+	// level of the interval that decided.
 	Looks []Look `toml:"looks,omitempty" json:"looks,omitempty"`
 	// Setups are the measured pairs' setups, index i being pair i (the
 	// pooled pairs' first), and Warmups the warm-up pairs'.
@@ -243,6 +247,10 @@ type Bench struct {
 	// the instructions tier: a candidate can tell it runs under valgrind
 	// or perf, and neither counts the kernel's work.
 	Check *Check `toml:"check,omitempty" json:"check,omitempty"`
+
+	// paired is the deciding metric's statistics at the latest look,
+	// which the next look extends (stats.Paired.Extend).
+	paired stats.Paired
 }
 
 // TaskRange is the fewest and the most tasks (threads and processes) of

@@ -141,7 +141,7 @@ func (f *fixture) verdictOf(commit string, opts Options) *Entry {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	e, err := evaluate(ctx, f.ws, gp, prop, proto, seed, nil, opts)
+	e, err := evaluate(ctx, f.ws, gp, prop, proto, seed, &prior{}, opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}

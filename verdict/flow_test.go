@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,17 +118,19 @@ func benchOf(m *fakeMeter, p workspace.BenchConfig) *benchRun {
 // A clearly faster candidate is accepted at the second look: the first
 // look's level (about 99.98%, O'Brien-Fleming type) is out of reach with 5
 // pairs, so no first look can accept.
-func TestFlowClearlyFasterIsDecidedAtTheSecondLook(t *testing.T) {
+func TestFlowClearlyFasterIsDecidedAtTheSecondBatch(t *testing.T) {
 	m := &fakeMeter{bench: steady(0.5)}
 	b, fail, err := benchOf(m, proto()).run(context.Background())
 	if err != nil || fail != nil {
 		t.Fatalf("%v %+v", err, fail)
 	}
-	if b.Pairs != 10 || len(b.Decisions) != 2 || b.Decisions[1] != decFaster || b.Method != MethodSequential || len(b.Looks) != 3 ||
+	// Looks at 5, 8 (for "same" alone), 10, 13 (the same) and 15 pairs.
+	if b.Pairs != 10 || len(b.Decisions) != 3 || b.Decisions[2] != decFaster || b.Method != MethodEquivalence || len(b.Looks) != 5 ||
 		len(b.Setups) != 10 || len(b.Outputs) != 10 || len(b.Warmups) != 1 {
 		t.Fatalf("bench %+v", b)
 	}
-	if c := b.Looks[0].Confidence; c < 0.999 || b.Looks[2].Confidence > 0.97 || b.Looks[2].Confidence < 0.95 {
+	if c := b.Looks[0].Confidence; c < 0.999 || b.Looks[1].Pairs != 8 || b.Looks[1].Confidence != 1 || b.Looks[3].Confidence != 1 ||
+		b.Looks[4].Confidence > 0.97 || b.Looks[4].Confidence < 0.95 || b.Looks[0].SameConfidence > 0.96 {
 		t.Errorf("looks %+v", b.Looks)
 	}
 	e := &Entry{Bench: b}
@@ -414,5 +417,44 @@ func TestRecomputeReplaysEachEntrysOwnMethod(t *testing.T) {
 	seq.Method, seq.Looks = MethodSequential, b.Looks
 	if d := replayDecisions(&seq); len(d) != 1 || d[0] != decMeasureMore {
 		t.Errorf("the design's first look decided %v", d)
+	}
+}
+
+// Running an error verdict again measures what it measured: the bench
+// pair on which the baseline failed comes first, and a kept bench's
+// warm-up and measured pairs follow in their order.
+func TestErrorRerunReplaysItsSetups(t *testing.T) {
+	fails := func(cand bool, n int) run {
+		r := steady(1)(cand, n)
+		if !cand && n == 4 {
+			r.exit = 1
+		}
+		return r
+	}
+	_, fail, err := benchOf(&fakeMeter{bench: fails}, proto()).run(context.Background())
+	if err != nil || fail == nil || fail.side != "baseline" || fail.setup == nil {
+		t.Fatalf("%v %+v", err, fail)
+	}
+	e := &Entry{}
+	e.benchFailed(fail)
+	if e.Verdict != ledger.VerdictError || len(e.Gates) != 1 || e.Gates[0].Setup == nil || *e.Gates[0].Setup != *fail.setup {
+		t.Fatalf("error entry %+v, gates %+v", e.Common, e.Gates)
+	}
+	br := benchOf(&fakeMeter{bench: steady(1)}, proto())
+	br.replay = replayOf(e)
+	b, fail2, err := br.run(context.Background())
+	if err != nil || fail2 != nil || b.Warmups[0] != *fail.setup {
+		t.Fatalf("%v %+v: warm-ups %+v, want the failed pair's %+v first", err, fail2, b.Warmups, *fail.setup)
+	}
+	kept := &Entry{Bench: b, Gates: []GateResult{{Name: "unit", Setup: &PairSetup{Seed: 7, EnvPad: 9}}}}
+	gr := replayOf(kept)
+	if s, ok := gr.gate("unit"); !ok || s.Seed != 7 || s.EnvPad != 9 {
+		t.Errorf("gate setup %+v %v", s, ok)
+	}
+	again := benchOf(&fakeMeter{bench: steady(1)}, proto())
+	again.replay = gr
+	b2, _, _ := again.run(context.Background())
+	if !slices.Equal(b2.Warmups, b.Warmups) || !slices.Equal(b2.Setups[:b.Pairs], b.Setups) {
+		t.Errorf("replayed setups %+v %+v, want %+v %+v", b2.Warmups, b2.Setups, b.Warmups, b.Setups)
 	}
 }

@@ -68,7 +68,10 @@ type gateRunner struct {
 	// setup is the running gate's, drawn for it alone: its baseline and
 	// candidate runs share it, and a differential gate derives its
 	// inputs' seeds from its seed.
-	setup     PairSetup
+	setup PairSetup
+	// replay, when set, are the setups of the error verdict this one runs
+	// again: a gate that ran there runs on its setup.
+	replay    *setupReplay
 	progress  func(Progress)
 	sanitized map[string]*sanitizedSides
 	driver    string // host path of the differential driver, once made
@@ -97,9 +100,12 @@ func (r *gateRunner) runGates(ctx context.Context) ([]GateResult, gateOutcome, e
 		if r.progress != nil {
 			r.progress(Progress{Phase: "gate", Gate: g.Name})
 		}
-		setup, err := NewPairSetup(1)
-		if err != nil {
-			return out, gatesPassed, err
+		setup, ok := r.replay.gate(g.Name)
+		if !ok {
+			var err error
+			if setup, err = NewPairSetup(1); err != nil {
+				return out, gatesPassed, err
+			}
 		}
 		r.setup = setup
 		gr := GateResult{Name: g.Name, Equivalence: g.Equivalence, Sanitize: g.Sanitize, Setup: &setup}

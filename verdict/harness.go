@@ -70,11 +70,8 @@ type harnessBenchmark struct {
 // applies to them unchanged.
 func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := hr.protocol
-	b := &Bench{
-		Command: hr.candidate.Command, Format: hr.format, Metric: p.Metric, BatchSize: p.Pairs, MaxPairs: p.MaxPairs,
-		Warmup: 1, Threshold: p.Threshold, Confidence: p.Confidence, Seed: p.OrderSeed, Resamples: DefaultResamples,
-		Method: MethodSequential,
-	}
+	b := newBench(hr.candidate.Command, p)
+	b.Format, b.Warmup = hr.format, 1
 	for _, s := range []*jail.Spec{&hr.baseline, &hr.candidate} {
 		s.Timeout, s.OutputCap = p.Timeout.Duration, harnessOutputCap
 	}
@@ -105,11 +102,10 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		}
 		baseLeft = pr.BaselineLeftover
 	}
-	b.Looks = planLooks(b.PooledPairs, p.Pairs, b.MaxPairs, p.Confidence)
+	b.plan()
 	rng := rand.New(rand.NewPCG(uint64(p.OrderSeed), 0x6f72646572+uint64(b.PooledPairs)))
 	for b.Pairs < b.MaxPairs {
-		batch := min(p.Pairs, b.MaxPairs-b.Pairs)
-		for range batch {
+		for range b.toNextLook() {
 			candFirst := rng.IntN(2) == 1
 			for _, i := range rng.Perm(len(benches)) {
 				hb := benches[i]

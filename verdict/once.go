@@ -18,7 +18,7 @@ import (
 // pooled with the earlier ones), a verdict leaves a started entry before
 // its first run, and one that never finishes counts as cancelled. Only an
 // error, which blames the environment, may be run again as is, on the same
-// input seed.
+// input seed and the same setups (replay).
 
 // holdPatch takes the patch's judging lock for the verdict's life: a second
 // verdict of the same patch is Busy, and the ledger tells a running verdict
@@ -117,6 +117,15 @@ func (p *prior) bench() *Bench {
 		return nil
 	}
 	return p.entry.Bench
+}
+
+// replay are the setups an error verdict drew, which running it again
+// replays; nil for anything else.
+func (p *prior) replay() *setupReplay {
+	if p.rejudge || p.entry == nil || p.entry.Verdict != ledger.VerdictError {
+		return nil
+	}
+	return replayOf(p.entry)
 }
 
 // rejudges is the id of the verdict a rejudge judges again, or "".

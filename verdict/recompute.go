@@ -60,8 +60,9 @@ func recompute(e *Entry) *Entry {
 	return &re
 }
 
-// replayDecisions repeats the sequential decision at every batch boundary,
-// each look with the bench's own method and recorded levels.
+// replayDecisions repeats the sequential decision at every look, each
+// with the bench's own method and recorded levels: the planned looks of
+// MethodEquivalence, the batch boundaries of the methods before it.
 func replayDecisions(b *Bench) []string {
 	var samples *Samples
 	for i := range b.Samples {
@@ -72,9 +73,21 @@ func replayDecisions(b *Bench) []string {
 	if samples == nil || b.BatchSize <= 0 {
 		return nil
 	}
+	var ns []int
+	if b.Method == MethodEquivalence {
+		for _, l := range b.Looks {
+			if l.Pairs <= b.Pairs {
+				ns = append(ns, l.Pairs)
+			}
+		}
+	} else {
+		for n := b.PooledPairs; n < b.Pairs; {
+			n = min(n+b.BatchSize, b.MaxPairs, b.Pairs)
+			ns = append(ns, n)
+		}
+	}
 	var out []string
-	for n := b.PooledPairs; n < b.Pairs; {
-		n = min(n+b.BatchSize, b.MaxPairs, b.Pairs)
+	for _, n := range ns {
 		prefix := Samples{Metric: samples.Metric, Unit: samples.Unit, Baseline: samples.Baseline[:n], Candidate: samples.Candidate[:n]}
 		d, _ := b.decideLook(prefix, len(out))
 		if d == decMeasureMore && n >= b.MaxPairs {

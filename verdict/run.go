@@ -85,7 +85,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	e, err := evaluate(ctx, ws, gp, prop, proto, seed, pr.bench(), opts)
+	e, err := evaluate(ctx, ws, gp, prop, proto, seed, pr, opts)
 	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ type proposal struct {
 // entry. err is set only for failures that make recording pointless (git
 // itself failing) and for cancellation, when the entry holds what was
 // measured until then.
-func evaluate(ctx context.Context, ws *workspace.Workspace, gp *workspace.Goalposts, prop proposal, proto workspace.BenchConfig, seed int64, prior *Bench, opts Options) (*Entry, error) {
+func evaluate(ctx context.Context, ws *workspace.Workspace, gp *workspace.Goalposts, prop proposal, proto workspace.BenchConfig, seed int64, pr *prior, opts Options) (*Entry, error) {
 	t := gp.Target
 	c := prop.Common
 	e := newEntry(c, t.Name)
@@ -241,7 +241,7 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, gp *workspace.Goalpo
 	// The tip's hone.toml bounds the logs too: a working tree cannot cut
 	// them short.
 	e.logs = newGateLogs(gp.Config.Ledger.GateLogBytes)
-	j := &judging{ws: ws, t: t, e: e, run: run, m: m, seed: seed, proto: proto, prior: prior, progress: progress, onBench: opts.Progress}
+	j := &judging{ws: ws, t: t, e: e, run: run, m: m, seed: seed, proto: proto, prior: pr.bench(), replay: pr.replay(), progress: progress, onBench: opts.Progress}
 	err = j.judge(ctx)
 	env.JailUserCreated = run.UserCreated
 	if err != nil {
@@ -271,6 +271,7 @@ type judging struct {
 	seed     int64
 	proto    workspace.BenchConfig
 	prior    *Bench
+	replay   *setupReplay
 	progress func(Progress)
 	onBench  func(Progress)
 }
@@ -316,7 +317,7 @@ func (j *judging) judge(ctx context.Context) error {
 // gatesAndBench runs the gates, then the bench, on two built sides.
 func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) error {
 	e := j.e
-	gr := &gateRunner{t: j.t, run: j.run, m: j.m, spec: gateSpec, base: base, cand: cand, env: &e.Environment, logs: e.logs, progress: j.progress}
+	gr := &gateRunner{t: j.t, run: j.run, m: j.m, spec: gateSpec, base: base, cand: cand, env: &e.Environment, logs: e.logs, replay: j.replay, progress: j.progress}
 	gates, outcome, err := gr.runGates(ctx)
 	e.Gates = append(e.Gates, gates...)
 	if err != nil {
@@ -347,7 +348,7 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
 	br := &benchRun{baseline: benchSpec(base, j.t), candidate: benchSpec(cand, j.t), seed: j.seed,
-		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior}
+		protocol: j.proto, meter: j.m, progress: j.onBench, env: &e.Environment, prior: j.prior, replay: j.replay}
 	br.sampleLayouts(layouts)
 	runBench := br.run
 	if f := j.proto.Format; f != "" && f != benchformat.Process {
@@ -423,10 +424,14 @@ func (j *judging) check(ctx context.Context, br *benchRun) (*runFailure, error) 
 	return nil, nil
 }
 
+// benchGate names the gate result that records a failed bench run (a
+// name no gate may have).
+const benchGate = "bench"
+
 // benchFailed records a bench run that disqualified its side.
 func (e *Entry) benchFailed(f *runFailure) {
-	e.logs.add("bench", f.side, f.res)
-	g := GateResult{Name: "bench", Message: f.msg}
+	e.logs.add(benchGate, f.side, f.res)
+	g := GateResult{Name: benchGate, Message: f.msg, Setup: f.setup}
 	if f.side == "baseline" {
 		g.Baseline = runInfo(f.res, true)
 		e.Gates = append(e.Gates, g)

@@ -176,7 +176,7 @@ func TestRejudgePoolsOnTheSameSeed(t *testing.T) {
 }
 
 // An error blames the environment: the patch may be judged again as is,
-// on the same seed, with no reason needed.
+// on the same seed and the same setups, with no reason needed.
 func TestErrorMayRunAgainOnTheSameSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real verdicts")
@@ -192,6 +192,16 @@ func TestErrorMayRunAgainOnTheSameSeed(t *testing.T) {
 	again, err := Run(ctx, f.ws, id, Options{})
 	if err != nil || again.Verdict != ledger.VerdictError || again.InputSeed != first.InputSeed || again.Rejudges != "" {
 		t.Fatalf("%v %+v", err, again)
+	}
+	// Every gate runs again on the setup it had (builds have none), the
+	// one that failed too.
+	if len(again.Gates) != len(first.Gates) || first.Gates[len(first.Gates)-1].Setup == nil {
+		t.Fatalf("gates %+v, first %+v", again.Gates, first.Gates)
+	}
+	for i, g := range again.Gates {
+		if was := first.Gates[i].Setup; (g.Setup == nil) != (was == nil) || was != nil && *g.Setup != *was {
+			t.Errorf("gate %s ran on %+v, the error verdict's on %+v", g.Name, g.Setup, was)
+		}
 	}
 }
 

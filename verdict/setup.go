@@ -3,6 +3,7 @@ package verdict
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"slices"
 	"strings"
 
 	"github.com/hone-perf/hone/build"
@@ -63,4 +64,68 @@ func withSetup(spec jail.Spec, s PairSetup) jail.Spec {
 	spec = build.WithSeed(spec, s.Seed)
 	spec.Env = append(spec.Env, padVar[:len(EnvPadVar)+1+min(max(s.EnvPad, 0), MaxEnvPad)])
 	return spec
+}
+
+// setupReplay hands a verdict that runs again after an error the setups
+// the error verdict drew: each gate's by name, the bench pair's on which
+// the baseline failed (first, to whichever pair the bench draws first),
+// and, of a verdict that kept its bench, the warm-up and measured pairs'
+// in order. The run then measures the same inputs under the same
+// paddings and layouts, so what went wrong can happen again, and what
+// the error verdict never reached is drawn afresh. A nil setupReplay
+// hands out nothing.
+type setupReplay struct {
+	gates          map[string]PairSetup
+	failed         *PairSetup
+	warmups, pairs []PairSetup
+}
+
+// replayOf is the setups e drew, for running it again.
+func replayOf(e *Entry) *setupReplay {
+	r := &setupReplay{gates: map[string]PairSetup{}}
+	for _, g := range e.Gates {
+		switch {
+		case g.Setup == nil:
+		case g.Name == benchGate:
+			s := *g.Setup
+			r.failed = &s
+		default:
+			r.gates[g.Name] = *g.Setup
+		}
+	}
+	if b := e.Bench; b != nil {
+		r.warmups, r.pairs = slices.Clone(b.Warmups), slices.Clone(b.Setups)
+	}
+	return r
+}
+
+// gate is the setup gate name had, if it ran.
+func (r *setupReplay) gate(name string) (PairSetup, bool) {
+	if r == nil {
+		return PairSetup{}, false
+	}
+	s, ok := r.gates[name]
+	return s, ok
+}
+
+// bench is the next warm-up's setup (warm) or the next measured pair's,
+// while there are any.
+func (r *setupReplay) bench(warm bool) (PairSetup, bool) {
+	if r == nil {
+		return PairSetup{}, false
+	}
+	if f := r.failed; f != nil {
+		r.failed = nil
+		return *f, true
+	}
+	q := &r.pairs
+	if warm {
+		q = &r.warmups
+	}
+	if len(*q) == 0 {
+		return PairSetup{}, false
+	}
+	s := (*q)[0]
+	*q = (*q)[1:]
+	return s, true
 }

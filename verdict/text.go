@@ -123,7 +123,11 @@ func writeMetrics(w io.Writer, b *Bench) error {
 // writeLooks shows the sequential design: each planned look's pairs, the
 // levels its decisions read, and what it decided.
 func writeLooks(w io.Writer, b *Bench) error {
-	fmt.Fprintf(w, "looks (%s: faster/slower spend %.3g%% each by O'Brien-Fleming type, same by Pocock type):\n", b.Method, (1-b.Confidence)/2*100)
+	same := (1 - b.Confidence) / 2
+	if b.Method == MethodEquivalence {
+		same = 1 - b.Confidence
+	}
+	fmt.Fprintf(w, "looks (%s: faster/slower spend %.3g%% each by O'Brien-Fleming type, same %.3g%% at each edge by Pocock type):\n", b.Method, (1-b.Confidence)/2*100, same*100)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "  look\tpairs\tfaster/slower CI\tsame CI\tdecision\n")
 	for i, l := range b.Looks {
@@ -131,7 +135,11 @@ func writeLooks(w io.Writer, b *Bench) error {
 		if i < len(b.Decisions) {
 			d = b.Decisions[i]
 		}
-		fmt.Fprintf(tw, "  %d\t%d\t%.4g%%\t%.4g%%\t%s\n", i+1, l.Pairs, l.Confidence*100, l.SameConfidence*100, d)
+		diff := fmt.Sprintf("%.4g%%", l.Confidence*100)
+		if l.Confidence >= 1 {
+			diff = "-" // a look for "same" alone
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%.4g%%\t%s\n", i+1, l.Pairs, diff, l.SameConfidence*100, d)
 	}
 	return tw.Flush()
 }

@@ -28,6 +28,36 @@ func PairedOf(b, c []float64) Paired {
 	return Paired{n: len(d), w: WalshAverages(d), d: d}
 }
 
+// Extend is PairedOf(b, c) for pairs that begin with the ones p was made
+// of, which a sequential bench's every look has: only the Walsh averages
+// of the new log ratios are sorted, and merged with p's. The result is
+// PairedOf's to the bit; when p's log ratios are not the new ones' first,
+// it is PairedOf(b, c) itself. p is not changed.
+func (p Paired) Extend(b, c []float64) Paired {
+	d := LogRatios(b, c)
+	if len(d) < p.n || !slices.Equal(d[:p.n], p.d) {
+		return Paired{n: len(d), w: WalshAverages(d), d: d}
+	}
+	add := make([]float64, 0, len(d)*(len(d)+1)/2-len(p.w))
+	for i := p.n; i < len(d); i++ {
+		for j := 0; j <= i; j++ {
+			add = append(add, (d[j]+d[i])/2)
+		}
+	}
+	slices.Sort(add)
+	w := make([]float64, 0, len(p.w)+len(add))
+	i, j := 0, 0
+	for i < len(p.w) && j < len(add) {
+		if add[j] < p.w[i] {
+			w, j = append(w, add[j]), j+1
+		} else {
+			w, i = append(w, p.w[i]), i+1
+		}
+	}
+	w = append(append(w, p.w[i:]...), add[j:]...)
+	return Paired{n: len(d), w: w, d: d}
+}
+
 // Speedup is exp of the Hodges-Lehmann estimate; 1 without pairs.
 func (p Paired) Speedup() float64 {
 	if p.n == 0 {

@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -134,5 +135,27 @@ func TestWalshCIOutOfReach(t *testing.T) {
 	}
 	if _, _, ok := WalshCI(w, 5, 0.90); !ok {
 		t.Error("a 90% interval of 5 values is out of reach")
+	}
+}
+
+func TestExtendIsPairedOfToTheBit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b, c []float64
+	var p Paired
+	for _, n := range []int{10, 15, 20, 25, 30} {
+		for len(b) < n {
+			b, c = append(b, 1+0.02*rng.NormFloat64()), append(c, 1+0.02*rng.NormFloat64())
+		}
+		if n == 20 {
+			c[19] = 0 // a pair without a ratio
+		}
+		p = p.Extend(b, c)
+		if want := PairedOf(b, c); !reflect.DeepEqual(p, want) {
+			t.Fatalf("at %d pairs Extend gave %+v, PairedOf %+v", n, p, want)
+		}
+	}
+	b[3] *= 1.1 // not the pairs p was made of
+	if got, want := p.Extend(b, c), PairedOf(b, c); !reflect.DeepEqual(got, want) {
+		t.Errorf("a changed pair: Extend gave %+v, PairedOf %+v", got, want)
 	}
 }
