@@ -1,0 +1,135 @@
+package verdict
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+)
+
+// The loop's own cost is what is measured: at the command's 100
+// iterations the fake harness's start-up is twenty times its loop, yet
+// the per-iteration figure is the loop's 1 µs, not the run's 21 µs.
+func TestHarnessMeasuresTheLoopAloneNotTheStartUp(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA"}, answer: costs(map[string]float64{"BenchmarkA": 1})}
+	e := judged(t, harnessOf(m))
+	a := e.Bench.Benchmarks[0]
+	if got := a.CPUStats.BaselineMedian; math.Abs(got-1000)/1000 > 0.05 {
+		t.Errorf("per-iteration cost %.0f ns, want about 1000 (the run's start-up must cancel out)", got)
+	}
+	// hone chose counts that make the loop about 90% of each run.
+	if a.CommandIterations != 100 || a.Counts[0] < 15000 || a.BaselineScaling < 1.85 || a.BaselineScaling > 2 {
+		t.Errorf("counts %v from %d, scaling %.3f", a.Counts, a.CommandIterations, a.BaselineScaling)
+	}
+}
+
+// flatOn makes the named benchmark's loop cost the same at any count on
+// one side: a memo kept from one iteration for the next.
+func flatOn(candSide bool, name string, ratio float64) func(cand bool, bm string, n int) harnessAnswer {
+	return func(cand bool, bm string, n int) harnessAnswer {
+		a := costs(map[string]float64{"BenchmarkA": ratio, "BenchmarkB": 1})(cand, bm, n)
+		a.flat = cand == candSide && bm == name
+		return a
+	}
+}
+
+// A candidate that remembers its result across iterations costs about the
+// same at 2N as at N: rejected-gate, however much cheaper its runs are.
+func TestCandidateMemoAcrossIterationsIsRejectedByLinearity(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: flatOn(true, "BenchmarkA", 1)}
+	_, fail, err := harnessOf(m).run(context.Background())
+	if err != nil || fail == nil || fail.side != "candidate" || fail.reason != ReasonNonlinear || !strings.Contains(fail.msg, `"BenchmarkA" costs`) {
+		t.Fatalf("%v %+v", err, fail)
+	}
+	e := &Entry{}
+	e.benchFailed(fail)
+	if e.Verdict != ledger.VerdictRejectedGate || e.Reason != ReasonNonlinear {
+		t.Errorf("%s (%s)", e.Verdict, e.Reason)
+	}
+	// A baseline whose loop does not scale is the pin's fault: an error.
+	m = &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: flatOn(false, "BenchmarkA", 1)}
+	if _, fail, _ := harnessOf(m).run(context.Background()); fail == nil || fail.side != "baseline" || !strings.Contains(fail.msg, "not its loop") {
+		t.Fatalf("%+v", fail)
+	}
+}
+
+// A deciding benchmark driven toward zero would carry the geometric mean;
+// past max_speedup the acceptance needs a person.
+func TestBenchmarkDrivenTowardZeroNeedsAPerson(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: costs(map[string]float64{"BenchmarkA": 0.04, "BenchmarkB": 1})}
+	hr := harnessOf(m)
+	hr.protocol.MaxSpeedup = 20
+	e := judged(t, hr)
+	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != ReasonImplausible || !strings.Contains(e.Summary, "over max_speedup: BenchmarkA") {
+		t.Fatalf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
+	if re := recompute(e); !sameVerdict(e, re) {
+		t.Errorf("recomputed %s (%s)", re.Verdict, re.Reason)
+	}
+}
+
+// jittery is costs with 4% noise on each run, seeded: a benchmark with no
+// change then cannot be shown the same within 2% in a few pairs.
+func jittery(ratio map[string]float64) func(cand bool, name string, n int) harnessAnswer {
+	rng := rand.New(rand.NewPCG(5, 6))
+	return func(cand bool, name string, n int) harnessAnswer {
+		a := costs(ratio)(cand, name, n)
+		a.nsPerOp *= 1 + 0.04*rng.NormFloat64()
+		return a
+	}
+}
+
+// A geometric mean accepted while one deciding benchmark is still
+// undecided at max_pairs says which one could not be resolved.
+func TestAcceptedVerdictNamesTheBenchmarksItCouldNotResolve(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: jittery(map[string]float64{"BenchmarkA": 0.4, "BenchmarkB": 1})}
+	e := judged(t, harnessOf(m))
+	if e.Verdict != ledger.VerdictAccepted || !strings.Contains(e.Summary, "unresolved: BenchmarkB") || !strings.Contains(e.Detail, "not resolved after") {
+		t.Fatalf("%s (%s): %s / %s", e.Verdict, e.Reason, e.Summary, e.Detail)
+	}
+	if b := e.Bench; b.Pairs != b.MaxPairs || b.Benchmarks[0].Decision != decFaster || b.Benchmarks[1].Decision != decUndecided {
+		t.Errorf("%d of %d pairs, decisions %q and %q", b.Pairs, b.MaxPairs, b.Benchmarks[0].Decision, b.Benchmarks[1].Decision)
+	}
+}
+
+// A benchmark whose extra iterations cost nothing is shown as too small to
+// measure, not as a ratio; a harness bench without outputs is flagged.
+func TestUnmeasurableBenchmarkSaysSoAndNoOutputsIsWorkUnverified(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: func(cand bool, name string, n int) harnessAnswer {
+		a := costs(map[string]float64{"BenchmarkA": 0.5, "BenchmarkB": 1})(cand, name, n)
+		if name == "BenchmarkB" {
+			a.nsPerOp = 0
+		}
+		return a
+	}}
+	hr := harnessOf(m, "BenchmarkA")
+	hr.outputs = nil
+	e := judged(t, hr)
+	if e.Verdict != ledger.VerdictAccepted || !e.HasFlag(ledger.FlagWorkUnverified) || !strings.HasPrefix(e.Summary, "work unverified: ") {
+		t.Fatalf("%s %v: %s", e.Verdict, e.Flags, e.Summary)
+	}
+	if !e.Bench.Benchmarks[1].Unmeasurable {
+		t.Errorf("BenchmarkB %+v", e.Bench.Benchmarks[1].CPUStats)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "too small to measure") {
+		t.Errorf("%v\n%s", err, text.String())
+	}
+}
+
+// Every pair of a harness bench runs with a setup of its own, recorded.
+func TestHarnessPairsEachHaveTheirOwnSetup(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA"}, answer: costs(map[string]float64{"BenchmarkA": 0.5})}
+	e := judged(t, harnessOf(m))
+	b := e.Bench
+	seeds := map[int64]bool{}
+	for _, s := range b.Setups {
+		seeds[s.Seed] = true
+	}
+	if len(b.Setups) != b.Pairs || len(seeds) != b.Pairs {
+		t.Errorf("%d setups with %d seeds for %d pairs", len(b.Setups), len(seeds), b.Pairs)
+	}
+}
