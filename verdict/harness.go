@@ -62,6 +62,14 @@ type BenchmarkResult struct {
 	// and 2N, a scaling of 1.9 says the loop took 90% of a run at N.
 	BaselineScaling  float64 `toml:"baseline_scaling,omitempty" json:"baseline_scaling,omitempty"`
 	CandidateScaling float64 `toml:"candidate_scaling,omitempty" json:"candidate_scaling,omitempty"`
+	// CandidateProof is the candidate's scaling at counts of its own
+	// (ProofCounts), measured when it failed linearity at the shared
+	// counts: a loop much faster than the baseline's is a small share of
+	// a run sized for the baseline, so it scales as its fixed cost does
+	// there, and proves its work at counts where it dominates. Zero when
+	// no proof was needed.
+	CandidateProof float64 `toml:"candidate_proof,omitempty" json:"candidate_proof,omitempty"`
+	ProofCounts    []int   `toml:"proof_counts,omitempty" json:"proof_counts,omitempty"`
 	// Unmeasurable: the extra iterations cost too little against the
 	// noise of the runs to give a per-iteration cost (see unmeasurable);
 	// the benchmark's speedup is not a figure to read.
@@ -189,7 +197,9 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			b.Pairs++
 		}
 		if fail := linearity(benches); fail != nil {
-			return nil, fail, nil
+			if fail, err := hr.proveLinear(ctx, b, benches, fail); err != nil || fail != nil {
+				return nil, fail, err
+			}
 		}
 		geomean := hr.decided(b, cpu)
 		if resolved(b, benches) && geomean {

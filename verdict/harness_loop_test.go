@@ -56,6 +56,22 @@ func TestCandidateMemoAcrossIterationsIsRejectedByLinearity(t *testing.T) {
 	}
 }
 
+// An honest loop far faster than the baseline's is a small share of a run
+// sized for the baseline, and there scales as the run's start-up does; at
+// counts of its own it proves its work, so it is judged on its speed
+// (here past max_speedup: a person looks), never rejected as a memo.
+func TestMuchFasterLoopProvesItsWorkAtItsOwnCounts(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA"}, answer: costs(map[string]float64{"BenchmarkA": 0.002})}
+	e := judged(t, harnessOf(m))
+	a := e.Bench.Benchmarks[0]
+	if a.CandidateProof < 1.7 || a.CandidateProof > 2.3 || len(a.ProofCounts) != 2 || a.ProofCounts[0] <= a.Counts[0] {
+		t.Errorf("proof %.3f at %v (shared counts %v, candidate scaling %.3f)", a.CandidateProof, a.ProofCounts, a.Counts, a.CandidateScaling)
+	}
+	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != ReasonImplausible {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}
+
 // A deciding benchmark driven toward zero would carry the geometric mean;
 // past max_speedup the acceptance needs a person.
 func TestBenchmarkDrivenTowardZeroNeedsAPerson(t *testing.T) {

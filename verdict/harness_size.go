@@ -143,7 +143,7 @@ func linearity(benches []*harnessBenchmark) *runFailure {
 	for _, cand := range []bool{false, true} {
 		for _, hb := range benches {
 			r := hb.res
-			if !r.Decides {
+			if !r.Decides || cand && r.CandidateProof > 0 {
 				continue
 			}
 			want := float64(hb.counts[1]) / float64(hb.counts[0])
@@ -162,4 +162,60 @@ func linearity(benches []*harnessBenchmark) *runFailure {
 		}
 	}
 	return nil
+}
+
+// proofRounds bounds how often proveLinear grows the candidate's counts.
+const proofRounds = 3
+
+// proveLinear gives a candidate that failed linearity at the shared counts
+// (fail) the chance to prove its loop at counts of its own: an honest loop
+// many times faster than the baseline's is a small share of a run sized
+// for the baseline, so there it scales as the run's fixed cost does. The
+// candidate alone runs at N and 2N for N grown (sixteenfold at most per
+// round, proofRounds rounds) until a run at N costs maxLoopSeconds, and
+// the least CPU time of two runs at each count must scale as a loop does.
+// A loop that keeps its result from one iteration for the next, or skips
+// the work, costs the same at every count, and still fails. The baseline's
+// failures, and every failure once proven, are final.
+func (hr *harnessRun) proveLinear(ctx context.Context, b *Bench, benches []*harnessBenchmark, fail *runFailure) (*runFailure, error) {
+	if fail.side != "candidate" {
+		return fail, nil
+	}
+	for _, hb := range benches {
+		r := hb.res
+		want := float64(hb.counts[1]) / float64(hb.counts[0])
+		lo, hi := want*(1-scalingTolerance), want*(1+scalingTolerance)
+		if got := scaling(r.ShortCPU.Candidate, r.LongCPU.Candidate); !r.Decides || r.CandidateProof > 0 || got >= lo && got <= hi {
+			continue
+		}
+		n := hb.counts[0]
+		proof := 0.0
+		for range proofRounds {
+			t := [2]float64{math.Inf(1), math.Inf(1)}
+			for range 2 {
+				for k, count := range []int{n, countFactor * n} {
+					s, f, err := hr.runAt(ctx, b, hb, hr.pick(true), true, count)
+					if err != nil || f != nil {
+						return f, err
+					}
+					if f := hb.countFailure(true, s, count); f != nil {
+						return f, nil
+					}
+					t[k] = min(t[k], s.cpu)
+				}
+			}
+			if t[0] > 0 {
+				proof = t[1] / t[0]
+			}
+			if proof >= lo && proof <= hi || t[0] <= 0 || t[0] >= maxLoopSeconds || n >= maxIterations/(16*countFactor) {
+				break
+			}
+			n = min(n*16, max(n+1, int(float64(n)*maxLoopSeconds/t[0])))
+		}
+		if proof < lo || proof > hi {
+			return fail, nil
+		}
+		r.CandidateProof, r.ProofCounts = proof, []int{n, countFactor * n}
+	}
+	return linearity(benches), nil
 }
