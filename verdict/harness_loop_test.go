@@ -56,6 +56,43 @@ func TestCandidateMemoAcrossIterationsIsRejectedByLinearity(t *testing.T) {
 	}
 }
 
+// busyCores scales each run's CPU time by 25% noise, seeded: measured on
+// a shared 2-core machine, one plain loop's CPU time per iteration moved
+// from 4.3 to 7.7 µs from run to run, bare as much as in the jail.
+func busyCores(seed uint64) func() float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	return func() float64 { return max(0.4, 1+0.25*rng.NormFloat64()) }
+}
+
+// On such a machine single pairs of an honest loop scale from N to 2N by
+// anything from 1.4x to 2.8x; linearity fails only a scaling clearly
+// outside the band, so the honest loop is judged, and a memo under the
+// same noise still is not.
+func TestHonestLoopOnABusyMachineIsNotCalledNonlinear(t *testing.T) {
+	for seed := range uint64(6) {
+		m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: costs(map[string]float64{"BenchmarkA": 0.6, "BenchmarkB": 1}), speed: busyCores(seed)}
+		e := judged(t, harnessOf(m))
+		a := e.Bench.Benchmarks[0]
+		lo, hi := float64(countFactor)*(1-scalingTolerance), float64(countFactor)*(1+scalingTolerance)
+		outside := 0
+		for i := range a.ShortCPU.Baseline {
+			if r := a.LongCPU.Baseline[i] / a.ShortCPU.Baseline[i]; r < lo || r > hi {
+				outside++
+			}
+		}
+		if outside == 0 {
+			t.Errorf("seed %d: no pair of %d scaled outside [%.2f, %.2f]; the noise is not the machine's", seed, len(a.ShortCPU.Baseline), lo, hi)
+		}
+		if e.Reason == ReasonNonlinear {
+			t.Errorf("seed %d: %s (%s)", seed, e.Verdict, e.Detail)
+		}
+		m = &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: flatOn(true, "BenchmarkA", 1), speed: busyCores(seed)}
+		if _, fail, err := harnessOf(m).run(context.Background()); err != nil || fail == nil || fail.reason != ReasonNonlinear {
+			t.Errorf("seed %d: the memo was not rejected: %v %+v", seed, err, fail)
+		}
+	}
+}
+
 // An honest loop far faster than the baseline's is a small share of a run
 // sized for the baseline, and there scales as the run's start-up does; at
 // counts of its own it proves its work, so it is judged on its speed

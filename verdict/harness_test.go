@@ -47,6 +47,9 @@ type harnessMeter struct {
 	answer func(cand bool, name string, n int) harnessAnswer
 	runs   map[string]int
 	order  []string // benchmark and side of each measured run
+	// speed, when set, scales each measured run's CPU time: the speed of
+	// the core it happened to run on.
+	speed func() float64
 }
 
 var (
@@ -100,6 +103,9 @@ func (f *harnessMeter) measure(_ context.Context, spec jail.Spec, _ string) (map
 	out, cost := f.output(cand, []string{name}, f.runs[spec.Dir+" "+name], askedCount(spec.Command))
 	a := f.answer(cand, name, f.runs[spec.Dir+" "+name])
 	cpu := (harnessStartup + cost) / 1e9
+	if f.speed != nil {
+		cpu *= f.speed()
+	}
 	res := result(run{out: out, value: cpu, leftover: a.leftover})
 	return map[string]float64{workspace.MetricCPUTime: cpu, workspace.MetricWall: cpu}, res, nil
 }
