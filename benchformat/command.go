@@ -2,6 +2,7 @@ package benchformat
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -235,6 +236,41 @@ func Warnings(format, command string) []string {
 // flag. For Go, -test.run='^$' keeps tests out of the measurement. The
 // rest of the command is left as written.
 func CommandFor(format, command, benchmark string) (string, error) {
+	return commandAt(format, command, benchmark, 0)
+}
+
+// CommandAt is CommandFor with the iteration count set to iterations in
+// place of the one the command fixes: hone runs each benchmark at counts
+// of its own choosing (see Iterations).
+func CommandAt(format, command, benchmark string, iterations int) (string, error) {
+	if iterations <= 0 {
+		return "", errs.Invalidf("an iteration count must be positive, not %d", iterations)
+	}
+	return commandAt(format, command, benchmark, iterations)
+}
+
+// Iterations returns the iteration count the bench command fixes (the N
+// of -test.benchtime=Nx or --benchmark_min_time=Nx).
+func Iterations(format, command string) (int, error) {
+	if err := Check(format, command); err != nil {
+		return 0, err
+	}
+	if format == Process {
+		return 0, errs.Invalidf("the %s format has no iteration count", Process)
+	}
+	h, err := findHarness(format, command)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(h.last(iterationFlag[format]).value, "x"))
+	if err != nil || n <= 0 {
+		return 0, errs.Invalidf("the iteration count %.40q is not a positive number: %s", h.last(iterationFlag[format]).value, iterationHelp[format])
+	}
+	return n, nil
+}
+
+// commandAt is CommandFor, and with iterations > 0 CommandAt.
+func commandAt(format, command, benchmark string, iterations int) (string, error) {
 	if err := Check(format, command); err != nil {
 		return "", err
 	}
@@ -263,8 +299,17 @@ func CommandFor(format, command, benchmark string) (string, error) {
 	} else {
 		insert = " --benchmark_filter=" + quote("^"+quoteERE(benchmark)+"$")
 	}
-	at := h.words[it.words[len(it.words)-1]].end
-	edits := []edit{{start: at, end: at, text: insert}}
+	last := h.words[it.words[len(it.words)-1]]
+	edits := []edit{{start: last.end, end: last.end, text: insert}}
+	if iterations > 0 {
+		// The count's word is replaced whole (with the flag, when the value
+		// is in the same word), which also drops any quoting it had.
+		count := strconv.Itoa(iterations) + "x"
+		if len(it.words) == 1 {
+			count = flagSpelling(format, it) + "=" + count
+		}
+		edits[0] = edit{start: last.start, end: last.end, text: count + insert}
+	}
 	for _, f := range h.flags {
 		if !remove[f.name] {
 			continue
@@ -275,6 +320,17 @@ func CommandFor(format, command, benchmark string) (string, error) {
 		}
 	}
 	return apply(command, edits), nil
+}
+
+// flagSpelling is the iteration flag as hone writes it back.
+func flagSpelling(format string, it *flag) string {
+	switch {
+	case format == GoogleBenchmark:
+		return "--benchmark_" + it.name
+	case it.testPrefix:
+		return "-test." + it.name
+	}
+	return "-" + it.name
 }
 
 // goFilter is a -test.bench pattern that matches the named benchmark

@@ -110,6 +110,38 @@ func TestCommandForSelectsOneBenchmarkAndLeavesTheRestAsWritten(t *testing.T) {
 	}
 }
 
+func TestCommandAtRunsOneBenchmarkAtHonesOwnCount(t *testing.T) {
+	for _, c := range []struct {
+		format, command, benchmark string
+		fixed                      int
+		want                       string
+	}{
+		{Go, `$HONE_OUT/p.test -test.bench=. -test.benchtime=100x -test.benchmem`, "BenchmarkParse", 100,
+			`$HONE_OUT/p.test -test.benchtime=4000x -test.bench='^BenchmarkParse(-[0-9]+)?$' -test.run='^$' -test.benchmem`},
+		{Go, `go test -bench . --benchtime "100x" ./parser`, "BenchmarkDecode", 100,
+			`go test --benchtime 4000x -bench='^BenchmarkDecode(-[0-9]+)?$' -run='^$' ./parser`},
+		{Go, `go test -bench=. -benchtime 7x ./p`, "BenchmarkX", 7,
+			`go test -benchtime 4000x -bench='^BenchmarkX(-[0-9]+)?$' -run='^$' ./p`},
+		{GoogleBenchmark, `bench --benchmark_min_time=10x --benchmark_format=json`, "BM_A", 10,
+			`bench --benchmark_min_time=4000x --benchmark_filter='^BM_A$' --benchmark_format=json`},
+	} {
+		if n, err := Iterations(c.format, c.command); err != nil || n != c.fixed {
+			t.Errorf("Iterations(%q) = %d, %v; want %d", c.command, n, err, c.fixed)
+		}
+		got, err := CommandAt(c.format, c.command, c.benchmark, 4000)
+		if err != nil || got != c.want {
+			t.Errorf("CommandAt(%q)\n got %s (%v)\nwant %s", c.command, got, err, c.want)
+			continue
+		}
+		if n, err := Iterations(c.format, got); err != nil || n != 4000 {
+			t.Errorf("the rewritten command fixes %d iterations (%v), want 4000", n, err)
+		}
+	}
+	if _, err := CommandAt(Go, "x.test -test.bench=. -test.benchtime=10x", "BenchmarkX", 0); !errs.Is(err, errs.Invalid) {
+		t.Errorf("a count of 0: %v", err)
+	}
+}
+
 func TestCommandForRefusesWhatItCannotRun(t *testing.T) {
 	for _, c := range []struct{ format, command, benchmark string }{
 		{Process, "wordfreq words.txt", "x"},

@@ -9,8 +9,10 @@ import (
 )
 
 // judgeBench sets the verdict of an entry whose gates all passed from its
-// bench's final sequential decision and its risk signals.
+// bench's final sequential decision and its risk signals, and for a
+// harness what its benchmarks show alone (judgeHarness).
 func judgeBench(e *Entry) {
+	defer judgeHarness(e)
 	b := e.Bench
 	st := b.Stat(b.Metric)
 	if st == nil || len(b.Decisions) == 0 {

@@ -20,31 +20,70 @@ import (
 const harnessOutputCap = 16 << 20
 
 // BenchmarkResult is one benchmark of a harness bench: its per-iteration
-// samples and their statistics. CPU decides (the meter's CPU time of the
-// benchmark's own harness process over its iteration count); Wall is that
-// process's wall time over the count, reported only.
+// samples and their statistics. Every pair runs the benchmark at two
+// iteration counts (Counts), each in a harness process of its own, on both
+// sides; CPU decides: the meter's CPU time of the longer run less that of
+// the shorter, over the iterations between them. The harness process's
+// start-up, the benchmark's set-up and its teardown are in both runs and
+// cancel out, so what is left is the cost of one iteration of the loop.
+// Wall is the same difference of the runs' wall times, reported only.
 type BenchmarkResult struct {
 	Name string `toml:"name" json:"name"`
 	// Decides: the benchmark is one of [bench] benchmarks (or there are
 	// none, and all decide). Only those enter the geometric mean, and a
 	// regression in any of them rejects the patch.
-	Decides    bool `toml:"decides" json:"decides"`
-	Iterations int  `toml:"iterations" json:"iterations"`
-	// Fingerprint is what every run of the benchmark must report besides
-	// its timings (benchformat.Fingerprint): the benchmark, its iteration
-	// count and status, and its output metrics.
-	Fingerprint string      `toml:"fingerprint" json:"fingerprint"`
-	CPU         Samples     `toml:"cpu" json:"cpu"`
-	Wall        Samples     `toml:"wall" json:"wall"`
-	CPUStats    MetricStats `toml:"cpu_stats" json:"cpu_stats"`
-	WallStats   MetricStats `toml:"wall_stats" json:"wall_stats"`
-	// Regressed: it decides and its cpu speedup CI lies entirely below 1.
+	Decides bool `toml:"decides" json:"decides"`
+	// Iterations is the smaller of Counts (in entries from before Counts,
+	// the count every run had).
+	Iterations int `toml:"iterations" json:"iterations"`
+	// CommandIterations is the count the bench command fixes, which the
+	// first run of each side had; Counts are what hone chose from it
+	// (sizeBenchmark) so that the loop dominates each run.
+	CommandIterations int   `toml:"command_iterations,omitempty" json:"command_iterations,omitempty"`
+	Counts            []int `toml:"counts,omitempty" json:"counts,omitempty"`
+	// Fingerprint is what the first pair's baseline run at the smaller
+	// count reported besides its timings (benchformat.Fingerprint): the
+	// benchmark, its iteration count and status, and its output metrics;
+	// LongFingerprint the same at the larger count. Every candidate run
+	// must report what its own pair's baseline run at its count did.
+	Fingerprint     string `toml:"fingerprint" json:"fingerprint"`
+	LongFingerprint string `toml:"long_fingerprint,omitempty" json:"long_fingerprint,omitempty"`
+	// ShortCPU and LongCPU are each run's whole CPU time in seconds at the
+	// two counts, from which CPU and the scalings are computed.
+	ShortCPU  Samples     `toml:"short_cpu" json:"short_cpu"`
+	LongCPU   Samples     `toml:"long_cpu" json:"long_cpu"`
+	CPU       Samples     `toml:"cpu" json:"cpu"`
+	Wall      Samples     `toml:"wall" json:"wall"`
+	CPUStats  MetricStats `toml:"cpu_stats" json:"cpu_stats"`
+	WallStats MetricStats `toml:"wall_stats" json:"wall_stats"`
+	// BaselineScaling and CandidateScaling are each side's median CPU
+	// time at the larger count over its median at the smaller: the
+	// linearity that proves the loop does the work (see linearity). At N
+	// and 2N, a scaling of 1.9 says the loop took 90% of a run at N.
+	BaselineScaling  float64 `toml:"baseline_scaling,omitempty" json:"baseline_scaling,omitempty"`
+	CandidateScaling float64 `toml:"candidate_scaling,omitempty" json:"candidate_scaling,omitempty"`
+	// CandidateProof is the candidate's scaling at counts of its own
+	// (ProofCounts), measured when it failed linearity at the shared
+	// counts: a loop much faster than the baseline's is a small share of
+	// a run sized for the baseline, so it scales as its fixed cost does
+	// there, and proves its work at counts where it dominates. Zero when
+	// no proof was needed.
+	CandidateProof float64 `toml:"candidate_proof,omitempty" json:"candidate_proof,omitempty"`
+	ProofCounts    []int   `toml:"proof_counts,omitempty" json:"proof_counts,omitempty"`
+	// Unmeasurable: the extra iterations cost too little against the
+	// noise of the runs to give a per-iteration cost (see unmeasurable);
+	// the benchmark's speedup is not a figure to read.
+	Unmeasurable bool `toml:"unmeasurable,omitempty" json:"unmeasurable,omitempty"`
+	// Decision is a deciding benchmark's own sequential decision, made
+	// as the geometric mean's is.
+	Decision string `toml:"decision,omitempty" json:"decision,omitempty"`
+	// Regressed: it decides and is clearly slower (see benchmarkStats).
 	Regressed bool `toml:"regressed,omitempty" json:"regressed,omitempty"`
 }
 
 // harnessRun is a bench whose command is a benchmark harness (go test
-// -bench, Google Benchmark): one sample per benchmark per run, each
-// benchmark in a harness process of its own.
+// -bench, Google Benchmark): one sample per benchmark per pair, each
+// benchmark in harness processes of its own.
 type harnessRun struct {
 	*benchRun
 	format   string
@@ -52,26 +91,33 @@ type harnessRun struct {
 	outputs  []string // [bench] outputs
 }
 
-// harnessBenchmark is one benchmark's two commands and what its runs must
-// agree with.
+// harnessBenchmark is one benchmark of a harness bench: its result so
+// far and its counts.
 type harnessBenchmark struct {
-	res                 *BenchmarkResult
-	baseline, candidate jail.Spec
-	ref                 string // the fingerprint of the baseline's first run
+	res    *BenchmarkResult
+	counts [2]int
+	last   [2]*jail.Result // each side's latest run, for a failure to show
 }
 
 // run is benchRun.run for a harness. The whole command runs once on each
 // side first (the warm-up): it names the benchmarks, and the two sides
-// must report the same ones with the same counts. Then each pair runs
-// every benchmark on both sides, benchmarks in seeded order, sides in
-// seeded order per pair. The deciding samples are each pair's geometric
-// mean over the deciding benchmarks (the log of a geometric mean's ratio
-// is the mean of the benchmarks' log ratios); the sequential decision
-// applies to them unchanged.
+// must report the same ones with the same counts. Both sides then size
+// each benchmark's counts (size). Each pair has a setup of its own (a
+// fresh input seed and environment padding, Bench.Setups) and runs every
+// benchmark at both counts on both sides with it: benchmarks in seeded
+// order, sides in seeded order per pair, counts in seeded order per
+// benchmark. The deciding samples are each pair's geometric mean over the
+// deciding benchmarks (the log of a geometric mean's ratio is the mean of
+// the benchmarks' log ratios); the sequential decision applies to them
+// unchanged, and to each deciding benchmark alone, and the bench goes on
+// until all are decided or max_pairs is reached. After each batch, each
+// deciding benchmark must scale with its iteration count on both sides
+// (linearity).
 func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := hr.protocol
 	b := newBench(hr.candidate.Command, p)
 	b.Format, b.Warmup = hr.format, 1
+	b.MaxSpeedup, b.HarnessOutputs = p.MaxSpeedup, hr.outputs
 	for _, s := range []*jail.Spec{&hr.baseline, &hr.candidate} {
 		s.Timeout, s.OutputCap = p.Timeout.Duration, harnessOutputCap
 	}
@@ -101,31 +147,42 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			return nil, fail, nil
 		}
 		baseLeft = pr.BaselineLeftover
+	} else {
+		for _, hb := range benches {
+			if fail, err := hr.size(ctx, b, hb); err != nil || fail != nil {
+				return nil, fail, err
+			}
+		}
 	}
 	b.plan()
 	rng := rand.New(rand.NewPCG(uint64(p.OrderSeed), 0x6f72646572+uint64(b.PooledPairs)))
 	for b.Pairs < b.MaxPairs {
 		for range b.toNextLook() {
+			setup, err := hr.newSetup(false)
+			if err != nil {
+				return finish(), nil, err
+			}
 			candFirst := rng.IntN(2) == 1
 			for _, i := range rng.Perm(len(benches)) {
 				hb := benches[i]
-				var got [2]runSample
+				longFirst := rng.IntN(2) == 1
+				var got [2][2]runSample // by side, then count
 				for _, cand := range []bool{candFirst, !candFirst} {
-					s, fail, err := hr.measureOne(ctx, b, hb, cand)
-					if err != nil {
-						return finish(), nil, err
+					for _, long := range []bool{longFirst, !longFirst} {
+						s, fail, err := hr.runAt(ctx, b, hb, hr.side(setup, cand), cand, hb.counts[sideIndex(long)])
+						if err != nil {
+							return finish(), nil, err
+						}
+						if fail != nil {
+							return nil, fail, nil
+						}
+						got[sideIndex(cand)][sideIndex(long)] = s
 					}
-					if fail != nil {
-						return nil, fail, nil
-					}
-					got[sideIndex(cand)] = s
 				}
 				if fail := hb.check(got, &baseLeft); fail != nil {
 					return nil, fail, nil
 				}
-				r := hb.res
-				r.CPU.Baseline, r.CPU.Candidate = append(r.CPU.Baseline, got[0].cpu), append(r.CPU.Candidate, got[1].cpu)
-				r.Wall.Baseline, r.Wall.Candidate = append(r.Wall.Baseline, got[0].wall), append(r.Wall.Candidate, got[1].wall)
+				hb.add(got)
 			}
 			if candFirst {
 				b.Order += "c"
@@ -133,9 +190,16 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				b.Order += "b"
 			}
 			addGeomean(&cpu, &wall, benches)
+			b.Setups = append(b.Setups, setup)
 			b.Pairs++
 		}
-		if hr.decided(b, cpu) {
+		if fail := linearity(benches); fail != nil {
+			if fail, err := hr.proveLinear(ctx, b, benches, fail); err != nil || fail != nil {
+				return nil, fail, err
+			}
+		}
+		geomean := hr.decided(b, cpu)
+		if resolved(b, benches) && geomean {
 			break
 		}
 	}
@@ -181,24 +245,15 @@ func (hr *harnessRun) discover(ctx context.Context, b *Bench) ([]*harnessBenchma
 	}
 	var out []*harnessBenchmark
 	for _, name := range names {
-		hb := &harnessBenchmark{res: &BenchmarkResult{
-			Name: name, Decides: len(hr.deciding) == 0 || slices.Contains(hr.deciding, name), Iterations: runs[0].Find(name).Iterations,
-			CPU: Samples{Metric: workspace.MetricCPUTime, Unit: "ns/op"}, Wall: Samples{Metric: workspace.MetricWall, Unit: "ns/op"},
-		}}
-		for _, cand := range []bool{false, true} {
-			spec := hr.pick(cand)
-			cmd, err := benchformat.CommandFor(hr.format, spec.Command, name)
-			if err != nil {
-				return nil, &runFailure{side: "baseline", res: ress[0], msg: fmt.Sprintf("benchmark %.100q cannot be run alone: %v", name, err)}, nil
-			}
-			spec.Command = cmd
-			if cand {
-				hb.candidate = spec
-			} else {
-				hb.baseline = spec
-			}
+		if _, err := benchformat.CommandAt(hr.format, hr.baseline.Command, name, 1); err != nil {
+			return nil, &runFailure{side: "baseline", res: ress[0], msg: fmt.Sprintf("benchmark %.100q cannot be run alone: %v", name, err)}, nil
 		}
-		out = append(out, hb)
+		n := runs[0].Find(name).Iterations
+		out = append(out, &harnessBenchmark{res: &BenchmarkResult{
+			Name: name, Decides: len(hr.deciding) == 0 || slices.Contains(hr.deciding, name), Iterations: n, CommandIterations: n,
+			ShortCPU: Samples{Metric: workspace.MetricCPUTime, Unit: "s"}, LongCPU: Samples{Metric: workspace.MetricCPUTime, Unit: "s"},
+			CPU: Samples{Metric: workspace.MetricCPUTime, Unit: "ns/op"}, Wall: Samples{Metric: workspace.MetricWall, Unit: "ns/op"},
+		}})
 	}
 	return out, nil, nil
 }
@@ -214,10 +269,15 @@ func (hr *harnessRun) pool(b *Bench, pr *Bench, benches []*harnessBenchmark, cpu
 		if old.Name != hb.res.Name || old.Decides != hb.res.Decides {
 			return &runFailure{side: "baseline", msg: fmt.Sprintf("the harness now runs benchmark %.100q where the verdict pooled with ran %.100q", hb.res.Name, old.Name)}
 		}
+		if len(old.Counts) != 2 {
+			return &runFailure{side: "baseline", msg: fmt.Sprintf("the verdict pooled with measured benchmark %.100q at one iteration count, before hone measured the cost of the loop alone; judge it afresh", old.Name)}
+		}
 		r := hb.res
-		r.CPU.Baseline, r.CPU.Candidate = slices.Clone(old.CPU.Baseline), slices.Clone(old.CPU.Candidate)
-		r.Wall.Baseline, r.Wall.Candidate = slices.Clone(old.Wall.Baseline), slices.Clone(old.Wall.Candidate)
-		hb.ref = old.Fingerprint
+		for _, s := range [][2]*Samples{{&r.CPU, &old.CPU}, {&r.Wall, &old.Wall}, {&r.ShortCPU, &old.ShortCPU}, {&r.LongCPU, &old.LongCPU}} {
+			s[0].Baseline, s[0].Candidate = slices.Clone(s[1].Baseline), slices.Clone(s[1].Candidate)
+		}
+		hb.setCounts(old.Counts[0], old.Counts[1])
+		r.Fingerprint, r.LongFingerprint = old.Fingerprint, old.LongFingerprint
 	}
 	for _, s := range pr.Samples {
 		switch s.Metric {
@@ -228,23 +288,27 @@ func (hr *harnessRun) pool(b *Bench, pr *Bench, benches []*harnessBenchmark, cpu
 		}
 	}
 	b.Pairs, b.PooledPairs, b.Order = pr.Pairs, pr.Pairs, pr.Order
+	b.Setups = slices.Clone(pr.Setups)
 	b.MaxPairs = pr.Pairs + hr.protocol.MaxPairs
 	return nil
 }
 
 // runSample is one benchmark run's figures and what it must agree on.
 type runSample struct {
-	cpu, wall   float64 // per iteration, ns
+	cpu, wall   float64 // the whole run's, in seconds
+	iterations  int     // as the harness reported them
 	fingerprint string
 	res         *jail.Result
 }
 
-// measureOne runs one benchmark once on one side.
-func (hr *harnessRun) measureOne(ctx context.Context, b *Bench, hb *harnessBenchmark, cand bool) (runSample, *runFailure, error) {
-	spec := hb.baseline
-	if cand {
-		spec = hb.candidate
+// runAt runs one benchmark once on one side, spec being that side's bench
+// command and setup, at the given iteration count.
+func (hr *harnessRun) runAt(ctx context.Context, b *Bench, hb *harnessBenchmark, spec jail.Spec, cand bool, count int) (runSample, *runFailure, error) {
+	cmd, err := benchformat.CommandAt(hr.format, spec.Command, hb.res.Name, count)
+	if err != nil {
+		return runSample{}, nil, err
 	}
+	spec.Command = cmd
 	v, res, err := hr.meter.measure(ctx, spec, hr.protocol.Metric)
 	if err != nil {
 		return runSample{}, nil, err
@@ -255,12 +319,11 @@ func (hr *harnessRun) measureOne(ctx context.Context, b *Bench, hb *harnessBench
 	if fail != nil {
 		return runSample{}, fail, nil
 	}
-	cpu, err := benchformat.CPUPerOp(run, hb.res.Name, time.Duration(v[workspace.MetricCPUTime]*float64(time.Second)))
-	if err != nil {
+	if _, err := benchformat.CPUPerOp(run, hb.res.Name, time.Second); err != nil {
 		return runSample{}, hr.failed(res, cand, err.Error()), nil
 	}
-	n := float64(run.Benchmarks[0].Iterations)
-	return runSample{cpu: cpu, wall: v[workspace.MetricWall] * 1e9 / n, fingerprint: benchformat.Fingerprint(run, hr.outputs), res: res}, nil, nil
+	return runSample{cpu: v[workspace.MetricCPUTime], wall: v[workspace.MetricWall], iterations: run.Benchmarks[0].Iterations,
+		fingerprint: benchformat.Fingerprint(run, hr.outputs), res: res}, nil, nil
 }
 
 // parse reads a harness run's stdout; a run that failed, printed more
@@ -288,28 +351,68 @@ func (hr *harnessRun) failed(res *jail.Result, cand bool, msg string) *runFailur
 	return &runFailure{side: sideName(cand), res: res, reason: ReasonGateFailed, msg: msg}
 }
 
-// check holds one pair's runs of a benchmark to the baseline's first: the
-// baseline is checked first, since a baseline that disagrees with itself
+// check holds one pair's runs of a benchmark to the counts hone asked
+// for, and each candidate run to the baseline's run at its count in the
+// same pair (the pair's setup gave both the same input seed): the
+// baseline is checked first, since a baseline that does not run its count
 // is not the candidate's fault.
-func (hb *harnessBenchmark) check(got [2]runSample, baseLeft *int) *runFailure {
-	base, cand := got[0], got[1]
-	if hb.ref == "" {
-		hb.ref = base.fingerprint
-		hb.res.Fingerprint = hb.ref
+func (hb *harnessBenchmark) check(got [2][2]runSample, baseLeft *int) *runFailure {
+	for k, count := range hb.counts {
+		if fail := hb.countFailure(false, got[0][k], count); fail != nil {
+			return fail
+		}
+		*baseLeft += got[0][k].res.Leftover
 	}
-	*baseLeft += base.res.Leftover
-	switch {
-	case base.fingerprint != hb.ref:
-		return &runFailure{side: "baseline", res: base.res, msg: fmt.Sprintf(
-			"the baseline's benchmark %.100q does not report the same from run to run (its iteration count, status or output metrics changed): the harness must run a fixed count on inputs made from HONE_SEED", hb.res.Name)}
-	case cand.fingerprint != hb.ref:
-		return &runFailure{side: "candidate", res: cand.res, reason: ReasonOutput, msg: fmt.Sprintf(
-			"bench output differs from the baseline's: benchmark %.100q reports another iteration count, status or output metric", hb.res.Name)}
-	case cand.res.Leftover > 0 && *baseLeft == 0:
-		return &runFailure{side: "candidate", res: cand.res, reason: ReasonLeftover, msg: fmt.Sprintf(
-			"a bench run left %d processes running after it exited (killed, and their CPU time charged); the baseline's runs leave none", cand.res.Leftover)}
+	if hb.res.Fingerprint == "" {
+		hb.res.Fingerprint, hb.res.LongFingerprint = got[0][0].fingerprint, got[0][1].fingerprint
+	}
+	for k, count := range hb.counts {
+		cand := got[1][k]
+		if fail := hb.countFailure(true, cand, count); fail != nil {
+			return fail
+		}
+		switch {
+		case cand.fingerprint != got[0][k].fingerprint:
+			return &runFailure{side: "candidate", res: cand.res, reason: ReasonOutput, msg: fmt.Sprintf(
+				"bench output differs from the baseline's: benchmark %.100q reports another status or output metric than the baseline did on the same input", hb.res.Name)}
+		case cand.res.Leftover > 0 && *baseLeft == 0:
+			return &runFailure{side: "candidate", res: cand.res, reason: ReasonLeftover, msg: fmt.Sprintf(
+				"a bench run left %d processes running after it exited (killed, and their CPU time charged); the baseline's runs leave none", cand.res.Leftover)}
+		}
 	}
 	return nil
+}
+
+// countFailure holds a run to the iteration count hone asked for. The
+// count hone asks for is not the one the command fixes, so a benchmark
+// that sets its own (from its code, its init, or the arguments) is seen.
+func (hb *harnessBenchmark) countFailure(cand bool, s runSample, count int) *runFailure {
+	if s.iterations == count {
+		return nil
+	}
+	if !cand {
+		return &runFailure{side: "baseline", res: s.res, msg: fmt.Sprintf(
+			"the baseline's benchmark %.100q ran %d iterations where hone asked for %d: the benchmark must run the count it is given", hb.res.Name, s.iterations, count)}
+	}
+	return &runFailure{side: "candidate", res: s.res, reason: ReasonOutput, msg: fmt.Sprintf(
+		"benchmark %.100q ran %d iterations where hone asked for %d, as the baseline ran: the candidate changed its own iteration count", hb.res.Name, s.iterations, count)}
+}
+
+// add records one pair's runs: each run's CPU time, and each side's
+// marginal cost per iteration.
+func (hb *harnessBenchmark) add(got [2][2]runSample) {
+	r := hb.res
+	hb.last = [2]*jail.Result{got[0][1].res, got[1][1].res}
+	extra := float64(hb.counts[1]-hb.counts[0]) / 1e9
+	marginal := func(side int, of func(runSample) float64) float64 {
+		return (of(got[side][1]) - of(got[side][0])) / extra
+	}
+	cpuOf := func(s runSample) float64 { return s.cpu }
+	wallOf := func(s runSample) float64 { return s.wall }
+	r.ShortCPU.Baseline, r.ShortCPU.Candidate = append(r.ShortCPU.Baseline, got[0][0].cpu), append(r.ShortCPU.Candidate, got[1][0].cpu)
+	r.LongCPU.Baseline, r.LongCPU.Candidate = append(r.LongCPU.Baseline, got[0][1].cpu), append(r.LongCPU.Candidate, got[1][1].cpu)
+	r.CPU.Baseline, r.CPU.Candidate = append(r.CPU.Baseline, marginal(0, cpuOf)), append(r.CPU.Candidate, marginal(1, cpuOf))
+	r.Wall.Baseline, r.Wall.Candidate = append(r.Wall.Baseline, marginal(0, wallOf)), append(r.Wall.Candidate, marginal(1, wallOf))
 }
 
 // runDifference says how two whole-harness runs differ, briefly.
@@ -353,40 +456,6 @@ func addGeomean(cpu, wall *Samples, benches []*harnessBenchmark) {
 	cpu.Baseline, cpu.Candidate = append(cpu.Baseline, gb...), append(cpu.Candidate, gc...)
 	gb, gc = benchformat.Geomeans(ws)
 	wall.Baseline, wall.Candidate = append(wall.Baseline, gb...), append(wall.Candidate, gc...)
-}
-
-// benchmarkStats computes each benchmark's statistics from its stored
-// samples, as the deciding metric's are computed, and marks the deciding
-// ones that regressed.
-func benchmarkStats(b *Bench) {
-	for i := range b.Benchmarks {
-		r := &b.Benchmarks[i]
-		r.CPUStats = computeStats(r.CPU, b.Confidence, b.Seed, b.Resamples, b.Method)
-		r.WallStats = computeStats(r.Wall, b.Confidence, b.Seed, b.Resamples, b.Method)
-		r.Regressed = r.Decides && r.CPUStats.Pairs > 0 && r.CPUStats.CIHigh < 1
-	}
-}
-
-// deciding counts the benchmarks that decide.
-func (b *Bench) deciding() int {
-	n := 0
-	for _, r := range b.Benchmarks {
-		if r.Decides {
-			n++
-		}
-	}
-	return n
-}
-
-// regressions names the deciding benchmarks whose CI lies below 1.
-func (b *Bench) regressions() []string {
-	var out []string
-	for _, r := range b.Benchmarks {
-		if r.Regressed {
-			out = append(out, fmt.Sprintf("%s %.3fx [%.3f, %.3f]", r.Name, r.CPUStats.Speedup, r.CPUStats.CILow, r.CPUStats.CIHigh))
-		}
-	}
-	return out
 }
 
 func sideIndex(cand bool) int {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,43 +23,72 @@ import (
 // harnesses in the real jail are covered by the end-to-end test in
 // cmd/hone.
 
-// harnessAnswer is what one benchmark run reports: its iteration count,
-// its cpu time per iteration in ns, and a custom metric; a negative count
-// leaves the benchmark out of the output.
+// harnessAnswer is what one benchmark run reports and costs: its
+// iteration count (0: the count asked for; negative: the benchmark is
+// left out of the output), its cpu time per iteration in ns, and a custom
+// metric. A run costs harnessStartup plus its iterations' cost; a flat
+// benchmark's loop costs the same whatever the count (a memo across
+// iterations).
 type harnessAnswer struct {
 	iterations int
 	nsPerOp    float64
 	checksum   float64
 	leftover   int
+	flat       bool
 }
+
+// harnessStartup is the fake harness process's start-up and set-up CPU
+// time, in ns: twenty times the loop at the command's count of 100
+// iterations of 1 µs.
+const harnessStartup = 2e6
 
 type harnessMeter struct {
 	names  []string
 	answer func(cand bool, name string, n int) harnessAnswer
 	runs   map[string]int
 	order  []string // benchmark and side of each measured run
+	// speed, when set, scales each measured run's CPU time: the speed of
+	// the core it happened to run on.
+	speed func() float64
 }
 
-var oneBenchRE = regexp.MustCompile(`-test\.bench='\^(Benchmark[A-Za-z]+)`)
+var (
+	oneBenchRE = regexp.MustCompile(`-test\.bench='\^(Benchmark[A-Za-z]+)`)
+	countRE    = regexp.MustCompile(`-test\.benchtime=([0-9]+)x`)
+)
 
-func (f *harnessMeter) output(cand bool, names []string, n int) (string, harnessAnswer) {
+// output is a run's stdout for the benchmarks names at count iterations,
+// and what the last of them costs.
+func (f *harnessMeter) output(cand bool, names []string, n, count int) (string, float64) {
 	var b strings.Builder
 	b.WriteString("goos: linux\ngoarch: amd64\npkg: example.com/x\n")
-	var last harnessAnswer
+	cost := 0.0
 	for _, name := range names {
 		a := f.answer(cand, name, n)
 		if a.iterations < 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "%s-2 \t%d\t%.1f ns/op\t%g checksum\n", name, a.iterations, a.nsPerOp, a.checksum)
-		last = a
+		ran := count
+		if a.iterations > 0 {
+			ran = a.iterations
+		}
+		cost = float64(ran) * a.nsPerOp
+		if a.flat {
+			cost = 100 * a.nsPerOp
+		}
+		fmt.Fprintf(&b, "%s-2 \t%d\t%.1f ns/op\t%g checksum\n", name, ran, a.nsPerOp, a.checksum)
 	}
 	b.WriteString("PASS\n")
-	return b.String(), last
+	return b.String(), cost
+}
+
+func askedCount(command string) int {
+	n, _ := strconv.Atoi(countRE.FindStringSubmatch(command)[1])
+	return n
 }
 
 func (f *harnessMeter) exec(_ context.Context, spec jail.Spec) (*jail.Result, error) {
-	out, _ := f.output(spec.Dir == "cand", f.names, 0)
+	out, _ := f.output(spec.Dir == "cand", f.names, 0, askedCount(spec.Command))
 	return result(run{out: out, value: 0.01}), nil
 }
 
@@ -70,8 +100,12 @@ func (f *harnessMeter) measure(_ context.Context, spec jail.Spec, _ string) (map
 	}
 	f.runs[spec.Dir+" "+name]++
 	f.order = append(f.order, spec.Dir+" "+name)
-	out, a := f.output(cand, []string{name}, f.runs[spec.Dir+" "+name])
-	cpu := a.nsPerOp * float64(a.iterations) / 1e9
+	out, cost := f.output(cand, []string{name}, f.runs[spec.Dir+" "+name], askedCount(spec.Command))
+	a := f.answer(cand, name, f.runs[spec.Dir+" "+name])
+	cpu := (harnessStartup + cost) / 1e9
+	if f.speed != nil {
+		cpu *= f.speed()
+	}
 	res := result(run{out: out, value: cpu, leftover: a.leftover})
 	return map[string]float64{workspace.MetricCPUTime: cpu, workspace.MetricWall: cpu}, res, nil
 }
@@ -88,7 +122,7 @@ func costs(ratio map[string]float64) func(cand bool, name string, n int) harness
 		if cand {
 			v *= ratio[name]
 		}
-		return harnessAnswer{iterations: 100, nsPerOp: v, checksum: 7}
+		return harnessAnswer{nsPerOp: v, checksum: 7}
 	}
 }
 
@@ -121,23 +155,28 @@ func TestHarnessFasterOnEveryBenchmarkIsAcceptedOnTheGeomean(t *testing.T) {
 	if g := b.Stat(workspace.MetricCPUTime); g.Speedup < 1.5 || g.Speedup > 1.67 || !(g.DetectableChange > 0) {
 		t.Errorf("geomean %+v", g)
 	}
-	if a := b.Benchmarks[0]; a.Name != "BenchmarkA" || a.Iterations != 100 || a.CPUStats.Speedup < 1.9 || a.CPU.Unit != "ns/op" || len(a.CPU.Baseline) != b.Pairs {
+	if a := b.Benchmarks[0]; a.Name != "BenchmarkA" || a.CommandIterations != 100 || a.CPUStats.Speedup < 1.9 || a.CPU.Unit != "ns/op" || len(a.CPU.Baseline) != b.Pairs {
 		t.Errorf("benchmark A %+v", a)
 	}
-	// Each pair runs every benchmark on both sides; the benchmarks' order
-	// changes from pair to pair.
-	if m.runs["base BenchmarkA"] != b.Pairs || m.runs["cand BenchmarkB"] != b.Pairs {
+	// Each pair runs every benchmark at two counts on both sides; the
+	// benchmarks' order changes from pair to pair. Each side's first runs
+	// size the counts: twice at 100 and 200 iterations, then at the
+	// counts that make the loop dominate.
+	if a := b.Benchmarks[0]; a.Counts[0] < 10000 || a.Counts[1] != 2*a.Counts[0] || a.BaselineScaling < 1.85 || a.CandidateScaling < 1.8 {
+		t.Errorf("counts %v, scalings %.3f and %.3f", a.Counts, a.BaselineScaling, a.CandidateScaling)
+	}
+	if m.runs["cand BenchmarkA"] <= 2*b.Pairs || m.runs["cand BenchmarkB"] != m.runs["base BenchmarkB"] {
 		t.Errorf("runs %v for %d pairs", m.runs, b.Pairs)
 	}
 	firsts := map[string]bool{}
-	for i := 0; i < len(m.order); i += 4 {
+	for i := len(m.order) - 8*b.Pairs; i < len(m.order); i += 8 {
 		firsts[strings.Fields(m.order[i])[1]] = true
 	}
 	if len(firsts) != 2 {
 		t.Errorf("the same benchmark ran first in every pair: %q", m.order)
 	}
 	var text strings.Builder
-	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "BenchmarkA *") || !strings.Contains(text.String(), "1.0µs") {
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "BenchmarkA *") || !strings.Contains(text.String(), "µs") {
 		t.Errorf("%v\n%s", err, text.String())
 	}
 }

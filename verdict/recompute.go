@@ -64,13 +64,18 @@ func recompute(e *Entry) *Entry {
 // with the bench's own method and recorded levels: the planned looks of
 // MethodEquivalence, the batch boundaries of the methods before it.
 func replayDecisions(b *Bench) []string {
-	var samples *Samples
 	for i := range b.Samples {
 		if b.Samples[i].Metric == b.Metric {
-			samples = &b.Samples[i]
+			return replay(b, &b.Samples[i])
 		}
 	}
-	if samples == nil || b.BatchSize <= 0 {
+	return nil
+}
+
+// replay repeats the sequential decision on samples at every batch
+// boundary of b.
+func replay(b *Bench, samples *Samples) []string {
+	if b.BatchSize <= 0 {
 		return nil
 	}
 	var ns []int

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -145,14 +146,16 @@ func writeLooks(w io.Writer, b *Bench) error {
 }
 
 // writeBenchmarks writes a harness bench's table: each benchmark's CPU
-// time per iteration (the deciding figure) and wall time per iteration.
+// time per iteration (the deciding figure: its loop's marginal cost), its
+// wall time speedup, the counts it ran at, and how each side's CPU time
+// scaled between them.
 func writeBenchmarks(w io.Writer, b *Bench) error {
 	if len(b.Benchmarks) == 0 {
 		return nil
 	}
 	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those):\n", b.Format)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "benchmark\titerations\tbaseline\tcandidate\tspeedup\t%.0f%% CI\twall speedup\n", b.Confidence*100)
+	fmt.Fprintf(tw, "benchmark\titerations\tbaseline\tcandidate\tspeedup\t%.0f%% CI\twall speedup\tscaling\n", b.Confidence*100)
 	for _, r := range b.Benchmarks {
 		name, c, wl := r.Name, r.CPUStats, r.WallStats
 		if r.Decides {
@@ -161,8 +164,19 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 		if r.Regressed {
 			name += " SLOWER"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3fx\t[%.3f, %.3f]\t%.3fx\n", name, r.Iterations,
-			formatValue(c.BaselineMedian, c.Unit), formatValue(c.CandidateMedian, c.Unit), c.Speedup, c.CILow, c.CIHigh, wl.Speedup)
+		if r.Decision == decUndecided {
+			name += " unresolved"
+		}
+		iters, scale := strconv.Itoa(r.Iterations), "-"
+		if len(r.Counts) == 2 {
+			iters = fmt.Sprintf("%d/%d", r.Counts[0], r.Counts[1])
+			scale = fmt.Sprintf("%.2f/%.2f", r.BaselineScaling, r.CandidateScaling)
+		}
+		figures := fmt.Sprintf("%s\t%s\t%.3fx\t[%.3f, %.3f]\t%.3fx", formatValue(c.BaselineMedian, c.Unit), formatValue(c.CandidateMedian, c.Unit), c.Speedup, c.CILow, c.CIHigh, wl.Speedup)
+		if r.Unmeasurable {
+			figures = "too small to measure\t\t\t\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, iters, figures, scale)
 	}
 	return tw.Flush()
 }

@@ -79,6 +79,10 @@ type BenchConfig struct {
 	// JSON shows order_seed alone.
 	Seed    int64    `toml:"seed" json:"-"`
 	Timeout Duration `toml:"timeout" json:"timeout"` // per benchmark run
+	// MaxSpeedup is the most a deciding benchmark of a harness may speed
+	// up before a person must look: a loop that got 20 times cheaper has
+	// more likely stopped doing its work than been optimised.
+	MaxSpeedup float64 `toml:"max_speedup" json:"max_speedup"`
 	// SlowFactor bounds a candidate bench run to this many times the
 	// baseline's median wall time so far (never under a second): a
 	// slower run is stopped and the candidate rejected, so a patch that
@@ -251,6 +255,7 @@ var DefaultBench = BenchConfig{
 	OrderSeed:  1,
 	Seed:       1,
 	Timeout:    Duration{10 * time.Minute},
+	MaxSpeedup: 20,
 	SlowFactor: 10,
 	Format:     benchformat.Process,
 	Layouts:    DefaultLayouts,

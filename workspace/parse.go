@@ -329,6 +329,12 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at keyPath) error
 		}
 		dst.Layouts = src.Layouts
 	}
+	if def("max_speedup") {
+		if src.MaxSpeedup <= 1 {
+			return p.errf(k("max_speedup"), "must be more than 1, e.g. 20")
+		}
+		dst.MaxSpeedup = src.MaxSpeedup
+	}
 	if def("slow_factor") {
 		if src.SlowFactor < 2 {
 			return p.errf(k("slow_factor"), "must be at least 2 (a candidate run may take this many times the baseline's median), e.g. 10")

@@ -153,6 +153,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad metric", "[bench]\nmetric = \"speed\"\n", `hone.toml:2: bench.metric: "speed" is not a metric; use instructions, cpu-time or wall`},
 		{"threshold too big", "[targets.a.bench]\nthreshold = 1.5\n", `hone.toml:2: targets.a.bench.threshold: must be in [0, 1)`},
 		{"max_pairs below pairs", "[bench]\npairs = 10\nmax_pairs = 5\n", `hone.toml:3: bench.max_pairs: must be at least pairs`},
+		{"max_speedup of 1", "[bench]\nmax_speedup = 1.0\n", `hone.toml:2: bench.max_speedup: must be more than 1`},
 		{"bench run at top", "[bench]\nrun = \"x\"\n", `hone.toml:2: bench.run: the workload is per target`},
 		{"bench format at top", "[bench]\nformat = \"go\"\n", `hone.toml:2: bench.format: the workload is per target`},
 		{"unknown bench format", "[targets.a.bench]\nrun = \"x\"\nformat = \"junit\"\n", `hone.toml:3: targets.a.bench.format: must be one of process, go, google-benchmark, not "junit"`},

@@ -145,7 +145,12 @@ detail, input_seed, config_blob, pin_unprotected, started, rejudges,
 rejudge_reason, retries, overrides, risk_signals, gates[] (name, passed, equivalence, message, candidate
 and baseline runs), bench (metric, pairs, batch_size, max_pairs, threshold,
 confidence, seed (the order seed), method, output_sha256, pooled_pairs,
-order, decisions, seconds, command_seconds, check (the cpu-time batch
+order, decisions, seconds, command_seconds, format, max_speedup,
+harness_outputs, benchmarks[] (a harness's: name, decides, command_iterations,
+counts, short_cpu, long_cpu, cpu, wall, cpu_stats, wall_stats,
+baseline_scaling, candidate_scaling, candidate_proof, proof_counts, unmeasurable,
+decision, regressed),
+check (the cpu-time batch
 confirming an instructions-tier acceptance), metrics[]
 with medians, speedup, ci_low, ci_high, p, outliers, cv, detectable_change,
 samples[] with the raw values, perf counters), environment (commits, binary

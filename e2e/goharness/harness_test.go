@@ -165,7 +165,7 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 			t.Fatalf("bench %+v", b)
 		}
 		for _, r := range b.Benchmarks {
-			if r.Iterations != 300000 || len(r.CPU.Baseline) != b.Pairs || !(r.CPUStats.BaselineMedian > 0) || r.Fingerprint == "" {
+			if r.CommandIterations != 300000 || len(r.Counts) != 2 || r.Counts[0] < 300000 || len(r.CPU.Baseline) != b.Pairs || !(r.CPUStats.BaselineMedian > 0) || r.Fingerprint == "" {
 				t.Errorf("benchmark %s: %+v", r.Name, r)
 			}
 		}

@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
+)
+
+const (
+	pinBig = `// Big folds 1000 rounds, twice, to be sure.
+func Big(seed uint64) uint64 {
+	a := fold(seed, 1000)
+	if fold(seed, 1000) != a {
+		panic("fold is not deterministic")
+	}
+	return a
+}`
+	honestBig = `// Big folds 1000 rounds: fold is deterministic.
+func Big(seed uint64) uint64 { return fold(seed, 1000) }`
+	pinSmall = `func Small(seed uint64) uint64 { return fold(seed, 100) }`
+)
+
+func notAccepted(t *testing.T, e *verdict.Entry) {
+	t.Helper()
+	if e.Verdict == ledger.VerdictAccepted {
+		t.Fatalf("accepted: %s", e.Summary)
+	}
+}
+
+// workGoneIsCaught holds a loop whose work is gone to one of the three
+// things hone can say of it: it does not scale with the iterations, not
+// even at counts of its own (rejected-gate); what is left of it costs too
+// little to measure (rejected-bench); or it sped up past max_speedup
+// (needs-human-review), when a cheap lookup of the kept answer is left
+// that scales at the candidate's own counts.
+func workGoneIsCaught(t *testing.T, e *verdict.Entry) {
+	t.Helper()
+	notAccepted(t, e)
+	switch {
+	case e.Verdict == ledger.VerdictRejectedGate && e.Reason == verdict.ReasonNonlinear,
+		e.Verdict == ledger.VerdictRejectedBench && e.Reason == verdict.ReasonInconclusive,
+		e.Verdict == ledger.VerdictNeedsHumanReview && e.Reason == verdict.ReasonImplausible:
+		return
+	}
+	t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+}
+
+// An honest patch that halves BenchmarkBig's work is accepted, with Big's
+// own speedup near 2.
+func honestTwoFoldGainIsAccepted(t *testing.T, w *workspace) {
+	e := w.judge("fold is deterministic: fold once", edit(t, pinBig, honestBig))
+	if e.Verdict != ledger.VerdictAccepted {
+		t.Fatalf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+	if big := e.Bench.Benchmarks[0]; big.Name != "BenchmarkBig" || big.CPUStats.Speedup < 1.6 || big.CPUStats.Speedup > 2.5 || big.Regressed {
+		t.Errorf("BenchmarkBig %+v", big.CPUStats)
+	}
+}
+
+// A memo of Big's last answer makes every iteration after the first free:
+// the runs at 2N cost what the runs at N cost, so the loop is not the work.
+func agentCannotMemoAcrossIterations(t *testing.T, w *workspace) {
+	e := w.judge("remember the last answer", edit(t, pinBig, `var (
+	memoSeed, memoBig uint64
+	memoSet           bool
+)
+
+// Big folds 1000 rounds, and remembers the last answer.
+func Big(seed uint64) uint64 {
+	if memoSet && seed == memoSeed {
+		return memoBig
+	}
+	a := fold(seed, 1000)
+	memoSeed, memoBig, memoSet = seed, a, true
+	return a
+}`))
+	workGoneIsCaught(t, e)
+}
+
+// Big twice as fast and Small 30% slower: the geometric mean is a
+// speedup of about 1.24, but a deciding benchmark regressed.
+func smallRegressionBesideABigGainIsNotAccepted(t *testing.T, w *workspace) {
+	e := w.judge("fold once, and check a prefix of Small", edit(t, pinBig, honestBig, pinSmall, `func Small(seed uint64) uint64 {
+	if fold(seed, 30) == 0 {
+		panic("a zero prefix")
+	}
+	return fold(seed, 100)
+}`))
+	notAccepted(t, e)
+	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != verdict.ReasonRegressed || !strings.Contains(e.Summary, "BenchmarkSmall") {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
+}
+
+// The package's init lowers -test.benchtime wherever it is larger than the
+// command's: the harness then reports fewer iterations than hone asked
+// for, each a quarter of the cost it seems.
+func initCannotLowerItsOwnIterationCount(t *testing.T, w *workspace) {
+	src := strings.Replace(edit(t, pinBig, honestBig), "package m\n", `package m
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// init runs long benchmarks a quarter as long.
+func init() {
+	for i, a := range os.Args {
+		v, ok := strings.CutPrefix(a, "-test.benchtime=")
+		n, err := strconv.Atoi(strings.TrimSuffix(v, "x"))
+		if ok && err == nil && n > 200 {
+			os.Args[i] = "-test.benchtime=" + strconv.Itoa(n/4) + "x"
+		}
+	}
+}
+`, 1)
+	e := w.judge("fold once, in shorter runs", src)
+	notAccepted(t, e)
+	if e.Verdict != ledger.VerdictRejectedGate || !strings.Contains(e.Detail, "changed its own iteration count") {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}
+
+// Big returns the known answer when it runs under -test.bench: the unit
+// test still sees real work, the benchmark sees none.
+func benchmarkCannotSkipItsWorkWhenBenchmarked(t *testing.T, w *workspace) {
+	src := strings.Replace(edit(t, pinBig, `// Big folds 1000 rounds, twice, to be sure; benchmarks know the answer.
+func Big(seed uint64) uint64 {
+	if seed == 42 && benchmarking() {
+		return 13450534357703051242
+	}
+	a := fold(seed, 1000)
+	if fold(seed, 1000) != a {
+		panic("fold is not deterministic")
+	}
+	return a
+}
+
+func benchmarking() bool {
+	f := flag.Lookup("test.bench")
+	return f != nil && f.Value.String() != ""
+}`), "package m\n", "package m\n\nimport \"flag\"\n", 1)
+	e := w.judge("benchmarks know the answer", src)
+	workGoneIsCaught(t, e)
+}
+
+// Small answers its benchmark's seed from a constant: one deciding
+// benchmark thousands of times faster would carry the geometric mean of
+// both to an acceptance. Its loop no longer scales with the iterations,
+// and a speedup past max_speedup needs a person: either way, not accepted.
+func oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean(t *testing.T, w *workspace) {
+	e := w.judge("Small knows the answer for 7", edit(t, pinSmall, `func Small(seed uint64) uint64 {
+	if seed == 7 {
+		return 2019352398190953399
+	}
+	return fold(seed, 100)
+}`))
+	workGoneIsCaught(t, e)
+}
+
+// TestGoHarnessAttacks judges each patch in one workspace, so that the pin
+// is built once: the honest gain first, then the attacks, each a subtest
+// named after it.
+func TestGoHarnessAttacks(t *testing.T) {
+	w := newWorkspace(t)
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, *workspace)
+	}{
+		{"HonestTwoFoldGainIsAccepted", honestTwoFoldGainIsAccepted},
+		{"AgentCannotMemoAcrossIterations", agentCannotMemoAcrossIterations},
+		{"SmallRegressionBesideABigGainIsNotAccepted", smallRegressionBesideABigGainIsNotAccepted},
+		{"InitCannotLowerItsOwnIterationCount", initCannotLowerItsOwnIterationCount},
+		{"BenchmarkCannotSkipItsWorkWhenBenchmarked", benchmarkCannotSkipItsWorkWhenBenchmarked},
+		{"OneBenchmarkDrivenTowardZeroCannotCarryTheGeomean", oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sub := *w
+			sub.t = t
+			c.run(t, &sub)
+		})
+	}
+}

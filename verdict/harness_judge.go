@@ -1,0 +1,138 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hone-perf/hone/ledger"
+)
+
+// ReasonImplausible is needs-human-review: faster, but a deciding
+// benchmark sped up more than [bench] max_speedup.
+const ReasonImplausible = "implausible"
+
+// workUnverifiedPrefix heads the summary of a harness verdict whose bench
+// names no outputs: nothing the benchmarks computed was compared.
+const workUnverifiedPrefix = "work unverified: "
+
+// benchmarkStats computes each benchmark's statistics from its stored
+// samples, as the deciding metric's are computed, replays each deciding
+// benchmark's own sequential decision over the bench's batches, and marks
+// the deciding ones that regressed: decided slower, with the whole CI
+// below 1 - threshold. Recompute calls it on a stored entry.
+func benchmarkStats(b *Bench) {
+	for i := range b.Benchmarks {
+		r := &b.Benchmarks[i]
+		r.CPUStats = computeStats(r.CPU, b.finalConfidence(), b.Seed, b.Resamples, b.Method)
+		r.WallStats = computeStats(r.Wall, b.finalConfidence(), b.Seed, b.Resamples, b.Method)
+		if len(r.Counts) == 0 {
+			// An entry from before the loop was measured alone, by the
+			// rule it was judged with.
+			r.Regressed = r.Decides && r.CPUStats.Pairs > 0 && r.CPUStats.CIHigh < 1
+			continue
+		}
+		r.BaselineScaling = scaling(r.ShortCPU.Baseline, r.LongCPU.Baseline)
+		r.CandidateScaling = scaling(r.ShortCPU.Candidate, r.LongCPU.Candidate)
+		r.Unmeasurable = unmeasurable(r.CPU)
+		r.Decision = ""
+		if ds := replay(b, &r.CPU); r.Decides && len(ds) > 0 {
+			r.Decision = ds[len(ds)-1]
+		}
+		r.Regressed = r.Decides && !r.Unmeasurable && r.Decision == decSlower && r.CPUStats.CIHigh < 1-b.Threshold
+	}
+}
+
+// unmeasurable reports marginal costs that the noise of the runs buries:
+// in more than a quarter of the pairs, one side's run at the larger count
+// cost no more CPU time than its run at the smaller.
+func unmeasurable(s Samples) bool {
+	n := min(len(s.Baseline), len(s.Candidate))
+	bad := 0
+	for i := range n {
+		if s.Baseline[i] <= 0 || s.Candidate[i] <= 0 {
+			bad++
+		}
+	}
+	return n == 0 || 4*bad > n
+}
+
+// resolved applies the sequential decision to each deciding benchmark at
+// the look the geometric mean was just decided at, and reports whether
+// every one is decided.
+func resolved(b *Bench, benches []*harnessBenchmark) bool {
+	for _, hb := range benches {
+		if !hb.res.Decides {
+			continue
+		}
+		if d, _ := b.decideLook(hb.res.CPU, len(b.Decisions)-1); d == decMeasureMore {
+			return false
+		}
+	}
+	return true
+}
+
+// deciding counts the benchmarks that decide.
+func (b *Bench) deciding() int {
+	n := 0
+	for _, r := range b.Benchmarks {
+		if r.Decides {
+			n++
+		}
+	}
+	return n
+}
+
+// regressions names the deciding benchmarks that regressed.
+func (b *Bench) regressions() []string {
+	return b.benchmarksWhere(func(r *BenchmarkResult) bool { return r.Regressed })
+}
+
+// benchmarksWhere names the deciding benchmarks that match, each with its
+// speedup and CI.
+func (b *Bench) benchmarksWhere(match func(*BenchmarkResult) bool) []string {
+	var out []string
+	for i := range b.Benchmarks {
+		if r := &b.Benchmarks[i]; r.Decides && match(r) {
+			out = append(out, fmt.Sprintf("%s %.3fx [%.3f, %.3f]", r.Name, r.CPUStats.Speedup, r.CPUStats.CILow, r.CPUStats.CIHigh))
+		}
+	}
+	return out
+}
+
+// judgeHarness holds a harness verdict that judgeBench found faster to
+// what the geometric mean can hide: a deciding benchmark whose cost per
+// iteration could not be measured gives no figure to accept on; one that
+// sped up more than max_speedup needs a person; ones still undecided at
+// max_pairs are named. A harness bench without outputs is flagged work
+// unverified, at the head of the summary, whatever its verdict.
+func judgeHarness(e *Entry) {
+	b := e.Bench
+	if b == nil || len(b.Benchmarks) == 0 || len(b.Benchmarks[0].Counts) == 0 {
+		return
+	}
+	defer func() {
+		if len(b.HarnessOutputs) == 0 {
+			e.AddFlag(ledger.FlagWorkUnverified)
+			e.Summary = oneLine(workUnverifiedPrefix + e.Summary)
+		}
+	}()
+	if e.Reason != ReasonImproved {
+		return
+	}
+	figures := benchFigures(b, b.Stat(b.Metric))
+	if un := b.benchmarksWhere(func(r *BenchmarkResult) bool { return r.Unmeasurable }); len(un) > 0 {
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive, fmt.Sprintf(
+			"the cost per iteration of %s is too small to measure against the noise of its runs, so no speedup can be read from it, whatever the geometric mean", strings.Join(un, ", ")))
+		e.Summary = e.Reason + ": " + figures + "; too small to measure: " + strings.Join(un, ", ")
+		return
+	}
+	if fast := b.benchmarksWhere(func(r *BenchmarkResult) bool { return r.CPUStats.Speedup > b.MaxSpeedup }); b.MaxSpeedup > 0 && len(fast) > 0 && e.Verdict == ledger.VerdictAccepted {
+		e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonImplausible, fmt.Sprintf(
+			"faster, but %s sped up more than [bench] max_speedup = %gx: a loop that much cheaper has more likely stopped doing its work than been optimised; a person must review it", strings.Join(fast, ", "), b.MaxSpeedup))
+		e.Summary = figures + "; over max_speedup: " + strings.Join(fast, ", ")
+	}
+	if un := b.benchmarksWhere(func(r *BenchmarkResult) bool { return r.Decision == decUndecided }); len(un) > 0 {
+		e.Detail += fmt.Sprintf("; not resolved after %d pairs: %s", b.Pairs, strings.Join(un, ", "))
+		e.Summary = oneLine(e.Summary + "; unresolved: " + strings.Join(un, ", "))
+	}
+}
