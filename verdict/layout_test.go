@@ -25,7 +25,7 @@ func TestVerdictPairsInterleaveFourLayouts(t *testing.T) {
 	if r == nil || r.OneLayout != "" || len(r.Layouts) != 4 || len(e.Bench.Setups) != e.Bench.Pairs {
 		t.Fatalf("layouts: %+v", r)
 	}
-	if !slices.Equal(layoutsOf(r), build.Layouts(r.Seed, 4)) || r.Seed != layoutSeed(e.InputSeed) {
+	if !slices.Equal(layoutsOf(r), build.Layouts(r.Seed, 4)) || r.Seed != layoutSeed(e.Pin, e.Bench.Seed) {
 		t.Errorf("layouts %v are not the seed's %v", layoutsOf(r), build.Layouts(r.Seed, 4))
 	}
 	base, cand := map[string]bool{}, map[string]bool{}
@@ -83,7 +83,7 @@ func laidOut(byLayout [][2]float64, candidates []string) *Entry {
 	s := Samples{Metric: "cpu-time"}
 	r := &LayoutReport{}
 	for k := range 4 {
-		r.Layouts = append(r.Layouts, LayoutResult{Layout: build.Layout{Index: k}, CandidateSHA256: candidates[k]})
+		r.Layouts = append(r.Layouts, LayoutResult{Layout: build.Layout{Index: k}, BaselineSHA256: distinct[k], CandidateSHA256: candidates[k]})
 	}
 	for i := range 24 {
 		k := i % 4
@@ -97,8 +97,9 @@ func laidOut(byLayout [][2]float64, candidates []string) *Entry {
 	return e
 }
 
+var distinct = []string{"a", "b", "c", "d"}
+
 func TestLayoutJudgement(t *testing.T) {
-	distinct := []string{"a", "b", "c", "d"}
 	for _, tc := range []struct {
 		name     string
 		byLayout [][2]float64
@@ -111,6 +112,7 @@ func TestLayoutJudgement(t *testing.T) {
 		{"a baseline that moves with layout is flagged", [][2]float64{{1.2, 0.6}, {1, 0.5}, {1, 0.5}, {1, 0.5}}, distinct, ledger.VerdictAccepted, true},
 		{"a spread within the noise is not", [][2]float64{{1.0, 0.5}, {1.002, 0.501}, {1, 0.5}, {1, 0.5}}, distinct, ledger.VerdictAccepted, false},
 		{"a candidate that ignores layouts needs a person", [][2]float64{{2, 1}, {2, 1}, {2, 1}, {2, 1}}, []string{"a", "a", "a", "a"}, ledger.VerdictNeedsHumanReview, false},
+		{"a candidate that links one placement into every other layout needs a person", [][2]float64{{2, 1}, {2, 1}, {2, 1}, {2, 1}}, []string{"a", "b", "b", "b"}, ledger.VerdictNeedsHumanReview, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := laidOut(tc.byLayout, tc.cands)
