@@ -208,10 +208,11 @@ func padName(l Layout) string { return fmt.Sprintf("layout-pad-%d.s", l.Index) }
 // padSource is the padding object: its section sorts before every other
 // text section of the default linker scripts (GNU ld, gold, lld put
 // .text.unlikely first), so main in .text.startup and hot functions in
-// .text.hot move too; it marks the stack non-executable as the compiler's
-// own objects do.
+// .text.hot move too; it is retained (R, SHF_GNU_RETAIN) against a link
+// that collects unused sections, as rustc's do; it marks the stack
+// non-executable as the compiler's own objects do.
 func padSource(pad int) string {
-	return fmt.Sprintf("\t.section .note.GNU-stack,\"\",@progbits\n\t.section .text.unlikely.hone_layout,\"ax\",@progbits\n\t.skip %d, 0xcc\n", pad)
+	return fmt.Sprintf("\t.section .note.GNU-stack,\"\",@progbits\n\t.section .text.unlikely.hone_layout,\"axR\",@progbits\n\t.skip %d, 0xcc\n", pad)
 }
 
 // languages lists the languages of the target's files at c, or of the

@@ -3,6 +3,8 @@ package build
 import (
 	"context"
 	"debug/elf"
+	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -99,10 +101,10 @@ func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
 	}
 }
 
-// A build that copies what it linked leaves a file the relinks do not
-// reach: each layout is then built on its own, and still moves.
-func TestLayoutsOfABuildThatCopiesItsLinkAreBuiltEach(t *testing.T) {
-	f := newFixture(t, layoutFiles, "[targets.t]\nbuild = \"cc -O2 -o prog.tmp main.c hot.c && cp prog.tmp $HONE_OUT/prog && rm prog.tmp\"\n")
+// A build that makes a file of what it linked leaves one the relinks do
+// not reach: each layout is then built on its own, and still moves.
+func TestLayoutsOfABuildThatRewritesItsLinkAreBuiltEach(t *testing.T) {
+	f := newFixture(t, layoutFiles, "[targets.t]\nbuild = \"cc -O2 -o prog.tmp main.c hot.c && { cat prog.tmp; echo; } > $HONE_OUT/prog && chmod +x $HONE_OUT/prog\"\n")
 	r := f.start(false)
 	ls, _, err := r.LayoutsFor(f.pin, 3, 3)
 	if err != nil {
@@ -197,5 +199,72 @@ func TestGoLayoutsReorderTheProgramsFunctions(t *testing.T) {
 	}
 	if len(addrs) != 3 {
 		t.Errorf("main.main at %d addresses in 3 layouts", len(addrs))
+	}
+}
+
+// rustFiles is a std-only crate whose hot function keeps its name.
+var rustFiles = map[string]string{
+	"targets/t/Cargo.toml": "[package]\nname = \"prog\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+	"targets/t/src/main.rs": `#[no_mangle]
+#[inline(never)]
+pub extern "C" fn hot(n: u64) -> u64 {
+    let mut s = 0;
+    for i in 0..n {
+        s += i * i % 7;
+    }
+    s
+}
+
+fn main() {
+    println!("{}", hot(std::env::args().count() as u64 + 1000));
+}
+`,
+}
+
+// A Rust program links through cc, so the shim lays it out as it does C,
+// through rust-lld's collection of unused sections too. Each layout is a
+// cargo build of its own: cargo also records the compiler's PATH, which
+// the shim changes, in a file the relinks do not make. rustup's toolchains
+// are in root's home, which the jail reads only as read_only.
+func TestRustLayoutsMoveTheProgramsCode(t *testing.T) {
+	cargo, err := exec.LookPath("cargo")
+	home := filepath.Dir(filepath.Dir(cargo))
+	if err != nil || !isDir(filepath.Join(filepath.Dir(home), ".rustup")) {
+		t.Skip("no rustup toolchain")
+	}
+	rustup := filepath.Join(filepath.Dir(home), ".rustup")
+	f := newFixture(t, rustFiles, fmt.Sprintf(`[sandbox]
+read_only = [%q, %q]
+
+[targets.t]
+build = "RUSTUP_HOME=%s CARGO_HOME=%s cargo build --release --offline -q --target-dir $HONE_OUT/t"
+`, home, rustup, rustup, home))
+	r := f.start(false)
+	ls, why, err := r.LayoutsFor(f.pin, 9, 3)
+	if err != nil || len(ls) != 3 || ls[1].Pad == 0 {
+		t.Fatalf("a Rust target's layouts: %v (%q, %v)", ls, why, err)
+	}
+	plain := f.build(r, Baseline, f.pin)
+	if !plain.OK() {
+		t.Fatalf("cargo build: %s", plain.Describe())
+	}
+	bin := filepath.Join("t", "release", "prog")
+	want, _ := run(t, plain, "$HONE_OUT/"+bin)
+	at := symbols(t, filepath.Join(plain.Out, bin), "hot")["hot"]
+	sides, err := r.BuildLayouts(context.Background(), Baseline, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sides {
+		l := ls[i+1]
+		if !s.OK() {
+			t.Fatalf("layout %d: %s", l.Index, s.Describe())
+		}
+		if got, _ := run(t, s, "$HONE_OUT/"+bin); got != want {
+			t.Errorf("layout %d prints %q, the plain build %q", l.Index, got, want)
+		}
+		if moved := symbols(t, filepath.Join(s.Out, bin), "hot")["hot"]; moved-at != uint64(l.Pad) {
+			t.Errorf("layout %d (pad %d): hot moved from %#x to %#x", l.Index, l.Pad, at, moved)
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -82,9 +81,10 @@ func (r *Run) BuildLayouts(ctx context.Context, role Role, commit string, plain 
 		switch {
 		case sides[i] != nil:
 			continue
-		case l == todo[0]:
+		case l == todo[0] || !first.OK():
+			// A build that fails in one layout is not tried in the others.
 			sides[i] = first
-		case changed != nil && first.OK():
+		case changed != nil:
 			if sides[i], err = r.relinkedSide(ctx, first, l, changed); err != nil {
 				return nil, err
 			}
@@ -111,34 +111,38 @@ func (r *Run) cachedLayout(ctx context.Context, commit string, l Layout) (*Side,
 }
 
 // relinked returns the files (by path below the side's folder) that
-// differ between plain and s, when each is a link the shim made again in
-// every other layout and left as the build left it; nil when there are
-// none or any is not.
-func (s *Side) relinked(plain *Side) []string {
+// differ between plain and s, each with the link the shim made again that
+// it is: itself, or the link it is a copy of (cargo puts its binaries in
+// place so, a Makefile may cp them). It returns nil when there are none,
+// or when any is neither, as a file the build stripped or otherwise made
+// from its links after linking them.
+func (s *Side) relinked(plain *Side) map[string]string {
 	if s.relinks == "" || !s.OK() || s.tree == nil || plain.tree == nil {
 		return nil
-	}
-	var changed []string
-	for p, e := range s.tree {
-		if was, ok := plain.tree[p]; !ok || was != e {
-			changed = append(changed, p)
-		}
 	}
 	for p := range plain.tree {
 		if _, ok := s.tree[p]; !ok {
 			return nil
 		}
 	}
-	slices.Sort(changed)
-	for _, p := range changed {
-		e := s.tree[p]
-		if e.Type != typeFile || plain.tree[p].Type != typeFile {
+	own := filepath.Join(s.relinks, fmt.Sprint(s.Layout.Index))
+	changed, links := map[string]string{}, map[string]string{}
+	for p, e := range s.tree {
+		if was := plain.tree[p]; was == e {
+			continue
+		} else if e.Type != typeFile || was.Type != typeFile {
 			return nil
 		}
-		// The shim's own link of this layout, next to the others: the
-		// build kept what it linked.
-		if sum, err := fileSHA256(filepath.Join(s.relinks, fmt.Sprint(s.Layout.Index)), p); err != nil || sum != e.SHA256 {
-			return nil
+		changed[p] = ""
+		if sum, err := fileSHA256(own, p); err == nil && sum == e.SHA256 {
+			changed[p], links[e.SHA256] = p, p
+		}
+	}
+	for p, from := range changed {
+		if from == "" {
+			if changed[p] = links[s.tree[p].SHA256]; changed[p] == "" {
+				return nil
+			}
 		}
 	}
 	if len(changed) == 0 {
@@ -163,7 +167,7 @@ func fileSHA256(root, rel string) (string, error) {
 // relinkedSide is first's trees in layout l: a verified copy, with each
 // changed file replaced by l's link of it. A baseline's is cached as its
 // build would be.
-func (r *Run) relinkedSide(ctx context.Context, first *Side, l Layout, changed []string) (*Side, error) {
+func (r *Run) relinkedSide(ctx context.Context, first *Side, l Layout, changed map[string]string) (*Side, error) {
 	start := time.Now()
 	base := filepath.Join(r.dir.Path, fmt.Sprintf("%s-layout-%d", first.Role, l.Index))
 	if err := os.Mkdir(base, 0o755); err != nil {
@@ -190,12 +194,12 @@ func (r *Run) relinkedSide(ctx context.Context, first *Side, l Layout, changed [
 		return nil, errs.Wrap(errs.Failure, err, "cannot copy layout %d's build", first.Layout.Index)
 	}
 	from := filepath.Join(first.relinks, fmt.Sprint(l.Index))
-	for _, p := range changed {
+	for p, link := range changed {
 		root, rel := s.Src, p[len("src/"):]
 		if strings.HasPrefix(p, "out/") {
 			root = s.Out
 		}
-		if err := replaceInTree(root, rel, from, p, first.tree[p].Mode); err != nil {
+		if err := replaceInTree(root, rel, from, link, first.tree[p].Mode); err != nil {
 			// A link the shim could not make again: this layout is built
 			// on its own.
 			scratch.RemoveAll(base)
