@@ -83,8 +83,10 @@ type layoutSet struct {
 	round []int
 }
 
-// place returns spec (the plain build's, with the bench's timeout and
-// output cap) as layout k's.
+// place returns spec (a run on the plain build: the bench's command, or
+// one benchmark's of a harness, with its timeout and output cap) as the
+// same run on layout k's build. It is the hook a harness bench calls for
+// each run, with k from next once per pair; without layouts it is spec.
 func (ls *layoutSet) place(spec jail.Spec, cand bool, k int) jail.Spec {
 	if ls == nil || k == 0 {
 		return spec
@@ -94,13 +96,17 @@ func (ls *layoutSet) place(spec jail.Spec, cand bool, k int) jail.Spec {
 		side = 1
 	}
 	l := ls.specs[side][k]
-	l.Timeout, l.OutputCap = spec.Timeout, spec.OutputCap
+	l.Command, l.Timeout, l.OutputCap = spec.Command, spec.Timeout, spec.OutputCap
 	return l
 }
 
 // next is the next pair's layout: rounds that run every layout once
-// each, in a seeded order, so that every layout gets as many pairs.
+// each, in a seeded order, so that every layout gets as many pairs; 0
+// without layouts.
 func (ls *layoutSet) next() int {
+	if ls == nil {
+		return 0
+	}
 	if len(ls.round) == 0 {
 		ls.round = ls.rng.Perm(len(ls.specs[0]))
 	}

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -121,5 +123,25 @@ func TestLayoutJudgement(t *testing.T) {
 				t.Errorf("verdict %s (%s), flags %v; layouts %+v", e.Verdict, e.Detail, e.Flags, e.Bench.Layout)
 			}
 		})
+	}
+}
+
+// A harness runs each benchmark with a command of its own: placed in a
+// layout, the run keeps its command, timeout and output cap and takes the
+// layout's build; without layouts, or in layout 0, it is the run itself.
+func TestPlaceKeepsTheRunAndTakesTheLayoutsBuild(t *testing.T) {
+	built := func(tree string) jail.Spec {
+		return jail.Spec{Command: "$HONE_OUT/prog {seed}", Mounts: []jail.Mount{{Host: tree, Jail: build.OutDir}}}
+	}
+	ls := &layoutSet{specs: [2][]jail.Spec{{built("b0"), built("b1")}, {built("c0"), built("c1")}}}
+	run := built("c0")
+	run.Command, run.Timeout, run.OutputCap = "$HONE_OUT/prog -bench=Sum", time.Minute, 1<<20
+	got := ls.place(run, true, 1)
+	if got.Command != run.Command || got.Timeout != run.Timeout || got.OutputCap != run.OutputCap || got.Mounts[0].Host != "c1" {
+		t.Errorf("placed in layout 1: %+v", got)
+	}
+	var none *layoutSet
+	if got := none.place(run, true, none.next()); got.Mounts[0].Host != "c0" || got.Command != run.Command {
+		t.Errorf("without layouts: %+v", got)
 	}
 }
