@@ -152,6 +152,11 @@ func (r *Run) BuildLayout(ctx context.Context, role Role, commit string, l Layou
 // /out/..., the paths the link's output has below /hone.
 const relinkDir = "/hone/layouts"
 
+// linkedMark is the file of relinkDir the shim makes as the build's
+// first link starts: its time divides the build's files into those made
+// before any link and those made after.
+const linkedMark = "linked"
+
 // layoutShim writes into dir the padding object and a wrapper for each C
 // and C++ compiler of the build's PATH. A wrapper runs the real compiler
 // with the padding first among the inputs when the command links, and
@@ -180,8 +185,12 @@ func (r *Run) layoutShim(dir string, l Layout, relink []Layout) error {
 		if len(relink) == 0 {
 			script += "exec " + shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\"\n"
 		} else {
+			// The mark is made before the first link: a file the build
+			// changed before it came from the shim's presence on PATH
+			// (a compiler path cmake or cargo records), not from a link.
 			// The last -o wins, for gcc and clang alike.
-			script += shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\" || exit\n" +
+			script += "[ -e " + relinkDir + "/" + linkedMark + " ] || : > " + relinkDir + "/" + linkedMark + "\n" +
+				shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\" || exit\n" +
 				"out=a.out next=\n" +
 				"for a; do\n" +
 				"\tif [ -n \"$next\" ]; then out=$a next=; continue; fi\n" +

@@ -223,9 +223,10 @@ fn main() {
 
 // A Rust program links through cc, so the shim lays it out as it does C,
 // through rust-lld's collection of unused sections too. Each layout is a
-// cargo build of its own: cargo also records the compiler's PATH, which
-// the shim changes, in a file the relinks do not make. rustup's toolchains
-// are in root's home, which the jail reads only as read_only.
+// cargo build of its own: cargo rewrites, as it exits, the file in which
+// it records the compiler's PATH, which the shim changes, and a file
+// written after the links may have been made from them. rustup's
+// toolchains are in root's home, which the jail reads only as read_only.
 func TestRustLayoutsMoveTheProgramsCode(t *testing.T) {
 	cargo, err := exec.LookPath("cargo")
 	home := filepath.Dir(filepath.Dir(cargo))

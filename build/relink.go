@@ -113,9 +113,12 @@ func (r *Run) cachedLayout(ctx context.Context, commit string, l Layout) (*Side,
 // relinked returns the files (by path below the side's folder) that
 // differ between plain and s, each with the link the shim made again that
 // it is: itself, or the link it is a copy of (cargo puts its binaries in
-// place so, a Makefile may cp them). It returns nil when there are none,
-// or when any is neither, as a file the build stripped or otherwise made
-// from its links after linking them.
+// place so, a Makefile may cp them). A changed file that is neither but
+// was last written before the build's first link is the same in every
+// layout (the shim's path, which cmake and cargo record) and is kept as
+// the first layout has it. It returns nil when no link changed, or when a
+// changed file is none of these, as one the build stripped or otherwise
+// made from its links after linking them.
 func (s *Side) relinked(plain *Side) map[string]string {
 	if s.relinks == "" || !s.OK() || s.tree == nil || plain.tree == nil {
 		return nil
@@ -138,17 +141,40 @@ func (s *Side) relinked(plain *Side) map[string]string {
 			changed[p], links[e.SHA256] = p, p
 		}
 	}
-	for p, from := range changed {
-		if from == "" {
-			if changed[p] = links[s.tree[p].SHA256]; changed[p] == "" {
-				return nil
-			}
-		}
+	mark, err := modTime(s.relinks, linkedMark)
+	if err != nil {
+		return nil
 	}
-	if len(changed) == 0 {
+	for p, from := range changed {
+		if from != "" {
+			continue
+		}
+		if changed[p] = links[s.tree[p].SHA256]; changed[p] != "" {
+			continue
+		}
+		if t, err := modTime(filepath.Join(s.Src, ".."), p); err != nil || !t.Before(mark) {
+			return nil
+		}
+		delete(changed, p)
+	}
+	if len(links) == 0 {
 		return nil
 	}
 	return changed
+}
+
+// modTime is the modification time of the file at rel below root.
+func modTime(root, rel string) (time.Time, error) {
+	f, err := OpenInTree(root, rel)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}, err
+	}
+	return fi.ModTime(), nil
 }
 
 func fileSHA256(root, rel string) (string, error) {
