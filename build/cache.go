@@ -35,12 +35,17 @@ type Key struct {
 	TargetPath string // where it runs
 	Isolation  string // weak builds see other paths than jailed ones
 	Sanitizers string // the sanitizer build variant ("" for none)
+	Layout     string // the layout (Layout.cacheKey; "" for the plain build)
 }
 
 // String is the entry's folder name.
 func (k Key) String() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "hone build v2\x00%s\x00%s\x00%s\x00%s\x00%s", k.Tree, k.Command, k.TargetPath, k.Isolation, k.Sanitizers)
+	// Appended only when set, so the plain builds' entries keep their names.
+	if k.Layout != "" {
+		fmt.Fprintf(h, "\x00%s", k.Layout)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 

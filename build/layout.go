@@ -26,10 +26,25 @@ import (
 
 // Layout is one placement of a side's code. Layout 0 is the plain build,
 // the one the gates ran and that ships; the others are linked with Pad
-// bytes before the program's code.
+// bytes before the program's code (C, C++, Rust) or with their functions
+// in the order Go's linker draws from Order (-ldflags=-randlayout).
 type Layout struct {
 	Index int `toml:"index" json:"index"`
 	Pad   int `toml:"pad" json:"pad"`
+	// Order is the Go linker's function-order seed; 0 for a padded layout.
+	Order uint32 `toml:"order,omitempty" json:"order,omitempty"`
+}
+
+// plain reports whether l is the plain build.
+func (l Layout) plain() bool { return l.Pad == 0 && l.Order == 0 }
+
+// cacheKey names what a baseline's layout build depends on beyond the
+// plain build's key: its pad or order, and the shim that applied it.
+func (l Layout) cacheKey() string {
+	if l.plain() {
+		return ""
+	}
+	return fmt.Sprintf("layout v1 pad %d order %d", l.Pad, l.Order)
 }
 
 // layoutStep is the smallest shift that moves code: functions and loops
@@ -72,62 +87,87 @@ func Layouts(seed int64, n int) []Layout {
 	return out
 }
 
-// LayoutsApply says whether the target's toolchain can be laid out by
-// the compiler shim: C, C++ and Rust (whose linker is cc) can; a Go
-// target, whose linker is its own, or one without a build command cannot.
-// why says why not, for the verdict.
-func (r *Run) LayoutsApply(commit string) (ok bool, why string, err error) {
+// LayoutsFor draws n layouts from seed for the target's toolchain at
+// commit: padded ones for C, C++ and Rust (whose linker is cc), which the
+// compiler shim links; function orders for Go, whose linker draws them
+// itself. It returns nil and why not when the target has no build
+// command or neither toolchain.
+func (r *Run) LayoutsFor(commit string, seed int64, n int) ([]Layout, string, error) {
 	if r.target.Build == "" {
-		return false, "no build command", nil
+		return nil, "no build command", nil
 	}
 	c, err := r.repo.Store("").ReadCommit(repo.NewHash(commit))
 	if err != nil {
-		return false, "", errs.Wrap(errs.Failure, err, "cannot read commit %s", commit)
+		return nil, "", errs.Wrap(errs.Failure, err, "cannot read commit %s", commit)
 	}
 	langs, err := r.languages(c)
 	if err != nil {
-		return false, "", err
+		return nil, "", err
 	}
-	if slices.Contains(langs, sanitize.Go) {
-		return false, "Go links its own code", nil
+	ls := Layouts(seed, n)
+	switch {
+	case slices.Contains(langs, sanitize.Go):
+		return goOrders(seed, ls), "", nil
+	case slices.ContainsFunc(langs, func(l string) bool { return l == sanitize.C || l == sanitize.CXX || l == sanitize.Rust }):
+		return ls, "", nil
 	}
-	if !slices.ContainsFunc(langs, func(l string) bool { return l == sanitize.C || l == sanitize.CXX || l == sanitize.Rust }) {
-		return false, "no C, C++ or Rust sources", nil
+	return nil, "no C, C++, Rust or Go sources", nil
+}
+
+// goOrders makes ls function orders: Go's linker takes no object before
+// the runtime's, but shuffles the functions of the whole program when
+// given a seed, which moves the hot ones against lines and pages as a
+// pad does, and keeps every function aligned as the plain build does.
+func goOrders(seed int64, ls []Layout) []Layout {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x72616e646c6179))
+	out := make([]Layout, len(ls))
+	for i, l := range ls {
+		out[i] = Layout{Index: l.Index}
+		if i > 0 {
+			out[i].Order = uint32(rng.IntN(1<<31)) + 1
+		}
 	}
-	return true, "", nil
+	return out
 }
 
 // BuildLayout is Build in layout l: the same build command with a
 // compiler shim first on PATH that links a padding object before the
-// program's own code. The side's bench runs get the same PATH (a command
-// that compiles at run time is laid out too). Layout builds are never
-// cached: their pads are drawn per verdict. A layout without padding is
-// the plain build.
+// program's own code, or for Go with the linker's function order drawn
+// from l.Order. The side's bench runs get the same PATH and environment (a
+// command that compiles at run time is laid out too). A baseline's layout
+// builds are cached apart from its plain build, by their pad or order. A
+// layout without padding or order is the plain build.
 func (r *Run) BuildLayout(ctx context.Context, role Role, commit string, l Layout) (*Side, error) {
-	if l.Pad == 0 {
+	if l.plain() {
 		return r.Build(ctx, role, commit)
 	}
 	return r.build(ctx, role, commit, variant{layout: &l})
 }
 
-// padFile is the padding object's source in the shim folder. Its section
-// sorts before every other text section of the default linker scripts
-// (GNU ld, gold, lld put .text.unlikely first), so main in .text.startup
-// and hot functions in .text.hot move too; it marks the stack
-// non-executable as the compiler's own objects do.
-const padFile = "layout-pad.s"
+// relinkDir is where the shim of a build that relinks (see BuildLayouts)
+// writes each other layout's links: relinkDir/<index>/src/... and
+// /out/..., the paths the link's output has below /hone.
+const relinkDir = "/hone/layouts"
+
+// linkedMark is the file of relinkDir the shim makes as the build's
+// first link starts: its time divides the build's files into those made
+// before any link and those made after.
+const linkedMark = "linked"
 
 // layoutShim writes into dir the padding object and a wrapper for each C
 // and C++ compiler of the build's PATH. A wrapper runs the real compiler
 // with the padding first among the inputs when the command links, and
-// as it is otherwise (compiling, preprocessing, asking the version).
-func (r *Run) layoutShim(dir string, l Layout) error {
+// as it is otherwise (compiling, preprocessing, asking the version). A
+// link whose output is in the checkout or the build output is linked
+// again for each layout of relink, with its padding, into relinkDir.
+func (r *Run) layoutShim(dir string, l Layout, relink []Layout) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot create the layout shim directory")
 	}
-	pad := fmt.Sprintf("\t.section .note.GNU-stack,\"\",@progbits\n\t.section .text.unlikely.hone_layout,\"ax\",@progbits\n\t.skip %d, 0xcc\n", l.Pad)
-	if err := os.WriteFile(filepath.Join(dir, padFile), []byte(pad), 0o644); err != nil {
-		return errs.Wrap(errs.Failure, err, "cannot write the layout padding")
+	for _, pl := range append([]Layout{l}, relink...) {
+		if err := os.WriteFile(filepath.Join(dir, padName(pl)), []byte(padSource(pl.Pad)), 0o644); err != nil {
+			return errs.Wrap(errs.Failure, err, "cannot write the layout padding")
+		}
 	}
 	found := sanitize.FindCompilers(dir, r.shimSearch())
 	if len(found) == 0 {
@@ -138,14 +178,47 @@ func (r *Run) layoutShim(dir string, l Layout) error {
 			fmt.Sprintf("# hone's layout shim (layout %d): the real %s; a link gets %d bytes of padding before the program's code.\n", l.Index, name, l.Pad) +
 			"for a; do\n" +
 			"\tcase $a in -c|-S|-E|-M|-MM|-fsyntax-only|-v|--version|--help|-dump*|-print-*|--print-*) exec " + shQuote(real) + " \"$@\" ;; esac\n" +
-			"done\n" +
-			"exec " + shQuote(real) + " " + shQuote(shimDir+"/"+padFile) + " \"$@\"\n"
+			"done\n"
+		if len(relink) == 0 {
+			script += "exec " + shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\"\n"
+		} else {
+			// The mark is made before the first link: a file the build
+			// changed before it came from the shim's presence on PATH
+			// (a compiler path cmake or cargo records), not from a link.
+			// The last -o wins, for gcc and clang alike.
+			script += "[ -e " + relinkDir + "/" + linkedMark + " ] || : > " + relinkDir + "/" + linkedMark + "\n" +
+				shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\" || exit\n" +
+				"out=a.out next=\n" +
+				"for a; do\n" +
+				"\tif [ -n \"$next\" ]; then out=$a next=; continue; fi\n" +
+				"\tcase $a in -o) next=1 ;; -o?*) out=${a#-o} ;; esac\n" +
+				"done\n" +
+				"case $out in /*) ;; *) out=$PWD/$out ;; esac\n" +
+				"case $out in " + SrcDir + "/*|" + OutDir + "/*) ;; *) exit 0 ;; esac\n"
+			for _, pl := range relink {
+				dest := fmt.Sprintf("%s/%d/${out#/hone/}", relinkDir, pl.Index)
+				script += fmt.Sprintf("mkdir -p \"$(dirname \"%s\")\" && %s %s \"$@\" -o \"%s\" || exit 0\n", dest, shQuote(real), shQuote(shimDir+"/"+padName(pl)), dest)
+			}
+		}
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
 			return errs.Wrap(errs.Failure, err, "cannot write the layout shim %s", name)
 		}
 	}
 	return nil
+}
+
+// padName is layout l's padding object's source in the shim folder.
+func padName(l Layout) string { return fmt.Sprintf("layout-pad-%d.s", l.Index) }
+
+// padSource is the padding object: its section sorts before every other
+// text section of the default linker scripts (GNU ld, gold, lld put
+// .text.unlikely first), so main in .text.startup and hot functions in
+// .text.hot move too; it is retained (R, SHF_GNU_RETAIN) against a link
+// that collects unused sections, as rustc's do; it marks the stack
+// non-executable as the compiler's own objects do.
+func padSource(pad int) string {
+	return fmt.Sprintf("\t.section .note.GNU-stack,\"\",@progbits\n\t.section .text.unlikely.hone_layout,\"axR\",@progbits\n\t.skip %d, 0xcc\n", pad)
 }
 
 // languages lists the languages of the target's files at c, or of the

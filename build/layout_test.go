@@ -3,6 +3,8 @@ package build
 import (
 	"context"
 	"debug/elf"
+	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -42,25 +44,28 @@ func symbols(t *testing.T, path string, names ...string) map[string]uint64 {
 
 // Each layout moves every function of the program by exactly its pad,
 // main and the hot function alike, prints what the plain build prints,
-// and is another binary; the gates' plain build is untouched.
+// and is another binary; the gates' plain build is untouched. One build
+// serves all three layouts: the others are its links made again, the very
+// binaries a build of their own gives.
 func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
 	f := newFixture(t, layoutFiles, layoutTarget)
 	r := f.start(false)
-	ok, why, err := r.LayoutsApply(f.pin)
-	if err != nil || !ok {
+	ls, why, err := r.LayoutsFor(f.pin, 7, 4)
+	if err != nil || len(ls) != 4 {
 		t.Fatalf("a C target cannot be laid out: %q, %v", why, err)
 	}
 	plain := f.build(r, Baseline, f.pin)
 	want, _ := run(t, plain, "$HONE_OUT/prog")
 	at := symbols(t, filepath.Join(plain.Out, "prog"), "main", "hot")
+	sides, err := r.BuildLayouts(context.Background(), Baseline, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
 	digests := map[string]bool{plain.OutputsDigest(): true}
-	for _, l := range Layouts(7, 4)[1:] {
-		s, err := r.BuildLayout(context.Background(), Baseline, f.pin, l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !s.OK() || s.Cached {
-			t.Fatalf("layout %d: %s, cached %v", l.Index, s.Describe(), s.Cached)
+	for i, s := range sides {
+		l := ls[i+1]
+		if !s.OK() || s.Cached || s.Relinked != (i > 0) {
+			t.Fatalf("layout %d: %s, cached %v, relinked %v", l.Index, s.Describe(), s.Cached, s.Relinked)
 		}
 		if got, _ := run(t, s, "$HONE_OUT/prog"); got != want {
 			t.Errorf("layout %d prints %q, the plain build %q", l.Index, got, want)
@@ -72,13 +77,53 @@ func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
 			}
 		}
 		digests[s.OutputsDigest()] = true
+		own, err := f.start(false).BuildLayout(context.Background(), Candidate, f.pin, l)
+		if err != nil || own.OutputsDigest() != s.OutputsDigest() {
+			t.Errorf("layout %d: its own build (%v) differs from the relinked one", l.Index, err)
+		}
 	}
 	if len(digests) != 4 {
 		t.Errorf("%d distinct binaries from 4 layouts", len(digests))
 	}
-	again := f.build(f.start(false), Baseline, f.pin)
+	r2 := f.start(false)
+	again := f.build(r2, Baseline, f.pin)
 	if !again.Cached || again.OutputsDigest() != plain.OutputsDigest() {
 		t.Errorf("the plain build after the layouts: cached %v, same binary %v", again.Cached, again.OutputsDigest() == plain.OutputsDigest())
+	}
+	cached, err := r2.BuildLayouts(context.Background(), Baseline, f.pin, again, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range cached {
+		if !s.Cached || s.OutputsDigest() != sides[i].OutputsDigest() {
+			t.Errorf("the pin's layout %d again: cached %v, same binary %v", i+1, s.Cached, s.OutputsDigest() == sides[i].OutputsDigest())
+		}
+	}
+}
+
+// A build that makes a file of what it linked leaves one the relinks do
+// not reach: each layout is then built on its own, and still moves.
+func TestLayoutsOfABuildThatRewritesItsLinkAreBuiltEach(t *testing.T) {
+	f := newFixture(t, layoutFiles, "[targets.t]\nbuild = \"cc -O2 -o prog.tmp main.c hot.c && { cat prog.tmp; echo; } > $HONE_OUT/prog && chmod +x $HONE_OUT/prog\"\n")
+	r := f.start(false)
+	ls, _, err := r.LayoutsFor(f.pin, 3, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := f.build(r, Candidate, f.pin)
+	at := symbols(t, filepath.Join(plain.Out, "prog"), "main")
+	sides, err := r.BuildLayouts(context.Background(), Candidate, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sides {
+		l := ls[i+1]
+		if !s.OK() || s.Relinked {
+			t.Errorf("layout %d: %s, relinked %v", l.Index, s.Describe(), s.Relinked)
+		}
+		if moved := symbols(t, filepath.Join(s.Out, "prog"), "main"); moved["main"]-at["main"] != uint64(l.Pad) {
+			t.Errorf("layout %d (pad %d): main moved from %#x to %#x", l.Index, l.Pad, at["main"], moved["main"])
+		}
 	}
 }
 
@@ -127,11 +172,100 @@ func TestLayoutsCoverEveryOffsetOfALine(t *testing.T) {
 	}
 }
 
-// A Go target is one layout: its linker is not the C compiler's.
-func TestGoTargetIsOneLayout(t *testing.T) {
+// A Go target's layouts are function orders its own linker draws: each
+// puts main's functions elsewhere and prints what the plain build prints.
+func TestGoLayoutsReorderTheProgramsFunctions(t *testing.T) {
 	f := newFixture(t, goFiles(t), goTarget)
-	ok, why, err := f.start(false).LayoutsApply(f.pin)
-	if err != nil || ok || why == "" {
-		t.Fatalf("a Go target: layouts apply %v (%q, %v)", ok, why, err)
+	r := f.start(false)
+	ls, why, err := r.LayoutsFor(f.pin, 5, 3)
+	if err != nil || len(ls) != 3 || ls[1].Order == 0 || ls[1].Pad != 0 {
+		t.Fatalf("a Go target's layouts: %v (%q, %v)", ls, why, err)
+	}
+	plain := f.build(r, Baseline, f.pin)
+	want, _ := run(t, plain, "$HONE_OUT/prog")
+	addrs := map[uint64]bool{symbols(t, filepath.Join(plain.Out, "prog"), "main.main")["main.main"]: true}
+	sides, err := r.BuildLayouts(context.Background(), Baseline, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sides {
+		if !s.OK() {
+			t.Fatalf("layout %d: %s", i+1, s.Describe())
+		}
+		if got, _ := run(t, s, "$HONE_OUT/prog"); got != want {
+			t.Errorf("layout %d prints %q, the plain build %q", i+1, got, want)
+		}
+		addrs[symbols(t, filepath.Join(s.Out, "prog"), "main.main")["main.main"]] = true
+	}
+	if len(addrs) != 3 {
+		t.Errorf("main.main at %d addresses in 3 layouts", len(addrs))
+	}
+}
+
+// rustFiles is a std-only crate whose hot function keeps its name.
+var rustFiles = map[string]string{
+	"targets/t/Cargo.toml": "[package]\nname = \"prog\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+	"targets/t/src/main.rs": `#[no_mangle]
+#[inline(never)]
+pub extern "C" fn hot(n: u64) -> u64 {
+    let mut s = 0;
+    for i in 0..n {
+        s += i * i % 7;
+    }
+    s
+}
+
+fn main() {
+    println!("{}", hot(std::env::args().count() as u64 + 1000));
+}
+`,
+}
+
+// A Rust program links through cc, so the shim lays it out as it does C,
+// through rust-lld's collection of unused sections too. Each layout is a
+// cargo build of its own: cargo rewrites, as it exits, the file in which
+// it records the compiler's PATH, which the shim changes, and a file
+// written after the links may have been made from them. rustup's
+// toolchains are in root's home, which the jail reads only as read_only.
+func TestRustLayoutsMoveTheProgramsCode(t *testing.T) {
+	cargo, err := exec.LookPath("cargo")
+	home := filepath.Dir(filepath.Dir(cargo))
+	if err != nil || !isDir(filepath.Join(filepath.Dir(home), ".rustup")) {
+		t.Skip("no rustup toolchain")
+	}
+	rustup := filepath.Join(filepath.Dir(home), ".rustup")
+	f := newFixture(t, rustFiles, fmt.Sprintf(`[sandbox]
+read_only = [%q, %q]
+
+[targets.t]
+build = "RUSTUP_HOME=%s CARGO_HOME=%s cargo build --release --offline -q --target-dir $HONE_OUT/t"
+`, home, rustup, rustup, home))
+	r := f.start(false)
+	ls, why, err := r.LayoutsFor(f.pin, 9, 3)
+	if err != nil || len(ls) != 3 || ls[1].Pad == 0 {
+		t.Fatalf("a Rust target's layouts: %v (%q, %v)", ls, why, err)
+	}
+	plain := f.build(r, Baseline, f.pin)
+	if !plain.OK() {
+		t.Fatalf("cargo build: %s", plain.Describe())
+	}
+	bin := filepath.Join("t", "release", "prog")
+	want, _ := run(t, plain, "$HONE_OUT/"+bin)
+	at := symbols(t, filepath.Join(plain.Out, bin), "hot")["hot"]
+	sides, err := r.BuildLayouts(context.Background(), Baseline, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sides {
+		l := ls[i+1]
+		if !s.OK() {
+			t.Fatalf("layout %d: %s", l.Index, s.Describe())
+		}
+		if got, _ := run(t, s, "$HONE_OUT/"+bin); got != want {
+			t.Errorf("layout %d prints %q, the plain build %q", l.Index, got, want)
+		}
+		if moved := symbols(t, filepath.Join(s.Out, bin), "hot")["hot"]; moved-at != uint64(l.Pad) {
+			t.Errorf("layout %d (pad %d): hot moved from %#x to %#x", l.Index, l.Pad, at, moved)
+		}
 	}
 }

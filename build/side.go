@@ -60,8 +60,17 @@ type Side struct {
 	// Layout is the layout the side was linked in (BuildLayout); nil for
 	// the plain build.
 	Layout *Layout
-	shim   string // host folder of shimDir, for a sanitizer or layout build
-	run    *Run
+	// Relinked says the side is another layout's build with its links
+	// done again in this one (BuildLayouts), not a build of its own.
+	Relinked bool
+	shim     string // host folder of shimDir, for a sanitizer or layout build
+	// buildShim replaces shim for the build command only: the shim that
+	// links the other layouts too; relinks is where they land.
+	buildShim, relinks string
+	// tree is what hone found in Src and Out after the build ("src/" and
+	// "out/" before each path), to tell the files a layout changed.
+	tree map[string]Entry
+	run  *Run
 }
 
 // MaxOutputs bounds Side.Outputs.
@@ -112,10 +121,12 @@ func (r *Run) BuildSanitized(ctx context.Context, role Role, commit string, sani
 	return r.build(ctx, role, commit, variant{sanitizers: slices.Compact(slices.Sorted(slices.Values(sanitizers)))})
 }
 
-// variant is what a build adds to the plain one: sanitizers or a layout.
+// variant is what a build adds to the plain one: sanitizers or a layout,
+// and the layouts its links are done again in (BuildLayouts).
 type variant struct {
 	sanitizers []string
 	layout     *Layout
+	relink     []Layout
 }
 
 func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*Side, error) {
@@ -141,15 +152,26 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 			return nil, err
 		}
 	}
-	if v.layout != nil {
+	if l := v.layout; l != nil && l.Pad > 0 {
 		s.shim = filepath.Join(base, "shim")
-		if err := r.layoutShim(s.shim, *v.layout); err != nil {
+		if err := r.layoutShim(s.shim, *l, nil); err != nil {
 			return nil, err
 		}
+		if len(v.relink) > 0 {
+			s.buildShim, s.relinks = filepath.Join(base, "relink-shim"), filepath.Join(base, "layouts")
+			if err := r.layoutShim(s.buildShim, *l, v.relink); err != nil {
+				return nil, err
+			}
+			if err := os.Mkdir(s.relinks, 0o755); err != nil {
+				return nil, errs.Wrap(errs.Failure, err, "cannot create %s", s.relinks)
+			}
+		}
 	}
-	// Layout builds are not cached: their pads are drawn per verdict.
-	cached := role == Baseline && v.layout == nil
+	cached := role == Baseline
 	key := Key{Tree: c.Tree.String(), Command: r.target.Build, TargetPath: r.target.Path, Isolation: r.sandbox.Isolation, Sanitizers: sanitize.Key(sanitizers)}
+	if v.layout != nil {
+		key.Layout = v.layout.cacheKey()
+	}
 	if cached {
 		m, discarded, err := r.cache().load(ctx, key, s.Src, s.Out)
 		if err != nil {
@@ -158,6 +180,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 		s.Discarded = discarded
 		if m != nil {
 			s.Cached, s.Outputs, s.BuildCPU = true, outputsOf(m.Out), m.BuildCPU
+			s.tree = treeOf(m.Src, m.Out)
 			r.grow(s)
 			return s, nil
 		}
@@ -195,7 +218,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 		s.Failure = v
 		return s, nil
 	}
-	s.Outputs = outputsOf(out.entries)
+	s.Outputs, s.tree = outputsOf(out.entries), treeOf(src.entries, out.entries)
 	r.scratch = max(r.scratch, 2*max(src.bytes, out.bytes)+256<<20)
 	if cached {
 		if r.target.Build != "" {
@@ -229,7 +252,15 @@ func (r *Run) runBuild(ctx context.Context, s *Side) error {
 		}
 		puts = jail.Mount{Host: staging, Jail: goPutsDir, Mode: jail.ReadWrite}
 	}
+	shim := s.shim
+	if s.buildShim != "" {
+		s.shim = s.buildShim
+	}
 	spec := s.spec(r.target.Build, Timeout, jail.ReadWrite, puts)
+	s.shim = shim
+	if s.relinks != "" {
+		spec.Mounts = append(spec.Mounts, jail.Mount{Host: s.relinks, Jail: relinkDir, Mode: jail.ReadWrite})
+	}
 	res, err := jail.Run(ctx, spec)
 	r.note(res)
 	if err != nil {
@@ -312,6 +343,13 @@ func (s *Side) Env() []string {
 	}
 	if s.sanitized != nil {
 		env = s.sanitized.merge(env)
+	}
+	if s.Layout != nil && s.Layout.Order != 0 {
+		for i, kv := range env {
+			if strings.HasPrefix(kv, "GOFLAGS=") {
+				env[i] = fmt.Sprintf("%s -ldflags=-randlayout=%d", kv, s.Layout.Order)
+			}
+		}
 	}
 	return env
 }

@@ -12,8 +12,13 @@
 # HOGS runs that many `yes > /dev/null` throughout. LAYOUTS sets [bench]
 # layouts (LAYOUTS=1 is hone judging one build per side). HONE names the hone
 # binary (default: built from this checkout). Prints one line per verdict
-# (variant, verdict, reason, speedup and CI, whether the CI covers 1) and a
-# tally per variant, with the load average. Needs cc, bwrap and jq.
+# (variant, verdict, reason, speedup and CI, whether the CI covers 1, the
+# baseline's spread between layouts, flags, bench and layout-build seconds,
+# layout builds relinked and taken from the cache) and a tally per variant,
+# with the load average. Needs cc, bwrap and jq. Issue 29's two sets are
+# `scripts/layout-sessions.sh 10 0 20` (quiet) and
+# `scripts/layout-sessions.sh 10 2 20` (two hogs): 71 verdicts each, about
+# 25 minutes on a quiet two-core machine, 75 minutes at a load of 30-45.
 set -eu
 sessions=${1:-10}
 hogs=${2:-0}
@@ -70,7 +75,8 @@ judge() {
 			(.bench.metrics[]? | select(.metric == "cpu-time")) as $m |
 			[$v, .verdict, .reason, ($m.speedup * 1000 | round / 1000), ($m.ci_low * 1000 | round / 1000), ($m.ci_high * 1000 | round / 1000),
 			 (if $m.ci_low <= 1 and $m.ci_high >= 1 then "covers-1" else "excludes-1" end),
-			 ((.bench.layout.spread // 0) * 1000 | round / 10 | tostring + "%-spread"), ((.flags // []) | join(",")), (.bench.seconds | round | tostring + "s-bench"), ((.bench.layout.setup_seconds // 0) * 10 | round / 10 | tostring + "s-layout-builds")] | @tsv'
+			 ((.bench.layout.spread // 0) * 1000 | round / 10 | tostring + "%-spread"), ((.flags // []) | join(",")), (.bench.seconds | round | tostring + "s-bench"), ((.bench.layout.setup_seconds // 0) * 10 | round / 10 | tostring + "s-layout-builds"),
+			 ((.bench.layout.relinked // 0) | tostring + "-relinked"), ((.bench.layout.cached // 0) | tostring + "-cached")] | @tsv'
 	)
 }
 

@@ -28,11 +28,13 @@ func layoutSessions(ctx context.Context, run *build.Run, m measurer, proto works
 	if proto.Layouts <= 1 {
 		return nil, nil
 	}
-	if ok, _, err := run.LayoutsApply(pin); err != nil || !ok {
+	layouts, _, err := run.LayoutsFor(pin, layoutSeed(pin, seed), proto.Layouts)
+	// A Go target's layouts are function orders, which no pad shifts.
+	if err != nil || layouts == nil || layouts[1].Order != 0 {
 		return nil, err
 	}
 	var specs [2][]jail.Spec
-	for _, l := range build.Layouts(layoutSeed(seed), proto.Layouts) {
+	for _, l := range layouts {
 		shifted := l
 		shifted.Pad += LayoutShift
 		for i, side := range []struct {
@@ -41,7 +43,6 @@ func layoutSessions(ctx context.Context, run *build.Run, m measurer, proto works
 		}{{build.Baseline, l}, {build.Candidate, shifted}} {
 			s := base
 			if side.l.Pad > 0 {
-				var err error
 				if s, err = run.BuildLayout(ctx, side.role, pin, side.l); err != nil {
 					return nil, err
 				}

@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -21,8 +22,13 @@ import (
 // build.Layout): the layouts each side was linked in (each pair's is in
 // its setup, Bench.Setups) and how much the figures moved between them.
 type LayoutReport struct {
-	// Seed draws the layouts (build.Layouts); it comes from the verdict's
-	// input seed, so a rejudge, which keeps that seed, links the same ones.
+	// Seed draws the layouts (build.Layouts). It comes from the pin and
+	// the protocol's order seed, so that every verdict of a pin links the
+	// baseline in the same layouts, which the build cache then keeps (a
+	// rejudge links the same ones too); verdicts before that drew it from
+	// their input seed. Knowing the pads beforehand buys a candidate
+	// nothing: its code moves with them, and every offset within a line is
+	// drawn once whatever its own shift.
 	Seed int64 `toml:"seed" json:"seed"`
 	// OneLayout, when set, says why each side was built in one layout
 	// only: the target opted out ([bench] layouts = 1), or its toolchain
@@ -43,6 +49,11 @@ type LayoutReport struct {
 	WithoutBest float64 `toml:"without_best,omitempty" json:"without_best,omitempty"`
 	// SetupSeconds is the wall time of the extra layout builds.
 	SetupSeconds float64 `toml:"setup_seconds" json:"setup_seconds"`
+	// Cached is how many of the baseline's layouts came from the build
+	// cache, Relinked how many of either side's were another layout's
+	// build linked again rather than built (build.BuildLayouts).
+	Cached   int `toml:"cached,omitempty" json:"cached,omitempty"`
+	Relinked int `toml:"relinked,omitempty" json:"relinked,omitempty"`
 }
 
 // LayoutResult is one layout of both sides: its pad, each side's binaries
@@ -58,8 +69,12 @@ type LayoutResult struct {
 	Speedup float64 `toml:"speedup" json:"speedup"`
 }
 
-// layoutSeed derives the layouts' seed from the verdict's input seed.
-func layoutSeed(input int64) int64 { return input ^ 0x6c61796f7574 }
+// layoutSeed derives the layouts' seed from the pin and the order seed.
+func layoutSeed(pin string, order int64) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d", pin, order)
+	return int64(h.Sum64() >> 1)
+}
 
 // layoutSet is the bench specs of every layout of both sides.
 type layoutSet struct {
@@ -68,8 +83,10 @@ type layoutSet struct {
 	round []int
 }
 
-// place returns spec (the plain build's, with the bench's timeout and
-// output cap) as layout k's.
+// place returns spec (a run on the plain build: the bench's command, or
+// one benchmark's of a harness, with its timeout and output cap) as the
+// same run on layout k's build. It is the hook a harness bench calls for
+// each run, with k from next once per pair; without layouts it is spec.
 func (ls *layoutSet) place(spec jail.Spec, cand bool, k int) jail.Spec {
 	if ls == nil || k == 0 {
 		return spec
@@ -79,13 +96,17 @@ func (ls *layoutSet) place(spec jail.Spec, cand bool, k int) jail.Spec {
 		side = 1
 	}
 	l := ls.specs[side][k]
-	l.Timeout, l.OutputCap = spec.Timeout, spec.OutputCap
+	l.Command, l.Timeout, l.OutputCap = spec.Command, spec.Timeout, spec.OutputCap
 	return l
 }
 
 // next is the next pair's layout: rounds that run every layout once
-// each, in a seeded order, so that every layout gets as many pairs.
+// each, in a seeded order, so that every layout gets as many pairs; 0
+// without layouts.
 func (ls *layoutSet) next() int {
+	if ls == nil {
+		return 0
+	}
 	if len(ls.round) == 0 {
 		ls.round = ls.rng.Perm(len(ls.specs[0]))
 	}
@@ -116,7 +137,7 @@ func (br *benchRun) sampleLayouts(ls *layoutSet) {
 // layout the baseline builds in is rejected, like any failed build, so a
 // build cannot refuse layouts to be judged on one.
 func (j *judging) buildLayouts(ctx context.Context, base, cand *build.Side) (*LayoutReport, *layoutSet, *GateResult, error) {
-	rep := &LayoutReport{Seed: layoutSeed(j.seed)}
+	rep := &LayoutReport{Seed: layoutSeed(j.e.Pin, j.proto.OrderSeed)}
 	n := j.proto.Layouts
 	switch {
 	case n <= 1:
@@ -129,40 +150,65 @@ func (j *judging) buildLayouts(ctx context.Context, base, cand *build.Side) (*La
 	if rep.OneLayout != "" {
 		return rep, nil, nil, nil
 	}
-	ok, why, err := j.run.LayoutsApply(j.e.Pin)
-	if err != nil || !ok {
+	ls, why, err := j.run.LayoutsFor(j.e.Pin, rep.Seed, n)
+	if err != nil || ls == nil {
 		rep.OneLayout = why
 		return rep, nil, nil, err
 	}
 	start := time.Now()
 	defer func() { rep.SetupSeconds = time.Since(start).Seconds() }()
-	ls := &layoutSet{rng: rand.New(rand.NewPCG(uint64(rep.Seed), 0x7061697273))}
-	for _, l := range build.Layouts(rep.Seed, n) {
+	bss, err := j.run.BuildLayouts(ctx, build.Baseline, j.e.Pin, base, ls[1:])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, bs := range bss {
+		j.e.Environment.noteJail(bs.Result)
+		if !bs.OK() || bs.OutputsDigest() == base.OutputsDigest() {
+			rep.OneLayout = fmt.Sprintf("the pin does not link in another layout: %s", layoutFailure(bs))
+			return rep, nil, nil, nil
+		}
+	}
+	css, err := j.run.BuildLayouts(ctx, build.Candidate, j.e.Commit, cand, ls[1:])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for i, cs := range css {
+		j.e.Environment.noteJail(cs.Result)
+		if !cs.OK() {
+			l := ls[i+1]
+			j.e.logs.add("build", "candidate", cs.Result)
+			g := GateResult{Name: "build", Candidate: builtInfo(cs), Message: fmt.Sprintf("the candidate fails to build in layout %d (%s), which the pin builds in: %s", l.Index, describeLayout(l), buildFailure(cs, j.e.logs.cap))}
+			return nil, nil, &g, nil
+		}
+	}
+	set := &layoutSet{rng: rand.New(rand.NewPCG(uint64(j.seed), 0x7061697273))}
+	for k, l := range ls {
 		bs, cs := base, cand
-		if l.Index > 0 {
-			if bs, err = j.run.BuildLayout(ctx, build.Baseline, j.e.Pin, l); err != nil {
-				return nil, nil, nil, err
-			}
-			j.e.Environment.noteJail(bs.Result)
-			if !bs.OK() || bs.OutputsDigest() == base.OutputsDigest() {
-				rep.Layouts, rep.OneLayout = nil, fmt.Sprintf("the pin does not link in another layout: %s", layoutFailure(bs))
-				return rep, nil, nil, nil
-			}
-			if cs, err = j.run.BuildLayout(ctx, build.Candidate, j.e.Commit, l); err != nil {
-				return nil, nil, nil, err
-			}
-			j.e.Environment.noteJail(cs.Result)
-			if !cs.OK() {
-				j.e.logs.add("build", "candidate", cs.Result)
-				g := GateResult{Name: "build", Candidate: builtInfo(cs), Message: fmt.Sprintf("the candidate fails to build in layout %d (%d bytes of padding before its code), which the pin builds in: %s", l.Index, l.Pad, buildFailure(cs, j.e.logs.cap))}
-				return nil, nil, &g, nil
-			}
+		if k > 0 {
+			bs, cs = bss[k-1], css[k-1]
+			rep.Cached += btoi(bs.Cached)
+			rep.Relinked += btoi(bs.Relinked) + btoi(cs.Relinked)
 		}
 		rep.Layouts = append(rep.Layouts, LayoutResult{Layout: l, BaselineSHA256: bs.OutputsDigest(), CandidateSHA256: cs.OutputsDigest()})
-		ls.specs[0] = append(ls.specs[0], benchSpec(bs, j.t))
-		ls.specs[1] = append(ls.specs[1], benchSpec(cs, j.t))
+		set.specs[0] = append(set.specs[0], benchSpec(bs, j.t))
+		set.specs[1] = append(set.specs[1], benchSpec(cs, j.t))
 	}
-	return rep, ls, nil, nil
+	return rep, set, nil, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// describeLayout says in a few words how layout l moves the code.
+func describeLayout(l build.Layout) string {
+	if l.Order != 0 {
+		return fmt.Sprintf("function order %d", l.Order)
+	}
+	return fmt.Sprintf("%d bytes of padding before its code", l.Pad)
 }
 
 func layoutFailure(s *build.Side) string {
@@ -258,11 +304,16 @@ func judgeLayouts(e *Entry) {
 	if e.Verdict != ledger.VerdictAccepted {
 		return
 	}
-	evaded := slices.ContainsFunc(r.Layouts[1:], func(l LayoutResult) bool { return l.CandidateSHA256 == r.Layouts[0].CandidateSHA256 })
+	evaded := false
+	for i, a := range r.Layouts {
+		for _, b := range r.Layouts[i+1:] {
+			evaded = evaded || (a.CandidateSHA256 == b.CandidateSHA256 && a.BaselineSHA256 != b.BaselineSHA256)
+		}
+	}
 	var why string
 	switch {
 	case evaded:
-		why = "the candidate's build links the same binary in every layout while the pin's move: it was measured in one placement"
+		why = "the candidate's build links the same binary in two layouts in which the pin's move: it was measured in fewer placements than the pin"
 	case r.WithoutBest < 1+b.Threshold:
 		why = fmt.Sprintf("not without the pairs of its best layout (CI lower bound %.3f < %.3g): the speedup depends on where the code landed", r.WithoutBest, 1+b.Threshold)
 	default:
@@ -284,16 +335,16 @@ func writeLayouts(w io.Writer, b *Bench) error {
 		_, err := fmt.Fprintf(w, "one layout: %s\n", r.OneLayout)
 		return err
 	}
-	fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs): baseline spread %.1f%%, noise %.1f%%, CI lower bound without the best %.3f\n",
-		len(r.Layouts), r.Seed, r.SetupSeconds, r.Spread*100, r.Noise*100, r.WithoutBest)
+	fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs, %d relinked, %d from the cache): baseline spread %.1f%%, noise %.1f%%, CI lower bound without the best %.3f\n",
+		len(r.Layouts), r.Seed, r.SetupSeconds, r.Relinked, r.Cached, r.Spread*100, r.Noise*100, r.WithoutBest)
 	unit := ""
 	if s := b.Stat(b.Metric); s != nil {
 		unit = s.Unit
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "layout\tpad\tpairs\tbaseline\tcandidate\tspeedup\n")
+	fmt.Fprintf(tw, "layout\tpad\torder\tpairs\tbaseline\tcandidate\tspeedup\n")
 	for _, l := range r.Layouts {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%.3fx\n", l.Index, l.Pad, l.Pairs, formatValue(l.BaselineMedian, unit), formatValue(l.CandidateMedian, unit), l.Speedup)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%s\t%.3fx\n", l.Index, l.Pad, l.Order, l.Pairs, formatValue(l.BaselineMedian, unit), formatValue(l.CandidateMedian, unit), l.Speedup)
 	}
 	return tw.Flush()
 }

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -25,7 +27,7 @@ func TestVerdictPairsInterleaveFourLayouts(t *testing.T) {
 	if r == nil || r.OneLayout != "" || len(r.Layouts) != 4 || len(e.Bench.Setups) != e.Bench.Pairs {
 		t.Fatalf("layouts: %+v", r)
 	}
-	if !slices.Equal(layoutsOf(r), build.Layouts(r.Seed, 4)) || r.Seed != layoutSeed(e.InputSeed) {
+	if !slices.Equal(layoutsOf(r), build.Layouts(r.Seed, 4)) || r.Seed != layoutSeed(e.Pin, e.Bench.Seed) {
 		t.Errorf("layouts %v are not the seed's %v", layoutsOf(r), build.Layouts(r.Seed, 4))
 	}
 	base, cand := map[string]bool{}, map[string]bool{}
@@ -83,7 +85,7 @@ func laidOut(byLayout [][2]float64, candidates []string) *Entry {
 	s := Samples{Metric: "cpu-time"}
 	r := &LayoutReport{}
 	for k := range 4 {
-		r.Layouts = append(r.Layouts, LayoutResult{Layout: build.Layout{Index: k}, CandidateSHA256: candidates[k]})
+		r.Layouts = append(r.Layouts, LayoutResult{Layout: build.Layout{Index: k}, BaselineSHA256: distinct[k], CandidateSHA256: candidates[k]})
 	}
 	for i := range 24 {
 		k := i % 4
@@ -97,8 +99,9 @@ func laidOut(byLayout [][2]float64, candidates []string) *Entry {
 	return e
 }
 
+var distinct = []string{"a", "b", "c", "d"}
+
 func TestLayoutJudgement(t *testing.T) {
-	distinct := []string{"a", "b", "c", "d"}
 	for _, tc := range []struct {
 		name     string
 		byLayout [][2]float64
@@ -111,6 +114,7 @@ func TestLayoutJudgement(t *testing.T) {
 		{"a baseline that moves with layout is flagged", [][2]float64{{1.2, 0.6}, {1, 0.5}, {1, 0.5}, {1, 0.5}}, distinct, ledger.VerdictAccepted, true},
 		{"a spread within the noise is not", [][2]float64{{1.0, 0.5}, {1.002, 0.501}, {1, 0.5}, {1, 0.5}}, distinct, ledger.VerdictAccepted, false},
 		{"a candidate that ignores layouts needs a person", [][2]float64{{2, 1}, {2, 1}, {2, 1}, {2, 1}}, []string{"a", "a", "a", "a"}, ledger.VerdictNeedsHumanReview, false},
+		{"a candidate that links one placement into every other layout needs a person", [][2]float64{{2, 1}, {2, 1}, {2, 1}, {2, 1}}, []string{"a", "b", "b", "b"}, ledger.VerdictNeedsHumanReview, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := laidOut(tc.byLayout, tc.cands)
@@ -119,5 +123,25 @@ func TestLayoutJudgement(t *testing.T) {
 				t.Errorf("verdict %s (%s), flags %v; layouts %+v", e.Verdict, e.Detail, e.Flags, e.Bench.Layout)
 			}
 		})
+	}
+}
+
+// A harness runs each benchmark with a command of its own: placed in a
+// layout, the run keeps its command, timeout and output cap and takes the
+// layout's build; without layouts, or in layout 0, it is the run itself.
+func TestPlaceKeepsTheRunAndTakesTheLayoutsBuild(t *testing.T) {
+	built := func(tree string) jail.Spec {
+		return jail.Spec{Command: "$HONE_OUT/prog {seed}", Mounts: []jail.Mount{{Host: tree, Jail: build.OutDir}}}
+	}
+	ls := &layoutSet{specs: [2][]jail.Spec{{built("b0"), built("b1")}, {built("c0"), built("c1")}}}
+	run := built("c0")
+	run.Command, run.Timeout, run.OutputCap = "$HONE_OUT/prog -bench=Sum", time.Minute, 1<<20
+	got := ls.place(run, true, 1)
+	if got.Command != run.Command || got.Timeout != run.Timeout || got.OutputCap != run.OutputCap || got.Mounts[0].Host != "c1" {
+		t.Errorf("placed in layout 1: %+v", got)
+	}
+	var none *layoutSet
+	if got := none.place(run, true, none.next()); got.Mounts[0].Host != "c0" || got.Command != run.Command {
+		t.Errorf("without layouts: %+v", got)
 	}
 }

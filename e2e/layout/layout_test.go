@@ -156,7 +156,7 @@ func padding(n string) func(string) string {
 func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
 	w := newWorkspace(t)
 	sensitive := 0
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name string
 		edit func(string) string
 	}{
@@ -179,6 +179,12 @@ func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
 		if e.HasFlag(ledger.FlagLayoutSensitive) {
 			sensitive++
 		}
+		// One pin, one set of layouts: after the first verdict the pin's
+		// come from the build cache; the candidate's other layouts are
+		// its first layout's build, relinked.
+		if r := e.Bench.Layout; (i > 0 && r.Cached != 3) || r.Relinked < 2 {
+			t.Errorf("%s: %d of the pin's layouts from the cache, %d relinked", tc.name, r.Cached, r.Relinked)
+		}
 	}
 	// How much the target moves with its layout is a figure of the
 	// machine (10-29% on a loaded one, less on a quiet one), not a
@@ -194,6 +200,9 @@ func TestHonestSpeedupIsStillAcceptedOverLayouts(t *testing.T) {
 	})
 	if honest.Verdict != ledger.VerdictAccepted {
 		t.Errorf("the honest 2x patch: %s (%s): %s", honest.Verdict, honest.Reason, honest.Summary)
+	}
+	if r := honest.Bench.Layout; r.Relinked != 4 {
+		t.Errorf("%d of the 6 layout builds relinked, not 4 (two per side)", r.Relinked)
 	}
 	for _, l := range honest.Bench.Layout.Layouts {
 		if l.Pairs == 0 || l.Speedup < 1.3 {
