@@ -165,6 +165,33 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			files_: []string{"crc32.c", "inflate.c", "zconf.h"},
 		},
 		{
+			name: "a top Makefile that hands its goals to sub-makes: the program comes from the programs' Makefile",
+			files: map[string]string{
+				"Makefile": "PRGDIR = programs\n.PHONY: default lib-release lzx lzx-release\ndefault: lib-release lzx-release\n" +
+					"lib-release:\n\t$(MAKE) -C lib $@\nlzx lzx-release:\n\t$(MAKE) -C $(PRGDIR) $@\ncheck:\n\t$(MAKE) -C tests $@\n",
+				"lib/Makefile":      "lib-release: liblzx.a\nliblzx.a: lzx.o\n\t$(AR) rcs $@ lzx.o\n",
+				"lib/lzx.c":         "int lzx(void) { return 0; }\n",
+				"programs/Makefile": ".PHONY: lzx-release\nlzx-release: CFLAGS += -DNDEBUG\nlzx-release: lzx\nlzx: cli.c\n\t$(CC) -o $@ cli.c ../lib/liblzx.a\n",
+				"programs/cli.c":    cMain,
+				"tests/Makefile":    "check:\n\t./run\n",
+			},
+			system: Make, at: "lib", target: "lzx", build: "make -C $HONE_ROOT",
+			gates: []string{"unit=make -C $HONE_ROOT check", "golden=$HONE_ROOT/programs/lzx {seed}"}, bench: "$HONE_ROOT/programs/lzx {seed}",
+		},
+		{
+			name: "a fuzzing harness is not the program",
+			files: map[string]string{
+				"CMakeLists.txt":         "project(mj C)\nadd_library(mj mj.c)\nadd_subdirectory(fuzzing)\nadd_executable(mjstat mjstat.c)\n",
+				"fuzzing/CMakeLists.txt": "add_executable(afl-main afl.c)\n",
+				"fuzzing/afl.c":          cMain,
+				"mj.c":                   "int mj(void) { return 0; }\n",
+				"mjstat.c":               cMain,
+			},
+			system: CMake, at: ".", build: "cmake -S . -B $HONE_OUT/build",
+			gates: []string{"golden=$HONE_OUT/build/mjstat {seed}"}, bench: "$HONE_OUT/build/mjstat {seed}",
+			prot: []string{"fuzzing/**"}, files_: []string{"mj.c"},
+		},
+		{
 			name:   "go sources at the top level: the target is the top level",
 			files:  map[string]string{"go.mod": "module m\n", "m.go": "package m\n", "m_test.go": "package m\n", "bench.go": "package m\n"},
 			system: Go, at: ".", build: "go build", gates: []string{"unit=go test ./..."}, files_: []string{"m.go"},
