@@ -77,6 +77,16 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			prot: []string{"**/meson.build", "meson.options", "meson_options.txt", "tests/**"},
 		},
 		{
+			name: "meson tests named by an expression in a foreach are tests",
+			files: map[string]string{
+				"meson.build":       "project('ini', 'c')\nlib = static_library('ini', 'ini.c')\nif get_option('tests')\n  subdir('tests')\nendif\n",
+				"ini.c":             "int ini(void) { return 0; }\n",
+				"tests/meson.build": "foreach name : ['a', 'b']\n  exe = executable('unittest_' + name, 'unittest.c')\n  test('test_' + name, exe)\nendforeach\n",
+			},
+			system: Meson, at: ".", build: "meson setup --buildtype=debugoptimized $HONE_OUT/build .",
+			gates: []string{"unit=meson test -C /tmp/build --no-rebuild"}, files_: []string{"ini.c"},
+		},
+		{
 			name: "cargo at the top level, target is src",
 			files: map[string]string{
 				"Cargo.toml":  "[package]\nname = \"wc-fast\"\nversion = \"0.1.0\"\n",
