@@ -195,9 +195,11 @@ func looksLikeProgram(f string) bool {
 	return true
 }
 
-// testTarget is the target that runs the project's tests, or "".
+// testTarget is the target that runs the project's tests, or "". check,
+// GNU's name for it, comes first: where both exist, test is often the long
+// suite (lz4's runs for hours, its check for a minute).
 func (m *makefile) testTarget() string {
-	for _, t := range []string{"test", "check", "tests"} {
+	for _, t := range []string{"check", "test", "tests"} {
 		if _, ok := m.rules[t]; ok {
 			return t
 		}
