@@ -28,13 +28,13 @@ echo "load at end:   $(cut -d' ' -f1-3 /proc/loadavg); wall $(( $(date +%s) - st
 # A package's Elapsed is its test binary's wall time; tests run inside it.
 jq -rs '
 	[.[] | select(.Test == null and (.Action == "pass" or .Action == "fail" or .Action == "skip") and .Elapsed != null)]
-	| sort_by(-.Elapsed) | .[] | "\(.Elapsed|floor|tostring) s\t\(.Action)\t\(.Package)"' "$out" \
+	| sort_by(-.Elapsed) | .[] | "\(.Elapsed*10|floor/10|tostring) s\t\(.Action)\t\(.Package)"' "$out" \
 	| column -t -s $'\t'
 echo
 echo "slowest tests per package (top-level tests, seconds):"
 jq -rs '
 	[.[] | select(.Test != null and (.Test | contains("/") | not) and (.Action == "pass" or .Action == "fail") and .Elapsed != null)]
 	| group_by(.Package) | map(sort_by(-.Elapsed) | .[:5]) | sort_by(-.[0].Elapsed) | .[][]
-	| "\(.Elapsed|floor|tostring)\t\(.Action)\t\(.Package)\t\(.Test)"' "$out" \
+	| "\(.Elapsed*10|floor/10|tostring)\t\(.Action)\t\(.Package)\t\(.Test)"' "$out" \
 	| column -t -s $'\t'
 exit $status
