@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/testgit"
 )
@@ -153,19 +153,10 @@ type honeRuns struct {
 }
 
 // goEnv gives Go commands hone's Go settings. A verdict serves the build
-// cache through GOCACHEPROG; here a writable cache kept for hone's tests
-// between runs (Go's cache is content-addressed, so sharing it cannot change
-// a result) spares a cold build of the standard library, over a minute on a
-// busy machine, on every run.
+// cache through GOCACHEPROG; here the tests' shared writable cache
+// (e2e.GoCache) spares a cold build of the standard library on every run.
 func (h *honeRuns) goEnv() {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	cache := filepath.Join(base, "hone-test", "jail-gocache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		h.t.Fatal(err)
-	}
+	cache := e2e.GoCache(h.t)
 	h.env = append(h.env, "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOTOOLCHAIN=local", "GOCACHE=/hone/gocache")
 	h.mounts = append(h.mounts, jail.Mount{Host: cache, Jail: "/hone/gocache", Mode: jail.ReadWrite})
 }

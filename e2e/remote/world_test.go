@@ -43,6 +43,9 @@ max_queued = %d
 [bench]
 pairs = 2
 max_pairs = 2
+# one code layout: these verdicts prove what the server and the runner
+# decide, not a measurement, and each layout is a build per side
+layouts = 1
 
 [targets.c]
 pin = "%s"

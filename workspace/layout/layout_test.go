@@ -77,6 +77,16 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			prot: []string{"**/meson.build", "meson.options", "meson_options.txt", "tests/**"},
 		},
 		{
+			name: "meson tests named by an expression in a foreach are tests",
+			files: map[string]string{
+				"meson.build":       "project('ini', 'c')\nlib = static_library('ini', 'ini.c')\nif get_option('tests')\n  subdir('tests')\nendif\n",
+				"ini.c":             "int ini(void) { return 0; }\n",
+				"tests/meson.build": "foreach name : ['a', 'b']\n  exe = executable('unittest_' + name, 'unittest.c')\n  test('test_' + name, exe)\nendforeach\n",
+			},
+			system: Meson, at: ".", build: "meson setup --buildtype=debugoptimized $HONE_OUT/build .",
+			gates: []string{"unit=meson test -C /tmp/build --no-rebuild"}, files_: []string{"ini.c"},
+		},
+		{
 			name: "cargo at the top level, target is src",
 			files: map[string]string{
 				"Cargo.toml":  "[package]\nname = \"wc-fast\"\nversion = \"0.1.0\"\n",
@@ -163,6 +173,33 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			system: CMake, at: ".", build: "cp -a ./. $HONE_OUT/src",
 			gates: []string{"unit=ctest --test-dir /tmp/build", "golden=$HONE_OUT/build/minigzip {seed}"}, bench: "$HONE_OUT/build/minigzip {seed}",
 			files_: []string{"crc32.c", "inflate.c", "zconf.h"},
+		},
+		{
+			name: "a top Makefile that hands its goals to sub-makes: the program comes from the programs' Makefile",
+			files: map[string]string{
+				"Makefile": "PRGDIR = programs\n.PHONY: default lib-release lzx lzx-release\ndefault: lib-release lzx-release\n" +
+					"lib-release:\n\t$(MAKE) -C lib $@\nlzx lzx-release:\n\t$(MAKE) -C $(PRGDIR) $@\ncheck:\n\t$(MAKE) -C tests $@\n",
+				"lib/Makefile":      "lib-release: liblzx.a\nliblzx.a: lzx.o\n\t$(AR) rcs $@ lzx.o\n",
+				"lib/lzx.c":         "int lzx(void) { return 0; }\n",
+				"programs/Makefile": ".PHONY: lzx-release\nlzx-release: CFLAGS += -DNDEBUG\nlzx-release: lzx\nlzx: cli.c\n\t$(CC) -o $@ cli.c ../lib/liblzx.a\n",
+				"programs/cli.c":    cMain,
+				"tests/Makefile":    "check:\n\t./run\n",
+			},
+			system: Make, at: "lib", target: "lzx", build: "make -C $HONE_ROOT",
+			gates: []string{"unit=make -C $HONE_ROOT check", "golden=$HONE_ROOT/programs/lzx {seed}"}, bench: "$HONE_ROOT/programs/lzx {seed}",
+		},
+		{
+			name: "a fuzzing harness is not the program",
+			files: map[string]string{
+				"CMakeLists.txt":         "project(mj C)\nadd_library(mj mj.c)\nadd_subdirectory(fuzzing)\nadd_executable(mjstat mjstat.c)\n",
+				"fuzzing/CMakeLists.txt": "add_executable(afl-main afl.c)\n",
+				"fuzzing/afl.c":          cMain,
+				"mj.c":                   "int mj(void) { return 0; }\n",
+				"mjstat.c":               cMain,
+			},
+			system: CMake, at: ".", build: "cmake -S . -B $HONE_OUT/build",
+			gates: []string{"golden=$HONE_OUT/build/mjstat {seed}"}, bench: "$HONE_OUT/build/mjstat {seed}",
+			prot: []string{"fuzzing/**"}, files_: []string{"mj.c"},
 		},
 		{
 			name:   "go sources at the top level: the target is the top level",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,10 @@ type makefile struct {
 	rules map[string][]string // target -> prerequisites
 	order []string            // targets in the order of their rules
 	phony map[string]bool
+	// groups are the targets of each rule line, as written together.
+	groups [][]string
+	// recipes are each target's recipe lines, without the leading tab.
+	recipes map[string][]string
 }
 
 var (
@@ -24,13 +29,18 @@ var (
 )
 
 func parseMakefile(text []byte) *makefile {
-	m := &makefile{vars: map[string]string{}, rules: map[string][]string{}, phony: map[string]bool{}}
+	m := &makefile{vars: map[string]string{}, rules: map[string][]string{}, phony: map[string]bool{}, recipes: map[string][]string{}}
 	sc := bufio.NewScanner(bytes.NewReader(text))
+	var current []string // the targets whose recipe the tab lines are
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "\t") {
+		if recipe, ok := strings.CutPrefix(line, "\t"); ok {
+			for _, t := range current {
+				m.recipes[t] = append(m.recipes[t], strings.TrimSpace(recipe))
+			}
 			continue
 		}
+		current = nil
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
@@ -45,6 +55,8 @@ func parseMakefile(text []byte) *makefile {
 			continue
 		}
 		targets, prereqs := strings.Fields(r[1]), strings.Fields(strings.SplitN(r[2], ";", 2)[0])
+		m.groups = append(m.groups, targets)
+		current = targets
 		for _, t := range targets {
 			if t == ".PHONY" {
 				for _, p := range prereqs {
@@ -89,10 +101,9 @@ func (m *makefile) defaultGoal() string {
 	return ""
 }
 
-// program is the executable the default goal builds: the goal itself when
-// it names a file without an extension, else the first such prerequisite
-// of it (as in `all: prog`).
-func (m *makefile) program() string {
+// goals are what `make` builds: the default goal, or its prerequisites
+// when it is phony or `all`.
+func (m *makefile) goals() []string {
 	goal := m.defaultGoal()
 	cands := goal
 	if m.phony[goal] || goal == "all" {
@@ -100,11 +111,72 @@ func (m *makefile) program() string {
 	}
 	v, ok := m.expand(cands)
 	if !ok {
-		return ""
+		return nil
 	}
-	for _, f := range strings.Fields(v) {
+	return strings.Fields(v)
+}
+
+// program is the executable the default goal builds: the goal itself when
+// it names a file without an extension, else the first such prerequisite
+// of it (as in `all: prog`).
+func (m *makefile) program() string {
+	for _, f := range m.goals() {
 		if !m.phony[f] && looksLikeProgram(f) {
 			return f
+		}
+	}
+	return ""
+}
+
+var subMakeRE = regexp.MustCompile(`^\$[({]MAKE[)}]\s+-C\s+(\S+)\s*(.*)$`)
+
+// subProgram finds the executable of a project whose top Makefile only
+// hands its goals to the Makefiles of its directories (lz4's `lz4-release:
+// $(MAKE) -C programs $@`): the program that sub-make builds for the goal,
+// as a path relative to the top Makefile's directory.
+func (p *project) subProgram(m *makefile) string {
+	for _, goal := range m.goals() {
+		for _, line := range m.recipes[goal] {
+			sm := subMakeRE.FindStringSubmatch(line)
+			if sm == nil {
+				continue
+			}
+			dir, ok := m.expand(sm[1])
+			if !ok || !shellSafe(dir) || strings.HasPrefix(dir, "/") || strings.Contains(dir, "..") || inDataDir(dir) {
+				continue
+			}
+			sub := parseMakefile(p.read(join(p.dir, join(dir, "Makefile"))))
+			if prog := sub.builds(strings.ReplaceAll(strings.TrimSpace(sm[2]), "$@", goal)); prog != "" {
+				return dir + "/" + prog
+			}
+		}
+	}
+	return ""
+}
+
+// builds is the program a make of goal builds: goal itself, or the first
+// program of a phony goal's prerequisites (lz4's `lz4-release: lz4`), or of
+// the targets written with it (`lz4 lz4-release: ...`); for no goal, the
+// default goal's program. A program is a target with a recipe:
+// `lib-release: liblz4.a` only names what to build.
+func (m *makefile) builds(goal string) string {
+	isProg := func(t string) bool { return !m.phony[t] && looksLikeProgram(t) && len(m.recipes[t]) > 0 }
+	switch {
+	case goal == "":
+		return m.program()
+	case m.phony[goal]:
+		for _, t := range m.rules[goal] {
+			if isProg(t) {
+				return t
+			}
+		}
+	default:
+		for _, g := range m.groups {
+			if slices.Contains(g, goal) {
+				if i := slices.IndexFunc(g, isProg); i >= 0 {
+					return g[i]
+				}
+			}
 		}
 	}
 	return ""
@@ -123,9 +195,11 @@ func looksLikeProgram(f string) bool {
 	return true
 }
 
-// testTarget is the target that runs the project's tests, or "".
+// testTarget is the target that runs the project's tests, or "". check,
+// GNU's name for it, comes first: where both exist, test is often the long
+// suite (lz4's runs for hours, its check for a minute).
 func (m *makefile) testTarget() string {
-	for _, t := range []string{"test", "check", "tests"} {
+	for _, t := range []string{"check", "test", "tests"} {
 		if _, ok := m.rules[t]; ok {
 			return t
 		}
@@ -154,7 +228,11 @@ func detectMake(p *project, l *Layout) {
 	} else {
 		l.Todo = append(l.Todo, "add a gate that runs the tests: "+p.file+" has no test or check target")
 	}
-	if prog := mf.program(); prog != "" {
+	prog := mf.program()
+	if prog == "" {
+		prog = p.subProgram(mf)
+	}
+	if prog != "" {
 		withProgram(l, progPath(dir, prog))
 		l.Name = prog[strings.LastIndexByte(prog, '/')+1:]
 	}

@@ -7,6 +7,9 @@ var (
 	mesonProjectRE = regexp.MustCompile(`\bproject\s*\(\s*'([^']+)'`)
 	mesonExeRE     = regexp.MustCompile(`(?:\b(\w+)\s*=\s*)?\bexecutable\s*\(\s*'([^']+)'`)
 	mesonTestRE    = regexp.MustCompile(`\b(?:test|benchmark)\s*\(\s*'[^']*'\s*,\s*(?:(\w+)\s*[,)]|executable\s*\(\s*'([^']+)')`)
+	// Any test() call, its name a literal or an expression (inih's
+	// test('test_' + name, runtest, ...) in a foreach).
+	mesonAnyTestRE = regexp.MustCompile(`(?:^|[^\w.])(?:test|benchmark)\s*\(`)
 )
 
 func detectMeson(p *project, l *Layout) {
@@ -25,9 +28,9 @@ func detectMeson(p *project, l *Layout) {
 			l.Name = m[1]
 		}
 		for _, m := range mesonTestRE.FindAllStringSubmatch(f.text, -1) {
-			hasTests = true
 			testedVar[m[1]], testedExe[m[2]] = true, true
 		}
+		hasTests = hasTests || mesonAnyTestRE.MatchString(f.text)
 	}
 	if hasTests {
 		p.buildTreeGate(l, "meson test -C /tmp/build --no-rebuild --print-errorlogs", "The project's Meson tests, built by the build command (--no-rebuild).")

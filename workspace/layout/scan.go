@@ -16,7 +16,8 @@ import (
 var dataDirs = map[string]bool{
 	"test": true, "tests": true, "testdata": true, "testing": true, "t": true,
 	"bench": true, "benches": true, "benchmark": true, "benchmarks": true,
-	"fuzz": true, "corpus": true, "corpora": true, "fixtures": true, "golden": true,
+	"fuzz": true, "fuzzing": true, "fuzzers": true, "ossfuzz": true,
+	"corpus": true, "corpora": true, "fixtures": true, "golden": true,
 }
 
 // protectedDirs lists the data directories directly in the target's path, as
