@@ -1,8 +1,9 @@
-package git
+package git_test
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/hone-perf/hone/internal/git"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -26,18 +27,18 @@ func TestParseRawReadsGitsOutput(t *testing.T) {
 	testgit.Git(t, dir, "rm", "-q", "gone.c")
 	testgit.Git(t, dir, "add", "-A")
 	testgit.Git(t, dir, "commit", "-q", "-m", "change")
-	out, err := Run(context.Background(), Cmd{Dir: dir, Args: append(append([]string{"diff-tree"}, RawDiffArgs...), "--no-commit-id", from, "HEAD")})
+	out, err := git.Run(context.Background(), git.Cmd{Dir: dir, Args: append(append([]string{"diff-tree"}, git.RawDiffArgs...), "--no-commit-id", from, "HEAD")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseRaw(out)
+	got, err := git.ParseRaw(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range got {
 		got[i].Hash = ""
 	}
-	want := []Change{
+	want := []git.Change{
 		{Path: "a.c", OldMode: 0o100644, NewMode: 0o100644, Status: "M"},
 		{Path: "blob.bin", OldMode: 0, NewMode: 0o100644, Status: "A", Binary: true},
 		{Path: "gone.c", OldMode: 0o100644, NewMode: 0, Status: "D"},
@@ -51,14 +52,14 @@ func TestParseRawReadsGitsOutput(t *testing.T) {
 
 func TestParseRawRefusesWhatGitDoesNotWrite(t *testing.T) {
 	for _, out := range []string{":100644 100644 abc\x00a\x00", ":1006x4 100644 a b M\x00a\x00", ":100644 100644 a b M\x00"} {
-		if _, err := ParseRaw([]byte(out)); err == nil {
+		if _, err := git.ParseRaw([]byte(out)); err == nil {
 			t.Errorf("ParseRaw(%q) accepted it", out)
 		}
 	}
 }
 
 func TestChangeModesAreOctalInJSON(t *testing.T) {
-	b, err := json.Marshal(Change{Path: "a.c", OldMode: 0o100644, NewMode: 0o100755, Status: "M"})
+	b, err := json.Marshal(git.Change{Path: "a.c", OldMode: 0o100644, NewMode: 0o100755, Status: "M"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package git
+package git_test
 
 import (
 	"context"
+	"github.com/hone-perf/hone/internal/git"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ func TestPlantedRepositoryConfigNeverRunsInIsolatedCalls(t *testing.T) {
 		marker := plantDrivers(t, dir)
 		testgit.WriteFiles(t, dir, map[string]string{"a.txt": "changed\n", "b.p": "p\n"})
 		for _, c := range plantedCalls {
-			if _, err := Run(ctx, Cmd{Dir: dir, Args: c.args, Isolated: isolated}); err != nil && isolated && c.works {
+			if _, err := git.Run(ctx, git.Cmd{Dir: dir, Args: c.args, Isolated: isolated}); err != nil && isolated && c.works {
 				t.Errorf("isolated git %s: %v", strings.Join(c.args, " "), err)
 			}
 		}
@@ -91,7 +92,7 @@ func TestPlantedRepositoryConfigNeverRunsInIsolatedCalls(t *testing.T) {
 // calls still work.
 func TestIsolatedCallOutsideARepository(t *testing.T) {
 	testgit.Setenv(t)
-	out, err := Run(context.Background(), Cmd{Dir: t.TempDir(), Args: []string{"--version"}, Isolated: true})
+	out, err := git.Run(context.Background(), git.Cmd{Dir: t.TempDir(), Args: []string{"--version"}, Isolated: true})
 	if err != nil || !strings.HasPrefix(string(out), "git version") {
 		t.Fatalf("git --version: %q, %v", out, err)
 	}
