@@ -350,16 +350,10 @@ func (br *benchRun) note(b *Bench, cand bool, res *jail.Result) {
 		b.CandidateLeftover += res.Leftover
 		b.CandidateUnreapedSeconds += res.Unreaped.Seconds()
 		b.CandidateTasks = b.CandidateTasks.add(res.Tasks)
-		if res.Processes > 0 {
-			b.CandidateProcesses, b.CandidateThreads = b.CandidateProcesses.add(res.Processes), b.CandidateThreads.widen(res.Threads)
-		}
 	} else {
 		b.BaselineLeftover += res.Leftover
 		b.BaselineUnreapedSeconds += res.Unreaped.Seconds()
 		b.BaselineTasks = b.BaselineTasks.add(res.Tasks)
-		if res.Processes > 0 {
-			b.BaselineProcesses, b.BaselineThreads = b.BaselineProcesses.add(res.Processes), b.BaselineThreads.widen(res.Threads)
-		}
 	}
 }
 

@@ -9,7 +9,6 @@ package verdict
 import (
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/sanitize"
-	"github.com/hone-perf/hone/verdict/risk"
 	"github.com/hone-perf/hone/verdict/stats"
 )
 
@@ -227,13 +226,6 @@ type Bench struct {
 	// jail's count), nil when the jail could not count them.
 	BaselineTasks  *TaskRange `toml:"baseline_tasks,omitempty" json:"baseline_tasks,omitempty"`
 	CandidateTasks *TaskRange `toml:"candidate_tasks,omitempty" json:"candidate_tasks,omitempty"`
-	// The same split into processes and threads (the tasks beyond each
-	// process's first), where the jail told them apart; nil in entries
-	// from before, and for runs without the system call filter.
-	BaselineProcesses  *TaskRange `toml:"baseline_processes,omitempty" json:"baseline_processes,omitempty"`
-	BaselineThreads    *TaskRange `toml:"baseline_threads,omitempty" json:"baseline_threads,omitempty"`
-	CandidateProcesses *TaskRange `toml:"candidate_processes,omitempty" json:"candidate_processes,omitempty"`
-	CandidateThreads   *TaskRange `toml:"candidate_threads,omitempty" json:"candidate_threads,omitempty"`
 
 	Metrics []MetricStats `toml:"metrics" json:"metrics"`
 	Samples []Samples     `toml:"samples" json:"samples"`
@@ -266,33 +258,13 @@ type TaskRange struct {
 
 // add widens r by one run's count; an unknown count (0) leaves it as is.
 func (r *TaskRange) add(n int) *TaskRange {
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		return r
-	}
-	return r.widen(n)
-}
-
-// widen widens r by one run's count, which may be 0.
-func (r *TaskRange) widen(n int) *TaskRange {
-	if r == nil {
+	case r == nil:
 		return &TaskRange{Min: n, Max: n}
 	}
 	return &TaskRange{Min: min(r.Min, n), Max: max(r.Max, n)}
-}
-
-// span is r as the risk package reads it.
-func (r *TaskRange) span() *risk.Span {
-	if r == nil {
-		return nil
-	}
-	return &risk.Span{Min: r.Min, Max: r.Max}
-}
-
-// runTasks is what each side's bench runs started, for the risk signal.
-func (b *Bench) runTasks() (base, cand risk.RunTasks) {
-	base = risk.RunTasks{Tasks: b.BaselineTasks.span(), Processes: b.BaselineProcesses.span(), Threads: b.BaselineThreads.span()}
-	cand = risk.RunTasks{Tasks: b.CandidateTasks.span(), Processes: b.CandidateProcesses.span(), Threads: b.CandidateThreads.span()}
-	return base, cand
 }
 
 // Check is a short batch of pairs measured in cpu-time, with the bench's

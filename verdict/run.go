@@ -396,7 +396,9 @@ func (j *judging) risks(ctx context.Context, base, cand *build.Side) ([]string, 
 	}
 	all := append(append(diff, pre...), risk.Built(base, cand)...)
 	if b := j.e.Bench; b != nil {
-		all = append(all, risk.Runs(b.runTasks())...)
+		if b.BaselineTasks != nil && b.CandidateTasks != nil {
+			all = append(all, risk.Runs(b.BaselineTasks.Max, b.CandidateTasks.Min, b.CandidateTasks.Max)...)
+		}
 		if st := b.Stat(b.Metric); st != nil {
 			all = append(all, risk.BuildWork(base.BuildCPU, cand.BuildCPU, st.Speedup)...)
 		}

@@ -13,8 +13,7 @@ import (
 // A glibc timer with SIGEV_THREAD notification starts a thread of libc's
 // own (and another at each expiry): work could go there unseen by any
 // spelling of "thread" in the diff. With the honest speedup beside it,
-// only the signals stand between the patch and "accepted"; the jail counts
-// the timer's helpers as threads, not processes.
+// only the signals stand between the patch and "accepted".
 func TestTimerThreadPlusHonestPatchNeedsReview(t *testing.T) {
 	w := newWorkspace(t, seeded)
 	prog := w.edit(append(onceFaster,
@@ -23,21 +22,18 @@ func TestTimerThreadPlusHonestPatchNeedsReview(t *testing.T) {
 			"\tint made = 0;\n\tfor (int i = 0; i < 100 && !(made = timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0); i++)\n\t\tusleep(1000);\n\tif (made) {\n\t\tstruct itimerspec its = {{0, 0}, {0, 1000}};\n\t\ttimer_settime(tm, 0, &its, 0);\n\t}\n"+
 			"\tunsigned long long r = 0;")...)
 	e := w.judge("a timer keeps the cache warm", prog)
-	signals(t, e, "threads in built prog (timer_create)", "threads in bench runs (each candidate run started ")
-	lacks(t, e, "processes in bench runs", "processes or threads in bench runs")
+	signals(t, e, "threads in built prog (timer_create)", "processes or threads in bench runs")
 }
 
 // wordexp runs a shell for a command substitution, which forks again: child
-// processes that no spelling of fork in the diff shows. The jail counts
-// them as processes, apart from threads.
+// processes that no spelling of fork in the diff shows.
 func TestWordexpChildProcessesNeedReview(t *testing.T) {
 	w := newWorkspace(t, seeded)
 	prog := w.edit(append(onceFaster,
 		"#include <stdio.h>", "#include <wordexp.h>\n#include <stdio.h>",
 		"\tunsigned long long r = 0;", "\twordexp_t we;\n\tif (wordexp(\"$(echo warm)\", &we, 0) == 0)\n\t\twordfree(&we);\n\tunsigned long long r = 0;")...)
 	e := w.judge("expand the configuration", prog)
-	signals(t, e, "processes in built prog (wordexp)", "processes in bench runs (each candidate run started ")
-	lacks(t, e, "threads in bench runs", "processes or threads in bench runs")
+	signals(t, e, "processes in built prog (wordexp)", "processes or threads in bench runs")
 }
 
 // unseeded is the target's hone.toml with commands that never pass the

@@ -147,18 +147,6 @@ func signals(t *testing.T, e *verdict.Entry, want ...string) {
 	}
 }
 
-// lacks checks that no risk signal of e starts with any of unwanted.
-func lacks(t *testing.T, e *verdict.Entry, unwanted ...string) {
-	t.Helper()
-	for _, s := range e.RiskSignals {
-		for _, u := range unwanted {
-			if strings.HasPrefix(s, u) {
-				t.Errorf("risk signal %q: want none starting %q", s, u)
-			}
-		}
-	}
-}
-
 // onceFaster is the honest patch: one walk instead of four.
 var onceFaster = []string{"#define REPS 4", "#define REPS 1"}
 

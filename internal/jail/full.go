@@ -65,7 +65,6 @@ func runFull(ctx context.Context, s Spec) (*Result, error) {
 	res := &Result{Isolation: "full", NetworkDenied: s.Network == "deny", HostUID: acct.uid, Shell: shell}
 	if !s.Seccomp.Off {
 		res.Seccomp = FilterVersion
-		p.CountProcesses = true
 	}
 	l := &launch{cmd: cmd, plan: p, files: v.files, cgroup: cg, kill: func(pid int) {
 		// bwrap's death takes the meter with it (--die-with-parent), and

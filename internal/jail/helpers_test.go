@@ -83,8 +83,6 @@ func attack(name string, args []string) int {
 		return attackMeter()
 	case "probe":
 		return probeCalls()
-	case "hide-forks":
-		return hideForks()
 	case "tool":
 		// A measuring tool: it probes outside the filter, then starts the
 		// command it was given, as perf stat does.

@@ -166,11 +166,6 @@ type Result struct {
 	// its main process included, however briefly they lived; 0 when it is
 	// unknown (weak isolation without a PID namespace of its own).
 	Tasks int
-	// Processes and Threads split Tasks: the processes (the main one
-	// included) and the threads beyond each process's first. Both are 0
-	// when the split is unknown, which it is without the system call
-	// filter (the counter is part of it).
-	Processes, Threads int
 	// Shell reports that the command ran under /bin/sh -c rather than being
 	// exec'd directly.
 	Shell bool

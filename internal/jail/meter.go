@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -116,13 +115,6 @@ func meter() report {
 func measure(path string, p plan, pid1 bool) report {
 	attr := &syscall.ProcAttr{Dir: p.Dir, Env: p.Env, Files: []uintptr{0, 1, 2}}
 	before, cgOK := sampleCPU(p.CPUStat)
-	var procs *processCounter
-	if p.CountProcesses && pid1 {
-		// The command is forked from this thread, which holds the
-		// counter's filter; locked, it is never handed another goroutine.
-		runtime.LockOSThread()
-		procs = startProcessCounter()
-	}
 	tasks := startTaskCount(pid1)
 	start := time.Now()
 	pid, err := syscall.ForkExec(path, p.Argv, attr)
@@ -150,7 +142,6 @@ func measure(path string, p plan, pid1 bool) report {
 	r := report{WallNS: int64(time.Since(start)), Leftover: len(descendants(false))}
 	killAndReap(pid1)
 	r.Tasks = tasks.done()
-	r.Processes = procs.stop()
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
 		return report{Error: "getrusage: " + err.Error()}

@@ -23,9 +23,6 @@ type plan struct {
 	Rlimits rlimits `json:"rlimits"`
 	// TimeoutNS bounds the command from its fork; 0 means none.
 	TimeoutNS int64 `json:"timeout_ns"`
-	// CountProcesses asks the meter to tell processes from threads (see
-	// forks.go); it needs the meter to be PID 1.
-	CountProcesses bool `json:"count_processes"`
 	// CPUStat is the cpu.stat file of the run's cgroup, or "" when it has
 	// none (see cgroup.go).
 	CPUStat string `json:"cpu_stat"`
@@ -55,8 +52,6 @@ type report struct {
 	MaxRSSKB int64 `json:"max_rss_kb"`
 	Leftover int   `json:"leftover"`
 	Tasks    int   `json:"tasks"`
-	// Processes is how many of Tasks were processes, 0 when not counted.
-	Processes int `json:"processes"`
 	// Unreaped CPU time: what the cgroup counted during the run beyond the
 	// meter's own time and its children's rusage, split like the cgroup's.
 	UnreapedUserNS int64 `json:"unreaped_user_ns"`

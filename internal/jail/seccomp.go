@@ -19,11 +19,9 @@ import (
 // one run to the next. Each denied call fails with EPERM, never kills, so
 // an honest program that only hints (readahead, fadvise) keeps working.
 //
-// FilterVersion names the rules below and the meter's own (forks.go: it
-// hears of every new process and refuses clone3); it changes whenever they
-// do, and every verdict records the version its runs had. hone-seccomp-2
-// added the meter's rules.
-const FilterVersion = "hone-seccomp-2"
+// FilterVersion names the rules below; it changes whenever they do, and
+// every verdict records the version its runs had.
+const FilterVersion = "hone-seccomp-1"
 
 // Seccomp chooses the filter of one run. The zero value is the full filter.
 // A run with a measuring tool (Spec.Tool) has perf_event_open as well:
@@ -84,17 +82,12 @@ func policy(f Seccomp, tool bool) seccomp.Policy {
 	}
 }
 
-// program assembles the filter.
+// program assembles the filter. The library's program lets every call of
+// another architecture through; on x86_64 a process can still make 32-bit
+// calls (int $0x80), with numbers of their own, so the program starts by
+// refusing every call of the i386 ABI. No target's 64-bit code makes them.
 func program(f Seccomp, tool bool) ([]bpf.RawInstruction, error) {
-	return assemble(policy(f, tool))
-}
-
-// assemble turns a policy into a program. The library's program lets
-// every call of another architecture through; on x86_64 a process can
-// still make 32-bit calls (int $0x80), with numbers of their own, so the
-// program starts by refusing every call of the i386 ABI. No target's
-// 64-bit code makes them.
-func assemble(p seccomp.Policy) ([]bpf.RawInstruction, error) {
+	p := policy(f, tool)
 	body, err := p.Assemble()
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "jail: cannot assemble the system call filter")
