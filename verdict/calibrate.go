@@ -264,6 +264,15 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 // session runs one calibration session's bench: a run that fails stops
 // the calibration, whose sessions all run the pin.
 func session(ctx context.Context, br *benchRun) (*Bench, error) {
+	turn, err := benchTurn(ctx, func(p Progress) {
+		if br.progress != nil {
+			br.progress(p)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer turn.Release()
 	b, fail, err := br.run(ctx)
 	if err != nil {
 		return nil, err

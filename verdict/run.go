@@ -345,6 +345,11 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		}
 		return err
 	}
+	turn, err := benchTurn(ctx, j.progress)
+	if err != nil {
+		return err
+	}
+	defer turn.Release()
 	j.progress(Progress{Phase: "bench", MaxPairs: j.proto.MaxPairs, Metric: j.proto.Metric})
 	e.Environment.LoadAvg = hostinfo.LoadAvg()
 	br := &benchRun{baseline: benchSpec(base, j.t), candidate: benchSpec(cand, j.t), seed: j.seed,
@@ -375,6 +380,7 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		}
 		return err
 	}
+	turn.Release()
 	if e.RiskSignals, err = j.risks(ctx, base, cand); err != nil {
 		return err
 	}

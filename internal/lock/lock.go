@@ -54,6 +54,22 @@ func Acquire(ctx context.Context, path, purpose string) (*Lock, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultWait)
 		defer cancel()
 	}
+	return acquire(ctx, path, purpose, maxPoll)
+}
+
+// longPoll is the longest pause between two tries of a lock held for
+// minutes: a waiter wakes a few times a second, not fifty, beside the
+// measurement it waits for.
+const longPoll = 250 * time.Millisecond
+
+// AcquireLong takes a lock that holders keep for minutes (a machine's turn
+// to measure). It waits until ctx is done, however long that is, and is
+// otherwise Acquire.
+func AcquireLong(ctx context.Context, path, purpose string) (*Lock, error) {
+	return acquire(ctx, path, purpose, longPoll)
+}
+
+func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
 	}

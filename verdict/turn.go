@@ -1,0 +1,62 @@
+package verdict
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/lock"
+)
+
+// A machine's benches take turns. Two verdicts measuring at once share the
+// cores, caches and memory bandwidth, and each one's figures carry the
+// other's load: beside another test package's verdicts a harness run's
+// CPU time moved by a third, so a twofold gain measured inconclusive.
+// Builds and gates decide on outputs, not time, and still run side by
+// side. The turn is an flock, so a killed hone gives it up at once.
+
+// BenchLockEnv names the file whose lock gives this machine's benches
+// their turns, for an operator who runs hones under several accounts that
+// must share one (each account has its own by default).
+const BenchLockEnv = "HONE_BENCH_LOCK"
+
+// maxTurnWait bounds the wait for the machine's turn: a queue of verdicts
+// an hour long is an operator's problem, not one to wait out silently.
+const maxTurnWait = time.Hour
+
+// benchLockPath is root's in /run/lock, which only root may write, and any
+// other account's in its own cache directory, so no one else can take it
+// and starve the account's benches.
+func benchLockPath() string {
+	if p := os.Getenv(BenchLockEnv); p != "" {
+		return p
+	}
+	if os.Geteuid() == 0 {
+		return "/run/lock/hone/bench.lock"
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "hone", "bench.lock")
+	}
+	return filepath.Join(os.TempDir(), "hone-bench-"+os.Getenv("USER")+".lock")
+}
+
+// turnPhase is the progress phase of a verdict waiting for its turn.
+const turnPhase = "wait for the machine"
+
+// benchTurn waits for the machine's turn to measure, saying so through
+// progress when another hone holds it.
+func benchTurn(ctx context.Context, progress func(Progress)) (*lock.Lock, error) {
+	path := benchLockPath()
+	now, cancel := context.WithDeadline(ctx, time.Now())
+	held, err := lock.Acquire(now, path, "measure on this machine")
+	cancel()
+	if !errs.Is(err, errs.Busy) {
+		return held, err
+	}
+	progress(Progress{Phase: turnPhase})
+	wait, cancel := context.WithTimeout(ctx, maxTurnWait)
+	defer cancel()
+	return lock.AcquireLong(wait, path, "measure on this machine")
+}
