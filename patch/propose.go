@@ -9,6 +9,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/lock"
 	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/safetext"
 	"github.com/hone-perf/hone/ledger"
@@ -89,6 +90,16 @@ func Propose(ctx context.Context, ws *workspace.Workspace, req Request) (*Result
 	if p.Retries != "" {
 		res.Warnings = append(res.Warnings, retriesNote(p.Retries))
 	}
+	// Two proposals of one diff in one clone take turns from here: the
+	// second then finds the first's ref and its entry, never a ref whose
+	// entry is not written yet, which it would take for an interrupted
+	// proposal and write again. (Clones race at the remote, whose hook
+	// refuses a second proposal of a patch.)
+	held, err := lock.Acquire(ctx, ws.StatePath("proposals", p.PatchID+".lock"), "propose patch "+p.PatchID)
+	if err != nil {
+		return nil, err
+	}
+	defer held.Release()
 	ref := ledger.PatchRef(p.PatchID)
 	refs := ws.Refs()
 	stored, ok, err := refs.Read(ref)

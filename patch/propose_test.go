@@ -194,3 +194,53 @@ func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 		t.Fatalf("want secret2.txt refused, got %v (changes %+v)", err, changes)
 	}
 }
+
+// Eight proposals of one diff at once, in one clone, store one patch and
+// one proposal entry: every other proposer is answered with it.
+func TestConcurrentProposalsOfOneDiffWriteOneEntry(t *testing.T) {
+	ctx := context.Background()
+	ws := newFixture(t, fixtureFiles())
+	req := Request{Target: "t", Hotspot: "A", Class: 3, Hypothesis: "Return ten: a constant is cheaper.", Diff: readLegit(t, "modify")}
+	const n = 8
+	results := make(chan *Result, n)
+	failures := make(chan error, n)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			res, err := Propose(ctx, ws, req)
+			if err != nil {
+				failures <- err
+				return
+			}
+			results <- res
+		}()
+	}
+	close(start)
+	fresh := 0
+	var id string
+	for range n {
+		select {
+		case err := <-failures:
+			t.Fatal(err)
+		case res := <-results:
+			if !res.Existing {
+				fresh++
+			}
+			id = res.PatchID
+		}
+	}
+	entries, err := ledger.Open(ws).ByPatch(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proposals := 0
+	for _, e := range entries {
+		if e.Kind == ledger.KindProposal {
+			proposals++
+		}
+	}
+	if fresh != 1 || proposals != 1 {
+		t.Errorf("%d proposers were told theirs is new, %d proposal entries; want 1 and 1", fresh, proposals)
+	}
+}

@@ -23,6 +23,11 @@ const (
 	// sizingRounds is how many times the calibration may measure and
 	// grow the count.
 	sizingRounds = 3
+	// minLoopSeconds is the least CPU time the loop must take at the
+	// smaller count. Below it a run is start-up and the machine's noise:
+	// a busy machine once measured a 0.1 ms loop at twice a 3 ms run's
+	// cost, which looked like a loop that dominates.
+	minLoopSeconds = 0.05
 	// countFactor is the larger count over the smaller: N and 2N.
 	countFactor = 2
 	// scalingTolerance is how far the CPU time at 2N over that at N may
@@ -101,19 +106,19 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 // nextCount returns the count the runs at n (CPU time short) and
 // countFactor*n (long) call for. Where the extra iterations cost nothing
 // measurable, the count grows sixteenfold to find the loop; otherwise to
-// what the fitted fixed cost and cost per iteration ask for, and at most
-// sixteenfold in one round.
+// what the fitted fixed cost and cost per iteration ask for, with a loop
+// of at least minLoopSeconds, and at most sixteenfold in one round.
 func nextCount(n int, short, long float64) int {
 	loop := (long - short) / float64(countFactor-1)
 	if loop <= 0 || short <= 0 {
 		return min(n*16, maxIterations)
 	}
-	if loop/short >= wantLoopShare {
+	if loop/short >= wantLoopShare && loop >= minLoopSeconds {
 		return n
 	}
 	perOp := loop / float64(n)
 	// A tenth more than the model asks for, against the estimate's noise.
-	want := 1.1 * wantLoopShare / (1 - wantLoopShare) * (short - loop) / perOp
+	want := 1.1 * max(wantLoopShare/(1-wantLoopShare)*(short-loop), minLoopSeconds) / perOp
 	return max(n, int(math.Ceil(min(want, 16*float64(n), maxIterations))))
 }
 
