@@ -180,8 +180,9 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 	// Never accepted, and measured near 1. On a busy machine a harness's
 	// CPU time per iteration moves by 5-15%, and a comment moves every
 	// later line number in the binary, so ten pairs may call it a little
-	// slower (regressed) rather than no-change: both are rejections.
-	if e.Verdict != ledger.VerdictRejectedBench || e.Speedup < 0.9 || e.Speedup > 1.1 {
+	// slower (regressed) rather than no-change: both are rejections. Under
+	// two hogs forty pairs once put it at 1.101x [0.962, 1.257].
+	if e.Verdict != ledger.VerdictRejectedBench || e.Speedup < 0.8 || e.Speedup > 1.25 {
 		t.Fatalf("comment-only: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
 	}
 	rows(e)

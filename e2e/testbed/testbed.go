@@ -378,16 +378,23 @@ func (a *Arena) Snapshot() Snapshot {
 	}
 	hash(filepath.Join(git, "hone"), ".git/hone/", func(rel string) bool {
 		// The ledger's lookup index, its anchor, its cache of checked
-		// signatures and the locks (verdicts/ holds one per judged patch)
-		// change with every append; run folders must be gone, which gc
-		// checks.
-		return strings.HasPrefix(rel, "ledger.") || strings.HasPrefix(rel, ".ledger.") || rel == "signatures" || rel == "verdicts" ||
+		// signatures and the locks (verdicts/ and proposals/ hold one per
+		// patch) change with every append; run folders must be gone, which
+		// gc checks.
+		return strings.HasPrefix(rel, "ledger.") || strings.HasPrefix(rel, ".ledger.") || rel == "signatures" || rel == "verdicts" || rel == "proposals" ||
 			strings.HasSuffix(rel, ".lock") || rel == "runs" || rel == "apply" ||
 			a.SkipCache && rel == "build-cache"
 	})
 	// hone runs go on the host (its version, for the fingerprint), and go
 	// counts that in the user's telemetry: hone's own doing, not a jail's.
-	hash(a.Home, "home/", func(rel string) bool { return rel == ".config" || rel == ".config/go" || rel == ".config/go/telemetry" })
+	// An ordinary user's hone takes its turn to measure through a lock in
+	// its cache folder (the folder itself only names what is in it).
+	hash(a.Home, "home/", func(rel string) bool {
+		return rel == ".config" || rel == ".config/go" || rel == ".config/go/telemetry" || rel == ".cache/hone"
+	})
+	if fi, err := os.Lstat(filepath.Join(a.Home, ".cache")); err == nil && fi.IsDir() {
+		delete(s, "home/.cache")
+	}
 	for _, line := range strings.Split(a.Git("for-each-ref", "--format=%(refname) %(objectname)"), "\n") {
 		ref, obj, _ := strings.Cut(line, " ")
 		if strings.HasPrefix(ref, "refs/hone/patches/") || ref == "refs/heads/hone/ledger" || ref == "refs/notes/hone" {

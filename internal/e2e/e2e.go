@@ -54,12 +54,46 @@ func build() {
 		return
 	}
 	bin = filepath.Join(dir, "hone")
+	if buildErr = openSources(strings.TrimSpace(string(root))); buildErr != nil {
+		return
+	}
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hone")
 	cmd.Dir = strings.TrimSpace(string(root))
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		buildErr = &buildError{err: err, out: string(out)}
 	}
+}
+
+// sourcesTemplate lists the files of this module that the binary is built
+// from: each package's Go files and embedded files.
+const sourcesTemplate = `{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
+{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}
+{{end}}{{end}}{{end}}`
+
+// openSources opens every file the binary is built from. go test caches a
+// package's result by what its own process read; the build is another
+// process, so without this a package that imports none of hone's packages
+// would pass from the cache after hone changed.
+func openSources(root string) error {
+	cmd := exec.Command("go", "list", "-deps", "-f", sourcesTemplate, "./cmd/hone")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return err
+	}
+	files := append(strings.Split(string(out), "\n"), filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		h, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		h.Close()
+	}
+	return nil
 }
 
 type buildError struct {
