@@ -264,11 +264,7 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 // session runs one calibration session's bench: a run that fails stops
 // the calibration, whose sessions all run the pin.
 func session(ctx context.Context, br *benchRun) (*Bench, error) {
-	turn, err := benchTurn(ctx, func(p Progress) {
-		if br.progress != nil {
-			br.progress(p)
-		}
-	})
+	turn, err := benchTurn(ctx, br.progress)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func benchLockPath() string {
 const turnPhase = "wait for the machine"
 
 // benchTurn waits for the machine's turn to measure, saying so through
-// progress when another hone holds it.
+// progress (when not nil) while another hone holds it.
 func benchTurn(ctx context.Context, progress func(Progress)) (*lock.Lock, error) {
 	path := benchLockPath()
 	now, cancel := context.WithDeadline(ctx, time.Now())
@@ -55,7 +55,9 @@ func benchTurn(ctx context.Context, progress func(Progress)) (*lock.Lock, error)
 	if !errs.Is(err, errs.Busy) {
 		return held, err
 	}
-	progress(Progress{Phase: turnPhase})
+	if progress != nil {
+		progress(Progress{Phase: turnPhase})
+	}
 	wait, cancel := context.WithTimeout(ctx, maxTurnWait)
 	defer cancel()
 	return lock.AcquireLong(wait, path, "measure on this machine")
