@@ -26,20 +26,27 @@ const BenchLockEnv = "HONE_BENCH_LOCK"
 // an hour long is an operator's problem, not one to wait out silently.
 const maxTurnWait = time.Hour
 
-// benchLockPath is root's in /run/lock, which only root may write, and any
-// other account's in its own cache directory, so no one else can take it
-// and starve the account's benches.
-func benchLockPath() string {
+// rootBenchLock is root's turn. Its directory must be one only root may
+// write: in a world-writable one such as /run/lock, any account could make
+// the directory first and put in it a file of its own to hold, or a link
+// for root to write through.
+const rootBenchLock = "/run/hone/bench.lock"
+
+// benchLockPath is root's in /run, and any other account's in its own
+// cache directory, so no one else can take it and starve the account's
+// benches.
+func benchLockPath() (string, error) {
 	if p := os.Getenv(BenchLockEnv); p != "" {
-		return p
+		return p, nil
 	}
 	if os.Geteuid() == 0 {
-		return "/run/lock/hone/bench.lock"
+		return rootBenchLock, nil
 	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "hone", "bench.lock")
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", errs.Wrap(errs.Failure, err, "no place for this account's bench lock: set HOME, or %s to a file only this account may open", BenchLockEnv)
 	}
-	return filepath.Join(os.TempDir(), "hone-bench-"+os.Getenv("USER")+".lock")
+	return filepath.Join(dir, "hone", "bench.lock"), nil
 }
 
 // turnPhase is the progress phase of a verdict waiting for its turn.
@@ -48,7 +55,10 @@ const turnPhase = "wait for the machine"
 // benchTurn waits for the machine's turn to measure, saying so through
 // progress (when not nil) while another hone holds it.
 func benchTurn(ctx context.Context, progress func(Progress)) (*lock.Lock, error) {
-	path := benchLockPath()
+	path, err := benchLockPath()
+	if err != nil {
+		return nil, err
+	}
 	now, cancel := context.WithDeadline(ctx, time.Now())
 	held, err := lock.Acquire(now, path, "measure on this machine")
 	cancel()

@@ -2,7 +2,9 @@ package verdict
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,10 +17,11 @@ import (
 // its gates, then waits: no pair of its own starts until the other's turn
 // ends, and it then measures and decides as usual.
 func TestBenchesOnOneMachineTakeTurns(t *testing.T) {
-	t.Setenv(BenchLockEnv, filepath.Join(t.TempDir(), "bench.lock"))
+	path := filepath.Join(t.TempDir(), "bench.lock")
+	t.Setenv(BenchLockEnv, path)
 	f := newFixture(t, "ctarget", "c", cToml)
 	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "b2b2b2b2b2b2b2b2", "do half the walks")
-	other, err := lock.Acquire(context.Background(), benchLockPath(), "measure on this machine")
+	other, err := lock.Acquire(context.Background(), path, "measure on this machine")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +69,50 @@ func TestBenchesOnOneMachineTakeTurns(t *testing.T) {
 	if benched.Before(released) {
 		t.Errorf("bench started %v, the other turn ended %v", benched, released)
 	}
-	if held, err := lock.Acquire(context.Background(), benchLockPath(), "check"); err != nil {
+	if held, err := lock.Acquire(context.Background(), path, "check"); err != nil {
 		t.Errorf("the verdict kept the machine's turn: %v", err)
 	} else {
 		held.Release()
+	}
+}
+
+// Root's turn lives where only root may write. In a world-writable
+// directory (/run/lock is one) any account could make hone's directory
+// first and leave in it a file to hold or a link for root to write through.
+func TestRootsBenchLockIsWhereOnlyRootWrites(t *testing.T) {
+	for dir := filepath.Dir(rootBenchLock); ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if err == nil && fi.Mode().Perm()&0o022 != 0 {
+			t.Errorf("%s is %v: other accounts may write where root's bench lock lives", dir, fi.Mode())
+		}
+		if dir == "/" {
+			break
+		}
+	}
+}
+
+// A link where the machine's turn belongs stops the verdict before it
+// measures, and the file it names is left as it was.
+func TestABenchLockLinkIsNeverWrittenThrough(t *testing.T) {
+	dir := t.TempDir()
+	victim, path := filepath.Join(dir, "victim"), filepath.Join(dir, "bench.lock")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(BenchLockEnv, path)
+	f := newFixture(t, "ctarget", "c", cToml)
+	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "b3b3b3b3b3b3b3b3", "do half the walks")
+	e, err := Run(context.Background(), f.ws, "b3b3b3b3b3b3b3b3", Options{})
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("verdict with a link for the bench lock: %v; want it refused", err)
+	}
+	if e != nil && e.Verdict == ledger.VerdictAccepted {
+		t.Errorf("accepted without the machine's turn: %s", e.Summary)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the link's target now holds %q", b)
 	}
 }

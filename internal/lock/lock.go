@@ -73,9 +73,9 @@ func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration) (
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := open(path)
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot open the lock %s", path)
+		return nil, err
 	}
 	for wait := time.Millisecond; ; wait = min(2*wait, maxPoll) {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
@@ -101,6 +101,43 @@ func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration) (
 		case <-pause.C:
 		}
 	}
+}
+
+// open opens the lock file on path for this account alone. Any account
+// that can open a file can flock it, read-only as well, so a lock file
+// others may read lets any of them hold hone's turn for as long as it
+// likes; and a symbolic link in its place would have hone truncate and
+// write whatever the link names, as root on a runner. A file this account
+// made open to others (as hone did before) is closed to them again; one
+// that another account made is refused.
+func open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, errs.New(errs.Failure, "the lock %s is a symbolic link; remove it, hone makes its own", path)
+	}
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot open the lock %s", path)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, errs.Wrap(errs.Failure, err, "cannot stat the lock %s", path)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		err = errs.New(errs.Failure, "the lock %s is not a regular file; remove it, hone makes its own", path)
+	case st.Mode&0o007 == 0:
+		return f, nil
+	case int(st.Uid) != os.Geteuid():
+		err = errs.New(errs.Failure, "the lock %s belongs to uid %d and every account may open it, so any of them could hold it; remove it, hone makes its own", path, st.Uid)
+	default:
+		if err = f.Chmod(0o600); err == nil {
+			return f, nil
+		}
+		err = errs.Wrap(errs.Failure, err, "cannot close the lock %s to other accounts", path)
+	}
+	f.Close()
+	return nil, err
 }
 
 // sign writes the holder record. It only names the holder in other

@@ -209,3 +209,92 @@ func TestHeldSeesOnlyLiveHolders(t *testing.T) {
 		l.Release()
 	}
 }
+
+// A lock's file is this account's alone: made 0600, and one that an older
+// hone made open to every account is closed again, so no other account can
+// open it to hold the lock.
+func TestLockFilesAreThisAccountsAlone(t *testing.T) {
+	dir := t.TempDir()
+	fresh, old := filepath.Join(dir, "fresh.lock"), filepath.Join(dir, "old.lock")
+	if err := os.WriteFile(old, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(old, 0o644) // past the umask
+	for _, path := range []string{fresh, old} {
+		l, err := Acquire(withTimeout(t, time.Second), path, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, %v; want 0600", filepath.Base(path), fi.Mode(), err)
+		}
+	}
+}
+
+// A symbolic link where a lock belongs is refused, and what it names is
+// left as it was: hone truncates and writes its lock files.
+func TestALinkInPlaceOfALockIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	victim, path := filepath.Join(dir, "victim"), filepath.Join(dir, "x.lock")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Acquire(withTimeout(t, time.Second), path, "x")
+	if errs.CodeOf(err) != errs.Failure || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Acquire through a link: %v; want a failure naming the link", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the link's target now holds %q", b)
+	}
+}
+
+// Another local account cannot hold a lock this account uses: it cannot
+// open the lock's file, and a file of its own that every account may open
+// is refused rather than shared with it.
+func TestAnotherAccountCannotHoldALock(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another account")
+	}
+	for _, tool := range []string{"setpriv", "flock"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	dir, err := os.MkdirTemp("", "lock-accounts-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ours := filepath.Join(dir, "ours.lock")
+	l, err := Acquire(withTimeout(t, time.Second), ours, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		"flock", "--nonblock", "--shared", ours, "true").CombinedOutput()
+	if err == nil {
+		t.Errorf("nobody took a shared flock on our lock file: %s", out)
+	}
+
+	theirs := filepath.Join(dir, "theirs.lock")
+	if err := os.WriteFile(theirs, []byte("theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(withTimeout(t, time.Second), theirs, "x"); errs.CodeOf(err) != errs.Failure || !strings.Contains(err.Error(), "uid 65534") {
+		t.Errorf("Acquire of another account's open lock file: %v; want a failure naming its owner", err)
+	}
+	if b, _ := os.ReadFile(theirs); string(b) != "theirs\n" {
+		t.Errorf("the other account's file now holds %q", b)
+	}
+}
