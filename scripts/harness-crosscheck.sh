@@ -22,6 +22,14 @@
 #     medians (baseline over candidate).
 #
 # Usage: scripts/harness-crosscheck.sh [SESSIONS [COUNT]]   (defaults 1 and 10)
+#
+# Each benchmark gets COUNT repetitions, or with BUDGET=S as many (up to
+# COUNT) as fit in S seconds of CPU time, so that a short benchmark gets
+# more than a long one. The reference is a noisy estimate too: benchstat's
+# ratio of two medians moved by 2-3% between sessions at 30 repetitions
+# here, about as much as hone's own estimate, so a 95% CI covers it in
+# only about 8 sessions of 10; 9 of 10 needs a reference several times as
+# precise (issue 28: BUDGET=150 with COUNT 200).
 # Needs go, git, bwrap, perf and jq. Prints one line per benchmark per
 # session and a tally; exits 1 when any comparison failed. A session takes
 # about two minutes on a quiet 2-core machine.
@@ -29,6 +37,7 @@ set -eu
 
 sessions=${1:-1}
 count=${2:-10}
+budget=${BUDGET:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -102,17 +111,21 @@ EOF
 			(cd "$src" && go test -c -o "$src/bench.test" .)
 		done
 		jq -r '.bench.benchmarks[] | [.name, .counts[0], .counts[1]] | @tsv' "$work/s$session/verdict.json" >"$work/s$session/counts"
-		for rep in $(seq "$count"); do
-			sides="base cand"
-			[ $((rep % 2)) -eq 0 ] && sides="cand base"
-			for side in $sides; do
-				while read -r name short long; do
+		while read -r name short long; do
+			rep=0 spent=0
+			while [ "$rep" -lt "$count" ] && { [ "$budget" -eq 0 ] || awk -v s="$spent" -v b="$budget" 'BEGIN {exit !(s < b)}'; }; do
+				rep=$((rep + 1))
+				sides="base cand"
+				[ $((rep % 2)) -eq 0 ] && sides="cand base"
+				for side in $sides; do
 					a=$(cpu_seconds "$work/s$session/$side/bench.test" "$name" "$short")
 					b=$(cpu_seconds "$work/s$session/$side/bench.test" "$name" "$long")
+					spent=$(awk -v t="$spent" -v a="$a" -v b="$b" 'BEGIN {print t + a + b}')
 					awk -v n="$name" -v s="$short" -v l="$long" -v a="$a" -v b="$b" 'BEGIN {printf "%s %d %.12g cpu-sec/op\n", n, s, (b - a) / (l - s)}' >>"$work/s$session/$side.txt"
-				done <"$work/s$session/counts"
+				done
 			done
-		done
+			echo "$name $rep" >>"$work/s$session/reps"
+		done <"$work/s$session/counts"
 	)
 	benchstat -format csv "$work/s$session/base.txt" "$work/s$session/cand.txt" 2>/dev/null |
 		awk -F, '/^,cpu-sec\/op/ {t=1; next} /^$/ {t=0} t && $1 !~ /geomean/ {print $1, $2*1e9, $4*1e9}' | sed 's/^Benchmark//' >"$work/s$session/gotest"
@@ -131,7 +144,8 @@ EOF
 		set -- $line
 		within=$((within + $1)) covered=$((covered + $2)) total=$((total + 1))
 		shift 2
-		echo "session $session load $load $verdict Benchmark$name counts $counts: $*"
+		reps=$(awk -v n="Benchmark$name" '$1 == n {print $2}' "$work/s$session/reps")
+		echo "session $session load $load $verdict Benchmark$name counts $counts reps $reps: $*"
 	done <"$work/s$session/hone"
 done
 echo "per-op within 15%: $within of $total; speedup CI covers benchstat's ratio: $covered of $total"
