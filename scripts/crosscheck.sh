@@ -5,7 +5,9 @@
 # (hone verdict --keep: a second verdict of one patch would pool samples);
 # then, outside hone, it runs the target's bench command on the baseline and
 # candidate that verdict built, alternately, in a random order per pair, for
-# PAIRS pairs on the verdict's input seed, takes each run's CPU time (user +
+# PAIRS pairs on the verdict's input seed, round the code layouts the
+# verdict measured (each layout's own builds, so that the reference is of the
+# very binaries hone timed, not of one placement), takes each run's CPU time (user +
 # sys of the process and its children, from wait4) and computes the ratio of
 # the medians baseline/candidate. A session passes when hone's 95% CI
 # contains that ratio.
@@ -34,10 +36,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cat > "$work/runner.c" <<'C'
-/* runner PAIRS ORDER_SEED SEED TARGET PATH RUN CMD: alternate the baseline
- * and the candidate of the kept run folder RUN, each pair in a random
- * order after one warm-up pair, and print each run's CPU time, then the
- * medians, their ratio and the Hodges-Lehmann paired ratio. */
+/* runner PAIRS ORDER_SEED SEED TARGET PATH RUN CMD LAYOUTS: alternate the
+ * baseline and the candidate of the kept run folder RUN, each pair in a
+ * random order after one warm-up pair per layout, pair i in layout
+ * i % LAYOUTS (layout 0 is RUN/baseline and RUN/candidate, layout k
+ * RUN/baseline-layout-k and RUN/candidate-layout-k, the builds hone
+ * measured), and print each run's CPU time, then the medians, their ratio
+ * and the Hodges-Lehmann paired ratio. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,9 +54,13 @@ cat > "$work/runner.c" <<'C'
 
 static char **arg;
 
-static double run(const char *side)
+static double run(const char *role, int layout)
 {
-	char dir[4096], out[4096], root[4096];
+	char side[256], dir[4096], out[4096], root[4096];
+	if (layout == 0)
+		snprintf(side, sizeof side, "%s", role);
+	else
+		snprintf(side, sizeof side, "%s-layout-%d", role, layout);
 	snprintf(root, sizeof root, "%s/%s/src", arg[6], side);
 	snprintf(dir, sizeof dir, "%s/%s", root, arg[5]);
 	snprintf(out, sizeof out, "%s/%s/out", arg[6], side);
@@ -94,22 +103,27 @@ static double median(const double *v, int n)
 
 int main(int argc, char **argv)
 {
-	if (argc != 8)
+	if (argc != 9)
 		return 2;
 	arg = argv;
-	int n = atoi(argv[1]), i, j, k = 0;
+	int n = atoi(argv[1]), layouts = atoi(argv[8]), i, j, k = 0;
+	if (layouts < 1)
+		layouts = 1;
 	srand(atoi(argv[2]));
 	double *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
 	double *w = malloc(n * (n + 1) / 2 * sizeof *w);
-	run("baseline");
-	run("candidate");
+	for (i = 0; i < layouts; i++) {
+		run("baseline", i);
+		run("candidate", i);
+	}
 	for (i = 0; i < n; i++) {
+		int l = i % layouts;
 		if (rand() & 1) {
-			b[i] = run("baseline");
-			c[i] = run("candidate");
+			b[i] = run("baseline", l);
+			c[i] = run("candidate", l);
 		} else {
-			c[i] = run("candidate");
-			b[i] = run("baseline");
+			c[i] = run("candidate", l);
+			b[i] = run("baseline", l);
 		}
 		printf("pair %d %.6f %.6f\n", i, b[i], c[i]);
 	}
@@ -155,7 +169,8 @@ while [ "$i" -le "$sessions" ]; do
 		run=$(jq -r '.kept_checkouts[0]' "$work/verdict.json")
 		seed=$(jq -r '.input_seed' "$work/verdict.json")
 		bench=$(printf '%s\n' "$cmd" | sed "s/{seed}/$seed/g")
-		"$work/runner" "$pairs" "$i" "$seed" "$target" "$path" "$run" "$bench" > "$work/independent.txt"
+		layouts=$(jq -r '.bench.layout.layouts // [] | length' "$work/verdict.json")
+		"$work/runner" "$pairs" "$i" "$seed" "$target" "$path" "$run" "$bench" "$layouts" > "$work/independent.txt"
 		end=$(date +%s)
 		line=$(tail -n 1 "$work/independent.txt")
 		set -- $hone_ci $line
@@ -167,8 +182,8 @@ while [ "$i" -le "$sessions" ]; do
 			verdict="NOT contained"
 		fi
 		judged=$((judged + 1))
-		printf 'session %d: hone %.3f [%.3f, %.3f] (%d pairs), independent %.3f (%d pairs, paired HL %.3f): %s; %d s hone, %d s independent; load %s\n' \
-			"$i" "$1" "$2" "$3" "$4" "$9" "$pairs" "${11}" "$verdict" $((mid - start)) $((end - mid)) "$(cut -d' ' -f1 /proc/loadavg)"
+		printf 'session %d: hone %.3f [%.3f, %.3f] (%d pairs), independent %.3f (%d pairs over %d layouts, paired HL %.3f): %s; %d s hone, %d s independent; load %s\n' \
+			"$i" "$1" "$2" "$3" "$4" "$9" "$pairs" "$(( layouts > 0 ? layouts : 1 ))" "${11}" "$verdict" $((mid - start)) $((end - mid)) "$(cut -d' ' -f1 /proc/loadavg)"
 	fi
 	cd "$ws"
 	i=$((i + 1))
