@@ -5,21 +5,25 @@
 # (hone verdict --keep: a second verdict of one patch would pool samples);
 # then, outside hone, it runs the target's bench command on the baseline and
 # candidate that verdict built, alternately, in a random order per pair, for
-# PAIRS pairs on the verdict's input seed, round the code layouts the
-# verdict measured (each layout's own builds, so that the reference is of the
-# very binaries hone timed, not of one placement), takes each run's CPU time (user +
-# sys of the process and its children, from wait4) and computes the ratio of
-# the medians baseline/candidate. A session passes when hone's 95% CI
-# contains that ratio.
+# PAIRS pairs round the code layouts the verdict measured (each layout's own
+# builds, so that the reference is of the very binaries hone timed, not of
+# one placement). Like hone, it gives each pair an input seed of its own and
+# pads the environment of both its runs by one random size (HONE_PAD, so
+# that the stack lands where hone's runs land, not at one alignment). It
+# takes each run's CPU time (user + sys of the process and its children,
+# from wait4) and computes the ratio of the medians baseline/candidate. A
+# session passes when hone's 95% CI contains that ratio.
 #
 #   scripts/crosscheck.sh WORKSPACE TARGET DIFF [SESSIONS] [PAIRS]
 #
 # The bench command comes from `hone targets --json`; it runs through sh in
-# the kept checkout with {seed} replaced and HONE_OUT, HONE_ROOT, HONE_TARGET
-# and HONE_SEED set as in the jail, so it must reach the build through
-# $HONE_OUT, not /hone/out. HOTSPOT, CLASS and HYPOTHESIS fill in the
-# proposal; HONE names the hone binary (default: hone on PATH). Needs cc, git
-# and jq. Prints one line per session, the count contained and the load.
+# the kept checkout with {seed} replaced by the pair's seed and HONE_OUT,
+# HONE_ROOT, HONE_TARGET and HONE_SEED set as in the jail, so it must reach
+# the build through $HONE_OUT, not /hone/out. HOTSPOT, CLASS and HYPOTHESIS
+# fill in the proposal; HONE names the hone binary (default: hone on PATH);
+# NAMESPACES=1 runs the reference in namespaces of its own (below). Needs cc,
+# git and jq (and bwrap for NAMESPACES). Prints one line per session, the
+# count contained and the load.
 set -eu
 if [ $# -lt 3 ]; then
 	echo "usage: scripts/crosscheck.sh WORKSPACE TARGET DIFF [SESSIONS] [PAIRS]" >&2
@@ -41,8 +45,10 @@ cat > "$work/runner.c" <<'C'
  * random order after one warm-up pair per layout, pair i in layout
  * i % LAYOUTS (layout 0 is RUN/baseline and RUN/candidate, layout k
  * RUN/baseline-layout-k and RUN/candidate-layout-k, the builds hone
- * measured), and print each run's CPU time, then the medians, their ratio
- * and the Hodges-Lehmann paired ratio. */
+ * measured), both runs of a pair on one fresh seed (SEED for the warm-ups)
+ * and with one random size of HONE_PAD (0 to 4095 bytes, as hone pads a
+ * pair's environment), and print each run's CPU time, then the medians,
+ * their ratio and the Hodges-Lehmann paired ratio. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -54,9 +60,26 @@ cat > "$work/runner.c" <<'C'
 
 static char **arg;
 
-static double run(const char *role, int layout)
+static char pad[4097];
+
+/* command is CMD with every {seed} replaced by seed. */
+static void command(char *dst, size_t cap, const char *seed)
 {
-	char side[256], dir[4096], out[4096], root[4096];
+	const char *src = arg[7], *at;
+	size_t n = 0, k = strlen(seed);
+	while ((at = strstr(src, "{seed}")) != NULL && n + (at - src) + k < cap) {
+		memcpy(dst + n, src, at - src);
+		n += at - src;
+		memcpy(dst + n, seed, k);
+		n += k;
+		src = at + 6;
+	}
+	snprintf(dst + n, cap - n, "%s", src);
+}
+
+static double run(const char *role, int layout, int padlen, unsigned seed)
+{
+	char side[256], dir[4096], out[4096], root[4096], cmd[8192], s[16];
 	if (layout == 0)
 		snprintf(side, sizeof side, "%s", role);
 	else
@@ -72,8 +95,12 @@ static double run(const char *role, int layout)
 		setenv("HONE_OUT", out, 1);
 		setenv("HONE_ROOT", root, 1);
 		setenv("HONE_TARGET", arg[4], 1);
-		setenv("HONE_SEED", arg[3], 1);
-		execl("/bin/sh", "sh", "-c", arg[7], (char *)NULL);
+		snprintf(s, sizeof s, "%u", seed);
+		command(cmd, sizeof cmd, s);
+		setenv("HONE_SEED", s, 1);
+		pad[padlen] = 0;
+		setenv("HONE_PAD", pad, 1);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
 	int st;
@@ -112,18 +139,21 @@ int main(int argc, char **argv)
 	srand(atoi(argv[2]));
 	double *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
 	double *w = malloc(n * (n + 1) / 2 * sizeof *w);
+	memset(pad, 'x', sizeof pad - 1);
+	unsigned first = strtoul(argv[3], 0, 10);
 	for (i = 0; i < layouts; i++) {
-		run("baseline", i);
-		run("candidate", i);
+		run("baseline", i, 0, first);
+		run("candidate", i, 0, first);
 	}
 	for (i = 0; i < n; i++) {
-		int l = i % layouts;
+		int l = i % layouts, p = rand() % 4096;
+		unsigned seed = ((unsigned)rand() << 16 ^ (unsigned)rand()) % 2147483647u + 1;
 		if (rand() & 1) {
-			b[i] = run("baseline", l);
-			c[i] = run("candidate", l);
+			b[i] = run("baseline", l, p, seed);
+			c[i] = run("candidate", l, p, seed);
 		} else {
-			c[i] = run("candidate", l);
-			b[i] = run("baseline", l);
+			c[i] = run("candidate", l, p, seed);
+			b[i] = run("baseline", l, p, seed);
 		}
 		printf("pair %d %.6f %.6f\n", i, b[i], c[i]);
 	}
@@ -136,6 +166,13 @@ int main(int argc, char **argv)
 }
 C
 cc -O2 -o "$work/runner" "$work/runner.c" -lm
+# NAMESPACES=1 runs the reference in a user, PID and network namespace of
+# its own, as hone's jail runs a bench, so that what the jail itself does to
+# a process's start-up can be told apart from hone's statistics.
+wrap=
+if [ "${NAMESPACES:-0}" = 1 ]; then
+	wrap="bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind $work $work --unshare-user --unshare-pid --unshare-net --die-with-parent --"
+fi
 
 cd "$ws"
 path=$("$hone" targets --json | jq -r --arg t "$target" '.[] | select(.name == $t) | .path')
@@ -168,9 +205,8 @@ while [ "$i" -le "$sessions" ]; do
 	else
 		run=$(jq -r '.kept_checkouts[0]' "$work/verdict.json")
 		seed=$(jq -r '.input_seed' "$work/verdict.json")
-		bench=$(printf '%s\n' "$cmd" | sed "s/{seed}/$seed/g")
 		layouts=$(jq -r '.bench.layout.layouts // [] | length' "$work/verdict.json")
-		"$work/runner" "$pairs" "$i" "$seed" "$target" "$path" "$run" "$bench" "$layouts" > "$work/independent.txt"
+		$wrap "$work/runner" "$pairs" "$i" "$seed" "$target" "$path" "$run" "$cmd" "$layouts" > "$work/independent.txt"
 		end=$(date +%s)
 		line=$(tail -n 1 "$work/independent.txt")
 		set -- $hone_ci $line

@@ -187,6 +187,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		}
 	}
 
+	br.layouts.newRound()
 	for b.Pairs < b.MaxPairs {
 		for range b.toNextLook() {
 			s, err := br.newSetup(false)

@@ -115,6 +115,15 @@ func (ls *layoutSet) next() int {
 	return k
 }
 
+// newRound starts the measured pairs on a round of their own, so that the
+// warm-up pairs, which took layouts from a round but are discarded, leave
+// no layout with a pair fewer or more than the others.
+func (ls *layoutSet) newRound() {
+	if ls != nil {
+		ls.round = nil
+	}
+}
+
 // sampleLayouts makes the bench's pairs take the layouts of ls in turn:
 // each pair's setup (its seed and padding drawn as ever) names its
 // layout. Without ls every pair runs the plain builds.

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -31,11 +32,16 @@ func TestVerdictPairsInterleaveFourLayouts(t *testing.T) {
 		t.Errorf("layouts %v are not the seed's %v", layoutsOf(r), build.Layouts(r.Seed, 4))
 	}
 	base, cand := map[string]bool{}, map[string]bool{}
+	least, most := e.Bench.Pairs, 0
 	for _, l := range r.Layouts {
+		least, most = min(least, l.Pairs), max(most, l.Pairs)
 		base[l.BaselineSHA256], cand[l.CandidateSHA256] = true, true
 		if l.Pairs == 0 || l.Speedup < 2 {
 			t.Errorf("layout %d: %d pairs, speedup %.2f", l.Index, l.Pairs, l.Speedup)
 		}
+	}
+	if most-least > 1 {
+		t.Errorf("the layouts have %d to %d pairs: a layout weighs more than another", least, most)
 	}
 	if len(base) != 4 || len(cand) != 4 {
 		t.Errorf("%d baseline and %d candidate binaries from 4 layouts", len(base), len(cand))
@@ -143,5 +149,25 @@ func TestPlaceKeepsTheRunAndTakesTheLayoutsBuild(t *testing.T) {
 	var none *layoutSet
 	if got := none.place(run, true, none.next()); got.Mounts[0].Host != "c0" || got.Command != run.Command {
 		t.Errorf("without layouts: %+v", got)
+	}
+}
+
+// The measured pairs spread evenly over the layouts whatever the warm-up
+// took: a warm-up pair draws its layout from a round too, and were the
+// measured pairs to finish that round, some layout would weigh a pair
+// more than another in the speedup (8 pairs over 4 layouts came out as
+// 2, 1, 3 and 2).
+func TestMeasuredPairsSpreadEvenlyOverTheLayouts(t *testing.T) {
+	for seed := range uint64(32) {
+		ls := &layoutSet{specs: [2][]jail.Spec{make([]jail.Spec, 4), make([]jail.Spec, 4)}, rng: rand.New(rand.NewPCG(seed, 0x7061697273))}
+		ls.next() // the warm-up pair
+		ls.newRound()
+		counts := make([]int, 4)
+		for range 8 {
+			counts[ls.next()]++
+		}
+		if !slices.Equal(counts, []int{2, 2, 2, 2}) {
+			t.Fatalf("seed %d: 8 measured pairs over 4 layouts: %v", seed, counts)
+		}
 	}
 }
