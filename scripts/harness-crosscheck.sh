@@ -22,6 +22,7 @@
 #     medians (baseline over candidate).
 #
 # Usage: scripts/harness-crosscheck.sh [SESSIONS [COUNT]]   (defaults 1 and 10)
+#        MODULE=humanize scripts/harness-crosscheck.sh ...   (go-humanize; see below)
 #
 # Each benchmark gets COUNT repetitions, or with BUDGET=S as many (up to
 # COUNT) as fit in S seconds of CPU time, so that a short benchmark gets
@@ -60,10 +61,51 @@ cpu_seconds() {
 		awk -F, '$3 ~ /^task-clock/ {print $1 / 1e3}'
 }
 
-# module copies the Go module of e2e/harness into $1; with "fast", Big folds
-# once instead of twice.
+# MODULE picks the module judged: "harness" (default), the small module of
+# e2e/harness whose patch makes Big fold once instead of twice; or
+# "humanize", go-humanize v1.1.0 fetched through the module proxy as
+# e2e/goharness does, whose patch is that test's BigComma fast path (an
+# int64 is formatted by Comma, without big.Int division), judged on
+# BenchmarkBigCommas beside BenchmarkCommaf as that test judges it.
+case ${MODULE:-harness} in
+harness)
+	patched=work.go
+	hotspot=fold
+	gate=
+	benchrun="-test.bench=. -test.benchtime=200x"
+	protect='["**/*_test.go", "go.mod"]'
+	extra='outputs = ["checksum"]'
+	;;
+humanize)
+	humanize=$(go mod download -json github.com/dustin/go-humanize@v1.1.0 | jq -r .Dir)
+	patched=comma.go
+	hotspot=BigComma
+	gate='[[targets.m.gates]]
+name = "unit"
+run  = "$HONE_OUT/bench.test -test.run=. -test.count=1"'
+	benchrun="-test.bench='^Benchmark(BigCommas|Commaf)\$' -test.benchtime=300000x"
+	protect='["**/*_test.go", "go.mod", "go.sum"]'
+	extra='benchmarks = ["BenchmarkBigCommas"]'
+	;;
+*)
+	echo "harness-crosscheck.sh: MODULE is harness or humanize, not $MODULE" >&2
+	exit 2
+	;;
+esac
+
+# module copies the module judged into $1, writable; with "fast", the
+# patched one.
 module() {
 	mkdir -p "$1"
+	if [ -n "${humanize:-}" ]; then
+		cp "$humanize"/*.go "$humanize"/go.mod "$1/"
+		chmod -R u+w "$1"
+		if [ "${2:-}" = fast ]; then
+			perl -0pi -e 's/func BigComma\(bin \*big\.Int\) string \{\n\tb := new\(big\.Int\)\.Set\(bin\)/func BigComma(bin *big.Int) string {\n\tif bin.IsInt64() {\n\t\treturn Comma(bin.Int64())\n\t}\n\tb := new(big.Int).Set(bin)/' "$1/comma.go"
+			grep -q 'bin.IsInt64()' "$1/comma.go" || { echo "harness-crosscheck.sh: go-humanize's BigComma no longer matches the patch" >&2; exit 1; }
+		fi
+		return
+	fi
 	cp "$root"/e2e/harness/testdata/module/* "$1/"
 	if [ "${2:-}" = fast ]; then
 		sed -i '/^func Big/,/^}/c\
@@ -86,24 +128,26 @@ threshold = 0.1
 [targets.m]
 path    = "m"
 pin     = "main"
-protect = ["**/*_test.go", "go.mod"]
+protect = $protect
 files   = ["*.go"]
 build   = "PATH=$goroot/bin:\$PATH go test -c -o \$HONE_OUT/bench.test ."
 
+$gate
+
 [targets.m.bench]
 format  = "go"
-run     = "\$HONE_OUT/bench.test -test.run='^\$' -test.bench=. -test.benchtime=200x"
-outputs = ["checksum"]
+run     = "\$HONE_OUT/bench.test -test.run='^\$' $benchrun"
+$extra
 EOF
 	(
 		cd "$repo"
 		git init -q -b main && git add -A && git commit -qm module
 		hone init >/dev/null
 		module "$work/s$session/fast" fast
-		cp "$work/s$session/fast/work.go" m/work.go
+		cp "$work/s$session/fast/$patched" "m/$patched"
 		git diff >"$work/s$session/patch.diff"
 		git checkout -q -- .
-		id=$(hone patch propose m --hotspot fold --class 1 --hypothesis "fold once" --file "$work/s$session/patch.diff" --json | jq -r .patch_id)
+		id=$(hone patch propose m --hotspot "$hotspot" --class 1 --hypothesis "the ${MODULE:-harness} patch" --file "$work/s$session/patch.diff" --json | jq -r .patch_id)
 		hone verdict "$id" --json >"$work/s$session/verdict.json"
 		for side in base cand; do
 			src=$work/s$session/$side

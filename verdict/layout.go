@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
@@ -151,8 +150,6 @@ func (j *judging) buildLayouts(ctx context.Context, base, cand *build.Side) (*La
 	switch {
 	case n <= 1:
 		rep.OneLayout = "[bench] layouts = 1"
-	case j.proto.Format != "" && j.proto.Format != benchformat.Process:
-		rep.OneLayout = "a " + j.proto.Format + " harness bench"
 	case j.prior != nil && (j.prior.Layout == nil || j.prior.Layout.OneLayout != ""):
 		rep.OneLayout = "pooled with a verdict of one layout"
 	}
@@ -251,8 +248,14 @@ func layoutFigures(b *Bench) {
 		l := &r.Layouts[k]
 		var base, cand, ratios []float64
 		for i, setup := range b.Setups {
-			if setup.Layout == l.Index {
-				base, cand = append(base, s.Baseline[i]), append(cand, s.Candidate[i])
+			if setup.Layout != l.Index {
+				continue
+			}
+			base, cand = append(base, s.Baseline[i]), append(cand, s.Candidate[i])
+			// A pair with a side at zero (a harness benchmark whose loop
+			// costs nothing, or a geomean over one) has no ratio, as the
+			// speedup's statistics leave it out (stats.LogRatios).
+			if s.Baseline[i] > 0 && s.Candidate[i] > 0 {
 				ratios = append(ratios, s.Baseline[i]/s.Candidate[i])
 			}
 		}
@@ -261,7 +264,10 @@ func layoutFigures(b *Bench) {
 			l.BaselineMedian, l.CandidateMedian, l.Speedup = 0, 0, 0
 			continue
 		}
-		l.BaselineMedian, l.CandidateMedian, l.Speedup = stats.Median(base), stats.Median(cand), stats.Median(ratios)
+		l.BaselineMedian, l.CandidateMedian, l.Speedup = stats.Median(base), stats.Median(cand), 0
+		if len(ratios) > 0 {
+			l.Speedup = stats.Median(ratios)
+		}
 		lo, hi = min(lo, l.BaselineMedian), max(hi, l.BaselineMedian)
 		if len(base) >= 2 && slices.Min(base) > 0 {
 			noise = append(noise, slices.Max(base)/slices.Min(base)-1)

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -169,5 +170,25 @@ func TestMeasuredPairsSpreadEvenlyOverTheLayouts(t *testing.T) {
 		if !slices.Equal(counts, []int{2, 2, 2, 2}) {
 			t.Fatalf("seed %d: 8 measured pairs over 4 layouts: %v", seed, counts)
 		}
+	}
+}
+
+// A harness benchmark driven toward zero leaves pairs with a side at 0:
+// such a pair has no ratio in its layout's figures, as it has none in the
+// speedup's, and the entry still encodes (a NaN speedup made every view
+// of such a verdict fail: "json: unsupported value: NaN").
+func TestLayoutFiguresLeaveOutPairsWithASideAtZero(t *testing.T) {
+	b := &Bench{
+		Metric: "cpu-time", Confidence: 0.95, Method: MethodEquivalence,
+		Samples: []Samples{{Metric: "cpu-time", Unit: "ns/op", Baseline: []float64{4, 4, 4, 4, 4, 4}, Candidate: []float64{0, 2, 0, 2, 0, 2}}},
+		Setups:  []PairSetup{{Layout: 0}, {Layout: 1}, {Layout: 0}, {Layout: 1}, {Layout: 0}, {Layout: 1}},
+		Layout:  &LayoutReport{Layouts: []LayoutResult{{Layout: build.Layout{Index: 0}}, {Layout: build.Layout{Index: 1, Pad: 16}}}},
+	}
+	layoutFigures(b)
+	if l := b.Layout.Layouts; l[0].Pairs != 3 || l[0].Speedup != 0 || l[1].Pairs != 3 || l[1].Speedup != 2 {
+		t.Errorf("layouts %+v", l)
+	}
+	if _, err := json.Marshal(b); err != nil {
+		t.Errorf("the bench does not encode: %v", err)
 	}
 }
