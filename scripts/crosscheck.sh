@@ -16,10 +16,13 @@
 #
 #   scripts/crosscheck.sh WORKSPACE TARGET DIFF [SESSIONS] [PAIRS]
 #
-# The bench command comes from `hone targets --json`; it runs through sh in
-# the kept checkout with {seed} replaced by the pair's seed and HONE_OUT,
-# HONE_ROOT, HONE_TARGET and HONE_SEED set as in the jail, so it must reach
-# the build through $HONE_OUT, not /hone/out. HOTSPOT, CLASS and HYPOTHESIS
+# The bench command comes from `hone targets --json`. It runs in the kept
+# checkout with {seed} replaced by the pair's seed and HONE_OUT, HONE_ROOT,
+# HONE_TARGET and HONE_SEED set as in the jail, so it must reach the build
+# through $HONE_OUT, not /hone/out. Like hone's jail, the runner execs a
+# command of plain words itself and hands any other to sh -c: a shell's
+# start-up would otherwise count in every reference run and in no run of
+# hone's. HOTSPOT, CLASS and HYPOTHESIS
 # fill in the proposal; HONE names the hone binary (default: hone on PATH);
 # NAMESPACES=1 runs the reference in namespaces of its own (below). Needs cc,
 # git and jq (and bwrap for NAMESPACES). Prints one line per session, the
@@ -77,6 +80,54 @@ static void command(char *dst, size_t cap, const char *seed)
 	snprintf(dst + n, cap - n, "%s", src);
 }
 
+/* words splits cmd into argv when it is plain words (letters, digits,
+ * ./_-+=:,@% and $NAME or ${NAME} expansions of set variables, no quotes),
+ * which hone's jail execs itself without a shell (jail.plainWords): a
+ * shell's start-up is about a millisecond of CPU here, which a reference
+ * that always went through sh -c would add to every run and hone not. It
+ * returns 0 when cmd needs a shell. */
+static int words(char *cmd, char **argv, int max, char *buf, size_t cap)
+{
+	int n = 0;
+	size_t k = 0;
+	char *p = cmd;
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (n == max - 1)
+			return 0;
+		argv[n++] = buf + k;
+		while (*p && *p != ' ' && *p != '\t') {
+			if (*p == '$') {
+				char name[256];
+				size_t m = 0;
+				int brace = *++p == '{';
+				if (brace)
+					p++;
+				while ((*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')) && m < sizeof name - 1)
+					name[m++] = *p++;
+				name[m] = 0;
+				if (brace && *p++ != '}')
+					return 0;
+				const char *v = getenv(name);
+				if (m == 0 || v == NULL || *v == 0 || strpbrk(v, " \t\n*?[") || k + strlen(v) >= cap)
+					return 0;
+				strcpy(buf + k, v);
+				k += strlen(v);
+				continue;
+			}
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-+=:,@%", *p) || k + 1 >= cap)
+				return 0;
+			buf[k++] = *p++;
+		}
+		buf[k++] = 0;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
 static double run(const char *role, int layout, int padlen, unsigned seed)
 {
 	char side[256], dir[4096], out[4096], root[4096], cmd[8192], s[16];
@@ -100,7 +151,11 @@ static double run(const char *role, int layout, int padlen, unsigned seed)
 		setenv("HONE_SEED", s, 1);
 		pad[padlen] = 0;
 		setenv("HONE_PAD", pad, 1);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		char *argv[256], buf[16384];
+		if (words(cmd, argv, 256, buf, sizeof buf) > 0)
+			execvp(argv[0], argv);
+		else
+			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
 	int st;
