@@ -185,15 +185,19 @@ func (r *Run) layoutShim(dir string, l Layout, relink []Layout) error {
 			// The mark is made before the first link: a file the build
 			// changed before it came from the shim's presence on PATH
 			// (a compiler path cmake or cargo records), not from a link.
-			// The last -o wins, for gcc and clang alike.
-			script += "[ -e " + relinkDir + "/" + linkedMark + " ] || : > " + relinkDir + "/" + linkedMark + "\n" +
-				shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\" || exit\n" +
-				"out=a.out next=\n" +
+			// A link into a CMakeFiles folder is cmake's configure
+			// probing the compiler (its compiler id, try_compile), which
+			// comes before the files configure writes with the shim's
+			// path in them, so it makes no mark. The last -o wins, for
+			// gcc and clang alike.
+			script += "out=a.out next=\n" +
 				"for a; do\n" +
 				"\tif [ -n \"$next\" ]; then out=$a next=; continue; fi\n" +
 				"\tcase $a in -o) next=1 ;; -o?*) out=${a#-o} ;; esac\n" +
 				"done\n" +
 				"case $out in /*) ;; *) out=$PWD/$out ;; esac\n" +
+				"case $out in */CMakeFiles/*) ;; *) [ -e " + relinkDir + "/" + linkedMark + " ] || : > " + relinkDir + "/" + linkedMark + " ;; esac\n" +
+				shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\" || exit\n" +
 				"case $out in " + SrcDir + "/*|" + OutDir + "/*) ;; *) exit 0 ;; esac\n"
 			for _, pl := range relink {
 				dest := fmt.Sprintf("%s/%d/${out#/hone/}", relinkDir, pl.Index)

@@ -1,9 +1,11 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"debug/elf"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -268,4 +270,60 @@ build = "RUSTUP_HOME=%s CARGO_HOME=%s cargo build --release --offline -q --targe
 			t.Errorf("layout %d (pad %d): hot moved from %#x to %#x", l.Index, l.Pad, at, moved)
 		}
 	}
+}
+
+// cmake links while it configures (its compiler id and try_compile
+// probes, in CMakeFiles folders) before it writes the files that record
+// the shim's path: those probes make no mark, so a cmake build's layouts
+// are relinked too, into the very binaries their own builds give.
+func TestLayoutsOfACMakeBuildAreRelinked(t *testing.T) {
+	if _, err := exec.LookPath("cmake"); err != nil {
+		t.Skip("cmake is not installed (scripts/ci-deps.sh installs it)")
+	}
+	files := map[string]string{
+		"targets/t/CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(t C)\nadd_library(hot STATIC hot.c)\nadd_executable(prog main.c)\ntarget_link_libraries(prog hot)\n",
+		"targets/t/hot.c":          layoutFiles["targets/t/hot.c"],
+		"targets/t/main.c":         layoutFiles["targets/t/main.c"],
+	}
+	f := newFixture(t, files, "[targets.t]\nbuild = \"cmake -S . -B $HONE_OUT/build -DCMAKE_BUILD_TYPE=Release > /dev/null && cmake --build $HONE_OUT/build > /dev/null\"\n")
+	r := f.start(false)
+	ls, _, err := r.LayoutsFor(f.pin, 11, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := f.build(r, Candidate, f.pin)
+	at := symbols(t, filepath.Join(plain.Out, "build", "prog"), "main")
+	sides, err := r.BuildLayouts(context.Background(), Candidate, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sides {
+		l := ls[i+1]
+		if !s.OK() || s.Relinked != (i > 0) {
+			t.Fatalf("layout %d: %s, relinked %v", l.Index, s.Describe(), s.Relinked)
+		}
+		if moved := symbols(t, filepath.Join(s.Out, "build", "prog"), "main"); moved["main"]-at["main"] != uint64(l.Pad) {
+			t.Errorf("layout %d (pad %d): main moved from %#x to %#x", l.Index, l.Pad, at["main"], moved["main"])
+		}
+		own, err := f.start(false).BuildLayout(context.Background(), Candidate, f.pin, l)
+		if err != nil || !own.OK() {
+			t.Fatalf("layout %d built on its own: %v", l.Index, err)
+		}
+		if !sameFile(t, filepath.Join(own.Out, "build", "prog"), filepath.Join(s.Out, "build", "prog")) {
+			t.Errorf("layout %d: its own build's program differs from the relinked one", l.Index)
+		}
+	}
+}
+
+func sameFile(t *testing.T, a, b string) bool {
+	t.Helper()
+	x, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(x, y)
 }
