@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"github.com/hone-perf/hone/e2e/testbed"
 	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,6 +133,10 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 	a.Git("add", "-A")
 	a.Git("commit", "-q", "-m", "go-humanize "+humanizeModule)
 	a.MustHone("init")
+	// The subject is the harness's flow on a real module, not a cold
+	// build: the standard library comes warm (gowarm), go-humanize is
+	// built cold.
+	gowarm.SeedT(t, filepath.Join(a.Repo, ".git"))
 
 	comma := filepath.Join(a.Repo, "lib", "comma.go")
 	src, err := os.ReadFile(comma)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/verdict"
 )
 
@@ -107,6 +108,9 @@ func newWorkspace(t *testing.T) *workspace {
 	w.git("add", "-A")
 	w.git("commit", "-q", "-m", "the module")
 	w.run("init")
+	// The attacks are on the harness, not on a cold build: the standard
+	// library comes warm (gowarm), the module itself is built cold.
+	gowarm.SeedT(t, filepath.Join(w.repo, ".git"))
 	return w
 }
 
