@@ -2,11 +2,13 @@ package verdict
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -133,6 +135,9 @@ func TestGoRiskSignalNeedsHumanReview(t *testing.T) {
 		t.Skip("a Go target's first build in the jail compiles the standard library")
 	}
 	f := newFixture(t, "gotarget", "g", goToml)
+	// The subject is the risk signal, not a cold build: the standard
+	// library comes warm (gowarm).
+	gowarm.SeedT(t, filepath.Join(f.ws.Root, ".git"))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"main.go": replace("const reps = 4", "const reps = 1\n\nfunc init() { done := make(chan bool); go func() { done <- true }(); <-done }")}), Options{})
 	f.want(e, ledger.VerdictNeedsHumanReview, ReasonImproved)
 	if len(e.RiskSignals) != 1 || e.RiskSignals[0] != "threads in targets/g/main.go" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/internal/reexec"
 )
 
@@ -34,7 +35,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "jsonkeys": cmdJSONKeys},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "jsonkeys": cmdJSONKeys, "warmgocache": cmdWarmGoCache},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("GIT_AUTHOR_NAME", "hone test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@hone.invalid")
@@ -69,6 +70,17 @@ func goToolEnv(t *testing.T) map[string]string {
 		t.Fatalf("go env printed %q", out)
 	}
 	return map[string]string{"GOCACHE": vals[0], "GOMODCACHE": vals[1], "GOPATH": vals[2]}
+}
+
+// cmdWarmGoCache is the script command `warmgocache GITDIR`: it seeds the
+// trusted Go build cache of the repository whose git directory is GITDIR
+// with the standard library (see gowarm), for scripts that judge Go
+// targets and are not about a cold build.
+func cmdWarmGoCache(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: warmgocache GITDIR")
+	}
+	ts.Check(gowarm.Seed(ts.MkAbs(args[0])))
 }
 
 // cmdExitCode is the script command `exitcode N prog args...`: it runs prog

@@ -46,6 +46,10 @@ allowed_signers = ".hone/allowed_signers"
 [bench]
 pairs = 2
 max_pairs = 2
+# one code layout: these verdicts prove what the fleet decides (claims,
+# queues, signatures), not a measurement, and each layout is a build per
+# side (as e2e/remote's and e2e/deploy's)
+layouts = 1
 
 [targets.c]
 build = "cc -O1 -o $HONE_OUT/prog prog.c"

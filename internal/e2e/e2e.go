@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/reexec"
 )
 
 var (
@@ -20,8 +22,10 @@ var (
 )
 
 // Main runs the tests of a package that calls Hone and removes the binary
-// afterwards. Call it from TestMain.
+// afterwards. Call it from TestMain. It calls reexec.Init first, for the
+// tests that run hone's packages in process (gowarm's build).
 func Main(m *testing.M) {
+	reexec.Init()
 	code := m.Run()
 	if dir != "" {
 		os.RemoveAll(dir)
