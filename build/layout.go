@@ -182,22 +182,31 @@ func (r *Run) layoutShim(dir string, l Layout, relink []Layout) error {
 		if len(relink) == 0 {
 			script += "exec " + shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\"\n"
 		} else {
-			// The mark is made before the first link: a file the build
-			// changed before it came from the shim's presence on PATH
-			// (a compiler path cmake or cargo records), not from a link.
-			// A link into a CMakeFiles folder is cmake's configure
-			// probing the compiler (its compiler id, try_compile), which
-			// comes before the files configure writes with the shim's
-			// path in them, so it makes no mark. The last -o wins, for
+			// The mark's time is that of the start of the first link
+			// that made a program: a file the build changed before it
+			// came from the shim's presence on PATH (a compiler path
+			// cmake, meson or cargo records), not from a link. A link
+			// into a CMakeFiles or meson-private folder is cmake's or
+			// meson's configure probing the compiler (a compiler id,
+			// try_compile, a sanity check), and a "link" that makes no
+			// file is a probe too (meson's -Wl,--version): both come
+			// before the files configure writes with the shim's path in
+			// them, so neither marks. The first link to finish keeps its
+			// start (ln does not replace a mark). The last -o wins, for
 			// gcc and clang alike.
+			mark := relinkDir + "/" + linkedMark
 			script += "out=a.out next=\n" +
 				"for a; do\n" +
 				"\tif [ -n \"$next\" ]; then out=$a next=; continue; fi\n" +
 				"\tcase $a in -o) next=1 ;; -o?*) out=${a#-o} ;; esac\n" +
 				"done\n" +
 				"case $out in /*) ;; *) out=$PWD/$out ;; esac\n" +
-				"case $out in */CMakeFiles/*) ;; *) [ -e " + relinkDir + "/" + linkedMark + " ] || : > " + relinkDir + "/" + linkedMark + " ;; esac\n" +
-				shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\" || exit\n" +
+				"case $out in */CMakeFiles/*|*/meson-private/*) ;; *) [ -e " + mark + " ] || : > " + mark + ".$$ ;; esac\n" +
+				shQuote(real) + " " + shQuote(shimDir+"/"+padName(l)) + " \"$@\" || { s=$?; rm -f " + mark + ".$$; exit $s; }\n" +
+				"if [ -e " + mark + ".$$ ]; then\n" +
+				"\t[ ! -f \"$out\" ] || ln " + mark + ".$$ " + mark + " 2>/dev/null\n" +
+				"\trm -f " + mark + ".$$\n" +
+				"fi\n" +
 				"case $out in " + SrcDir + "/*|" + OutDir + "/*) ;; *) exit 0 ;; esac\n"
 			for _, pl := range relink {
 				dest := fmt.Sprintf("%s/%d/${out#/hone/}", relinkDir, pl.Index)

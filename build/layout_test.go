@@ -272,46 +272,57 @@ build = "RUSTUP_HOME=%s CARGO_HOME=%s cargo build --release --offline -q --targe
 	}
 }
 
-// cmake links while it configures (its compiler id and try_compile
-// probes, in CMakeFiles folders) before it writes the files that record
-// the shim's path: those probes make no mark, so a cmake build's layouts
-// are relinked too, into the very binaries their own builds give.
-func TestLayoutsOfACMakeBuildAreRelinked(t *testing.T) {
-	if _, err := exec.LookPath("cmake"); err != nil {
-		t.Skip("cmake is not installed (scripts/ci-deps.sh installs it)")
-	}
-	files := map[string]string{
-		"targets/t/CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(t C)\nadd_library(hot STATIC hot.c)\nadd_executable(prog main.c)\ntarget_link_libraries(prog hot)\n",
-		"targets/t/hot.c":          layoutFiles["targets/t/hot.c"],
-		"targets/t/main.c":         layoutFiles["targets/t/main.c"],
-	}
-	f := newFixture(t, files, "[targets.t]\nbuild = \"cmake -S . -B $HONE_OUT/build -DCMAKE_BUILD_TYPE=Release > /dev/null && cmake --build $HONE_OUT/build > /dev/null\"\n")
-	r := f.start(false)
-	ls, _, err := r.LayoutsFor(f.pin, 11, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain := f.build(r, Candidate, f.pin)
-	at := symbols(t, filepath.Join(plain.Out, "build", "prog"), "main")
-	sides, err := r.BuildLayouts(context.Background(), Candidate, f.pin, plain, ls[1:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range sides {
-		l := ls[i+1]
-		if !s.OK() || s.Relinked != (i > 0) {
-			t.Fatalf("layout %d: %s, relinked %v", l.Index, s.Describe(), s.Relinked)
-		}
-		if moved := symbols(t, filepath.Join(s.Out, "build", "prog"), "main"); moved["main"]-at["main"] != uint64(l.Pad) {
-			t.Errorf("layout %d (pad %d): main moved from %#x to %#x", l.Index, l.Pad, at["main"], moved["main"])
-		}
-		own, err := f.start(false).BuildLayout(context.Background(), Candidate, f.pin, l)
-		if err != nil || !own.OK() {
-			t.Fatalf("layout %d built on its own: %v", l.Index, err)
-		}
-		if !sameFile(t, filepath.Join(own.Out, "build", "prog"), filepath.Join(s.Out, "build", "prog")) {
-			t.Errorf("layout %d: its own build's program differs from the relinked one", l.Index)
-		}
+// cmake and meson link while they configure (compiler ids, try_compile,
+// sanity checks, in CMakeFiles and meson-private folders; meson's
+// -Wl,--version makes no file at all) before they write the files that
+// record the shim's path, and ninja logs every step, the links too: none
+// of that makes a build's layouts each build again. They are relinked,
+// into the very programs their own builds give.
+func TestLayoutsOfCMakeAndMesonBuildsAreRelinked(t *testing.T) {
+	for _, c := range []struct{ tool, file, text, build string }{
+		{"cmake", "CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(t C)\nadd_library(hot STATIC hot.c)\nadd_executable(prog main.c)\ntarget_link_libraries(prog hot)\n",
+			"cmake -S . -B $HONE_OUT/build -DCMAKE_BUILD_TYPE=Release > /dev/null && cmake --build $HONE_OUT/build > /dev/null"},
+		{"meson", "meson.build", "project('t', 'c')\nexecutable('prog', 'main.c', 'hot.c')\n",
+			"meson setup $HONE_OUT/build > /dev/null && meson compile -C $HONE_OUT/build > /dev/null"},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			if _, err := exec.LookPath(c.tool); err != nil {
+				t.Skipf("%s is not installed (scripts/ci-deps.sh installs it)", c.tool)
+			}
+			files := map[string]string{
+				"targets/t/" + c.file: c.text,
+				"targets/t/hot.c":     layoutFiles["targets/t/hot.c"],
+				"targets/t/main.c":    layoutFiles["targets/t/main.c"],
+			}
+			f := newFixture(t, files, fmt.Sprintf("[targets.t]\nbuild = %q\n", c.build))
+			r := f.start(false)
+			ls, _, err := r.LayoutsFor(f.pin, 11, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := f.build(r, Candidate, f.pin)
+			at := symbols(t, filepath.Join(plain.Out, "build", "prog"), "main")
+			sides, err := r.BuildLayouts(context.Background(), Candidate, f.pin, plain, ls[1:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range sides {
+				l := ls[i+1]
+				if !s.OK() || s.Relinked != (i > 0) {
+					t.Fatalf("layout %d: %s, relinked %v", l.Index, s.Describe(), s.Relinked)
+				}
+				if moved := symbols(t, filepath.Join(s.Out, "build", "prog"), "main"); moved["main"]-at["main"] != uint64(l.Pad) {
+					t.Errorf("layout %d (pad %d): main moved from %#x to %#x", l.Index, l.Pad, at["main"], moved["main"])
+				}
+				own, err := f.start(false).BuildLayout(context.Background(), Candidate, f.pin, l)
+				if err != nil || !own.OK() {
+					t.Fatalf("layout %d built on its own: %v", l.Index, err)
+				}
+				if !sameFile(t, filepath.Join(own.Out, "build", "prog"), filepath.Join(s.Out, "build", "prog")) {
+					t.Errorf("layout %d: its own build's program differs from the relinked one", l.Index)
+				}
+			}
+		})
 	}
 }
 

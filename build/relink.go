@@ -116,7 +116,8 @@ func (r *Run) cachedLayout(ctx context.Context, commit string, l Layout) (*Side,
 // place so, a Makefile may cp them). A changed file that is neither but
 // was last written before the build's first link is the same in every
 // layout (the shim's path, which cmake and cargo record) and is kept as
-// the first layout has it. It returns nil when no link changed, or when a
+// the first layout has it, as is a build tool's log of its runs
+// (buildLog). It returns nil when no link changed, or when a
 // changed file is none of these, as one the build stripped or otherwise
 // made from its links after linking them.
 func (s *Side) relinked(plain *Side) map[string]string {
@@ -152,7 +153,7 @@ func (s *Side) relinked(plain *Side) map[string]string {
 		if changed[p] = links[s.tree[p].SHA256]; changed[p] != "" {
 			continue
 		}
-		if t, err := modTime(filepath.Join(s.Src, ".."), p); err != nil || !t.Before(mark) {
+		if t, err := modTime(filepath.Join(s.Src, ".."), p); (err != nil || !t.Before(mark)) && !buildLog[filepath.Base(p)] {
 			return nil
 		}
 		delete(changed, p)
@@ -162,6 +163,13 @@ func (s *Side) relinked(plain *Side) map[string]string {
 	}
 	return changed
 }
+
+// buildLog names the files a build tool keeps of its own runs, which it
+// writes after every step, the links too, and which differ between any two
+// builds (times, hashes of commands): ninja's log and its dependency
+// database. No program is made of them, so a layout keeps the first
+// layout's.
+var buildLog = map[string]bool{".ninja_log": true, ".ninja_deps": true}
 
 // modTime is the modification time of the file at rel below root.
 func modTime(root, rel string) (time.Time, error) {
