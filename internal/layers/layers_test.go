@@ -34,6 +34,9 @@ var rank = map[string]int{
 	"sanitize": 2, "benchformat": 2, "playbooks": 2, "harness": 2,
 	// The verdict's pure statistics, below every use of them.
 	"verdict/stats": 2,
+	// A test helper that fills a trusted Go cache by a build in the jail,
+	// for the tests of the use cases above.
+	"internal/e2e/gowarm": 2,
 
 	// The machinery every layer above stands on: the one seam to git (the
 	// binary, the Store), locks and scratch folders, the jail and what runs
