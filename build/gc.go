@@ -144,7 +144,7 @@ func trimCache(ctx context.Context, r *repo.Repo, limit int64) (scratch.Freed, i
 		}
 	}
 	for _, iso := range []string{"full", "weak"} {
-		add(r.StatePath(goCacheName(iso)))
+		add(r.StatePath(GoCacheName(iso)))
 	}
 	var freed scratch.Freed
 	if total <= limit {

@@ -124,7 +124,7 @@ func (r *Run) prepare() error {
 	if err := os.Symlink(exe, r.tool); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot link %s", r.tool)
 	}
-	gc, err := r.repo.StateDir(goCacheName(r.sandbox.Isolation))
+	gc, err := r.repo.StateDir(GoCacheName(r.sandbox.Isolation))
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,9 @@ func (r *Run) prepare() error {
 	return nil
 }
 
-func goCacheName(isolation string) string {
+// GoCacheName is the name, in a repository's state directory, of the
+// trusted Go build cache that baseline builds of an isolation fill.
+func GoCacheName(isolation string) string {
 	if isolation == workspace.IsolationWeak {
 		return "gocache-weak"
 	}

@@ -35,9 +35,8 @@ import (
 )
 
 // trustedDir is where hone keeps a repository's trusted Go build cache for
-// the full jail, under the common git directory (repo.StatePath, and
-// build's goCacheName).
-var trustedDir = filepath.Join("hone", "gocache-full")
+// the full jail, under the common git directory (repo.StatePath's "hone").
+var trustedDir = filepath.Join("hone", build.GoCacheName(workspace.IsolationFull))
 
 // module is the warm-up target: the standard packages that go test -c of
 // the suites' Go targets (e2e/harness's module, go-humanize, cmd/hone's
@@ -193,7 +192,7 @@ func buildModule(ctx context.Context, tmp, goroot string) (string, error) {
 	if !s.OK() {
 		return "", fmt.Errorf("the warm-up module does not build: %s", s.Describe())
 	}
-	return ws.Repo.StatePath(filepath.Base(trustedDir)), nil
+	return ws.Repo.StatePath(build.GoCacheName(workspace.IsolationFull)), nil
 }
 
 // link makes every file of src a file of dst, as a hard link or else a
