@@ -25,6 +25,9 @@ import (
 // runs `hone ledger push origin` after each entry.
 func helperMain() bool {
 	mode := os.Getenv("HONE_LEDGER_HELPER")
+	if mode == "pre-receive" {
+		preReceiveMain()
+	}
 	if mode != "append" && mode != "append-push" {
 		return false
 	}

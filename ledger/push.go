@@ -179,7 +179,7 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 	if err != nil {
 		return nil, true, err
 	}
-	var specs []string
+	var specs, leases []string
 	must := map[string]bool{} // refs whose refusal is a lost race; the others are offers
 	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
 	pairs := []struct{ local, inbox string }{{branch, InboxLedgerRef(wid)}, {notes, InboxNotesRef(wid)}}
@@ -207,8 +207,15 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 			// The server keeps its own tip on the branch's first-parent
 			// line (the order entries arrived in) and refuses the whole
 			// push otherwise; a branch that does not is left to the next
-			// fold, its entries already in this clone's inbox.
+			// fold, its entries already in this clone's inbox. The offer
+			// holds only while the remote is still where the pull saw
+			// it: another writer's offer landing in between can be a
+			// commit this pull folded in as a second parent, which the
+			// server would refuse, and with it the whole push.
 			specs = append(specs, h.String()+":"+p.local)
+			if p.local == branch {
+				leases = append(leases, "--force-with-lease="+p.local+":"+leaseOf(prev, had))
+			}
 		} else if st == "updated" {
 			st = "inbox"
 		}
@@ -233,7 +240,8 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 	if len(specs) == 0 {
 		return rep, true, nil
 	}
-	out, err := l.git(ctx, append([]string{"push", "--quiet", "--porcelain", remote}, specs...)...)
+	args := append(append([]string{"push", "--quiet", "--porcelain"}, leases...), remote)
+	out, err := l.git(ctx, append(args, specs...)...)
 	var ge *git.Error
 	if err != nil && !errors.As(err, &ge) {
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
@@ -264,6 +272,15 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 		}
 	}
 	return rep, true, nil
+}
+
+// leaseOf is the value --force-with-lease expects of a remote ref: the
+// commit it had, or "" for none.
+func leaseOf(prev plumbing.Hash, had bool) string {
+	if !had {
+		return ""
+	}
+	return prev.String()
 }
 
 // refusedRefs reads `git push --porcelain` output: the remote refs it did

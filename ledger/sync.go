@@ -241,7 +241,10 @@ func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, 
 			return cur, nil
 		}
 		if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
-			return cur, err
+			if err != nil {
+				return cur, err
+			}
+			return l.realign(ctx, r, cur, &how)
 		}
 		rTree, err := l.obj.commitTree(r)
 		if err != nil {
@@ -278,6 +281,25 @@ func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, 
 	}
 	added, err = l.countAdded(cur, next)
 	return how, added, err
+}
+
+// realign keeps the remote's tip r, which this clone's branch cur already
+// holds, on the branch's first-parent line. cur can hold it off that line
+// when a fold took in another writer's inbox whose offer of the branch then
+// landed: the server would never take cur, and this clone's entries would
+// wait in its inbox for another writer's fold. A merge with r as its first
+// parent and cur's tree puts them back in line for the next offer.
+func (l *Ledger) realign(ctx context.Context, r, cur plumbing.Hash, how *string) (plumbing.Hash, error) {
+	on, err := onFirstParentLine(ctx, l.ws.Root, r, cur)
+	if err != nil || on {
+		return cur, err
+	}
+	tree, err := l.obj.commitTree(cur)
+	if err != nil {
+		return cur, err
+	}
+	*how = "merged"
+	return l.obj.commit(ctx, tree, []plumbing.Hash{r, cur}, "hone: merge the ledger of another clone\n", l.sig(), l.signingKey())
 }
 
 func (l *Ledger) countAdded(from, to plumbing.Hash) (int, error) {

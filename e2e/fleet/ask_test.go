@@ -61,8 +61,11 @@ func TestAgentWithoutAKeyGetsTheFleetsVerdict(t *testing.T) {
 	params := &sdk.CallToolParams{Name: "run_verdict", Arguments: map[string]any{"patch_id": viaMCP}}
 	params.SetProgressToken("t")
 	res, err := session.CallTool(ctx, params)
-	if err != nil || res.IsError {
-		t.Fatalf("run_verdict: %v %+v", err, res)
+	if err != nil {
+		t.Fatalf("run_verdict: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("run_verdict failed: %s", toolText(res))
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var mv askedVerdict
@@ -101,4 +104,14 @@ func TestAgentAskingAnIdleFleetIsToldTheProposalIsQueued(t *testing.T) {
 	if vs := f.entries(agent, "verdict"); len(vs) != 0 {
 		t.Fatalf("verdicts appeared: %+v", vs)
 	}
+}
+
+func toolText(res *sdk.CallToolResult) string {
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
