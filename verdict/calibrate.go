@@ -343,7 +343,9 @@ func (s *SessionStats) add(b *Bench) {
 	case decFaster:
 		s.Accepts++
 	case decSlower:
-		s.Detected++
+		if !b.slowerInOneLayout() {
+			s.Detected++
+		}
 	}
 	if st.CILow > 1 || st.CIHigh < 1 || st.P < 1-b.Confidence {
 		s.Significant++

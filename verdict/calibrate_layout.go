@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
@@ -34,7 +35,9 @@ func layoutSessions(ctx context.Context, run *build.Run, m measurer, proto works
 		return nil, err
 	}
 	var specs [2][]jail.Spec
+	var results []LayoutResult
 	for _, l := range layouts {
+		results = append(results, LayoutResult{Layout: l})
 		shifted := l
 		shifted.Pad += LayoutShift
 		for i, side := range []struct {
@@ -68,6 +71,10 @@ func layoutSessions(ctx context.Context, run *build.Run, m measurer, proto works
 		if err != nil {
 			return nil, err
 		}
+		// Judged as a verdict's layouts are: slower in one layout only
+		// is no false regression.
+		b.Layout = &LayoutReport{Layouts: slices.Clone(results)}
+		layoutFigures(b)
 		stats.add(b)
 	}
 	stats.finish()

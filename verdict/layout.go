@@ -46,6 +46,10 @@ type LayoutReport struct {
 	// pairs of the layout with the largest speedup: an acceptance that
 	// does not clear the threshold without them depends on one layout.
 	WithoutBest float64 `toml:"without_best,omitempty" json:"without_best,omitempty"`
+	// WithoutWorst is its CI upper bound without the pairs of the layout
+	// with the smallest speedup: a slowdown that is not below 1 without
+	// them is where one layout's code landed, not the patch's doing.
+	WithoutWorst float64 `toml:"without_worst,omitempty" json:"without_worst,omitempty"`
 	// SetupSeconds is the wall time of the extra layout builds.
 	SetupSeconds float64 `toml:"setup_seconds" json:"setup_seconds"`
 	// Cached is how many of the baseline's layouts came from the build
@@ -243,6 +247,7 @@ func layoutFigures(b *Bench) {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	best, bestSpeedup := -1, math.Inf(-1)
+	worst, worstSpeedup := -1, math.Inf(1)
 	var noise []float64
 	for k := range r.Layouts {
 		l := &r.Layouts[k]
@@ -275,6 +280,9 @@ func layoutFigures(b *Bench) {
 		if l.Speedup > bestSpeedup {
 			best, bestSpeedup = l.Index, l.Speedup
 		}
+		if len(ratios) > 0 && l.Speedup < worstSpeedup {
+			worst, worstSpeedup = l.Index, l.Speedup
+		}
 	}
 	r.Spread, r.Noise = 0, 0
 	if lo > 0 && !math.IsInf(hi, -1) {
@@ -283,16 +291,24 @@ func layoutFigures(b *Bench) {
 	if len(noise) > 0 {
 		r.Noise = stats.Median(noise)
 	}
+	r.WithoutBest, r.WithoutWorst = 0, 0
+	if rest := withoutLayout(b, s, best); len(rest.Baseline) >= 2 {
+		r.WithoutBest = computeStats(rest, b.Confidence, b.Seed, b.Resamples, b.Method).CILow
+	}
+	if rest := withoutLayout(b, s, worst); len(rest.Baseline) >= 2 {
+		r.WithoutWorst = computeStats(rest, b.Confidence, b.Seed, b.Resamples, b.Method).CIHigh
+	}
+}
+
+// withoutLayout is the deciding samples s of b without layout k's pairs.
+func withoutLayout(b *Bench, s *Samples, k int) Samples {
 	rest := Samples{Metric: s.Metric, Unit: s.Unit}
 	for i, setup := range b.Setups {
-		if setup.Layout != best {
+		if setup.Layout != k {
 			rest.Baseline, rest.Candidate = append(rest.Baseline, s.Baseline[i]), append(rest.Candidate, s.Candidate[i])
 		}
 	}
-	r.WithoutBest = 0
-	if len(rest.Baseline) >= 2 {
-		r.WithoutBest = computeStats(rest, b.Confidence, b.Seed, b.Resamples, b.Method).CILow
-	}
+	return rest
 }
 
 // judgeLayouts applies what the layouts say to a judged bench: a spread
@@ -312,6 +328,7 @@ func judgeLayouts(e *Entry) {
 		return
 	}
 	layoutFigures(b)
+	noChangeIfSlowerInOneLayout(e)
 	if r.Spread >= b.Threshold && r.Spread > 2*r.Noise {
 		e.AddFlag(ledger.FlagLayoutSensitive)
 		e.Summary = oneLine(fmt.Sprintf("%s; layout-sensitive: the baseline moved %.1f%% between its %d layouts", e.Summary, r.Spread*100, len(r.Layouts)))
@@ -339,6 +356,30 @@ func judgeLayouts(e *Entry) {
 	e.Summary = summary
 }
 
+// noChangeIfSlowerInOneLayout makes a bench decided "slower" that is not
+// slower without its worst layout's pairs a rejection for no change. It is
+// the accept side's rule (WithoutBest) turned round: a candidate that only
+// moves code (a pad, an unused function) can land slower in one of its few
+// layouts, and a CI of pairs that share layouts reads that one placement
+// as the patch's cost.
+func noChangeIfSlowerInOneLayout(e *Entry) {
+	b := e.Bench
+	st := b.Stat(b.Metric)
+	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != ReasonRegressed || !b.slowerInOneLayout() || st == nil {
+		return
+	}
+	e.setVerdict(ledger.VerdictRejectedBench, ReasonNoChange, fmt.Sprintf(
+		"no change of at least %.3g%%: the %s speedup CI [%.3f, %.3f] lies below 1, but not without the pairs of its worst layout (CI upper bound %.3f): the slowdown is where one layout's code landed",
+		b.Threshold*100, b.Metric, st.CILow, st.CIHigh, b.Layout.WithoutWorst))
+	e.Summary = oneLine(e.Reason + ": " + benchFigures(b, st) + "; slower in one layout only")
+}
+
+// slowerInOneLayout reports whether b was decided slower but is not slower
+// without its worst layout's pairs (layoutFigures computes them).
+func (b *Bench) slowerInOneLayout() bool {
+	return b.Layout != nil && len(b.Decisions) > 0 && b.Decisions[len(b.Decisions)-1] == decSlower && b.Layout.WithoutWorst >= 1
+}
+
 // writeLayouts shows the layouts of a verdict's text view: one line when
 // it had one, else each layout's figures, the spread and the noise.
 func writeLayouts(w io.Writer, b *Bench) error {
@@ -350,8 +391,8 @@ func writeLayouts(w io.Writer, b *Bench) error {
 		_, err := fmt.Fprintf(w, "one layout: %s\n", r.OneLayout)
 		return err
 	}
-	fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs, %d relinked, %d from the cache): baseline spread %.1f%%, noise %.1f%%, CI lower bound without the best %.3f\n",
-		len(r.Layouts), r.Seed, r.SetupSeconds, r.Relinked, r.Cached, r.Spread*100, r.Noise*100, r.WithoutBest)
+	fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs, %d relinked, %d from the cache): baseline spread %.1f%%, noise %.1f%%, CI without the best layout from %.3f, without the worst up to %.3f\n",
+		len(r.Layouts), r.Seed, r.SetupSeconds, r.Relinked, r.Cached, r.Spread*100, r.Noise*100, r.WithoutBest, r.WithoutWorst)
 	unit := ""
 	if s := b.Stat(b.Metric); s != nil {
 		unit = s.Unit

@@ -192,3 +192,36 @@ func TestLayoutFiguresLeaveOutPairsWithASideAtZero(t *testing.T) {
 		t.Errorf("the bench does not encode: %v", err)
 	}
 }
+
+// A bench decided "slower" is a regression only if it is slower without
+// its worst layout too: a candidate that only moves code can land slower
+// in one of its four layouts, and that placement is not the patch's cost.
+func TestSlowerInOneLayoutIsNoChange(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		byLayout [][2]float64
+		reason   string
+	}{
+		{"slower in one layout only", [][2]float64{{1, 1.2}, {1, 1}, {1, 1}, {1, 1}}, ReasonNoChange},
+		{"slower in every layout stays regressed", [][2]float64{{1, 1.2}, {1, 1.1}, {1, 1.1}, {1, 1.1}}, ReasonRegressed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := laidOut(tc.byLayout, distinct)
+			b := e.Bench
+			// Each layout's pairs straddle its ratio, as noise would.
+			for i := range b.Samples[0].Candidate {
+				b.Samples[0].Candidate[i] *= 1 + float64(i%2*2-1)*0.002
+			}
+			b.Metrics = []MetricStats{computeStats(b.Samples[0], b.Confidence, b.Seed, b.Resamples, b.Method)}
+			b.Decisions = []string{decSlower}
+			e.Verdict, e.Reason, e.Summary = ledger.VerdictRejectedBench, ReasonRegressed, "slower"
+			judgeLayouts(e)
+			if e.Verdict != ledger.VerdictRejectedBench || e.Reason != tc.reason {
+				t.Errorf("%s (%s): %s; without the worst layout up to %.3f", e.Verdict, e.Reason, e.Detail, b.Layout.WithoutWorst)
+			}
+			if tc.reason == ReasonNoChange && !strings.Contains(e.Summary, "slower in one layout only") {
+				t.Errorf("summary %q", e.Summary)
+			}
+		})
+	}
+}

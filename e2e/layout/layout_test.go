@@ -170,6 +170,7 @@ func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
 		{"48 bytes of padding before the hot function", padding("48")},
 	} {
 		e := w.judge(tc.name, tc.edit)
+		t.Logf("%s: %s (%s): %s", tc.name, e.Verdict, e.Reason, e.Summary)
 		if e.Verdict == ledger.VerdictAccepted || (e.Verdict == ledger.VerdictRejectedBench && e.Reason == verdict.ReasonRegressed) {
 			t.Errorf("%s: %s (%s): %s", tc.name, e.Verdict, e.Reason, e.Summary)
 		}
