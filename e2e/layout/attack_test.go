@@ -57,3 +57,41 @@ func TestAgentCannotRefuseTheLayoutsByFailingInThem(t *testing.T) {
 		t.Errorf("a candidate that fails in the layouts: %s (%s): %s", e.Verdict, e.Reason, e.Summary)
 	}
 }
+
+// A candidate whose build copies its linked program after linking, and
+// then forges the shim's mark of when the first link began (it lies in a
+// folder the build may write), hopes the copy passes for a file made
+// before any link, so that every other layout keeps its first layout's
+// program. Either the layouts are still its own (each layout's program
+// differs), or the verdict sees one placement and needs a person: never
+// an acceptance measured in a placement the candidate chose.
+func TestAgentCannotForgeTheRelinkMark(t *testing.T) {
+	w := makeWorkspace(t)
+	forged := "prog: prog.c\n" +
+		"\t$(CC) -O2 -fno-toplevel-reorder -fno-align-functions -fno-align-loops -fno-align-jumps -fno-align-labels -o $(OUT)/prog.linked prog.c\n" +
+		"\tcp $(OUT)/prog.linked $(OUT)/prog\n" +
+		"\tif [ -e /hone/layouts/linked ]; then touch -d '+1 hour' /hone/layouts/linked; fi\n"
+	e := w.judgeFiles("walk once, copied after the link", map[string]string{
+		"targets/c/prog.c":   walkOnce(w.pin),
+		"targets/c/Makefile": forged,
+	})
+	r := e.Bench.Layout
+	if r == nil || len(r.Layouts) != 4 {
+		t.Fatalf("not judged over four layouts: %s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
+	own := map[string]bool{}
+	for _, l := range r.Layouts {
+		own[l.CandidateSHA256] = true
+	}
+	t.Logf("%s (%s): %s; %d distinct candidate programs, %d relinked", e.Verdict, e.Reason, e.Summary, len(own), r.Relinked)
+	switch {
+	case len(own) == len(r.Layouts):
+		// Measured in its own layouts it is the 2x patch it is; its
+		// extra program (prog.linked) may add a risk signal.
+		if e.Verdict != ledger.VerdictAccepted && (e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != verdict.ReasonImproved) {
+			t.Errorf("measured in its own layouts, the honest 2x patch is %s (%s): %s", e.Verdict, e.Reason, e.Summary)
+		}
+	case e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != verdict.ReasonLayout:
+		t.Errorf("a candidate measured in %d placements of 4: %s (%s): %s", len(own), e.Verdict, e.Reason, e.Detail)
+	}
+}
