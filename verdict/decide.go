@@ -86,9 +86,12 @@ func disagree(e *Entry, b *Bench, st *MetricStats) bool {
 		case ck.CIHigh < 1:
 			e.setVerdict(ledger.VerdictRejectedBench, ReasonRegressed, fmt.Sprintf(
 				"faster in instructions (CI lower bound %.3f) but slower in cpu-time: the check's speedup CI [%.3f, %.3f] lies below 1; the candidate may behave differently when counted", st.CILow, ck.CILow, ck.CIHigh))
-		case ck.CILow <= 1:
+		case ck.CILow < 1+b.Threshold:
+			// Not merely above 1: a candidate that is only cheaper when
+			// counted is, in time, a layout-only change, and those land
+			// a percent or two faster by placement often enough.
 			e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonUnconfirmed, fmt.Sprintf(
-				"faster in instructions (CI lower bound %.3f), but the cpu-time check's speedup CI [%.3f, %.3f] does not exclude 1; a person must review it", st.CILow, ck.CILow, ck.CIHigh))
+				"faster in instructions (CI lower bound %.3f), but the cpu-time check's speedup CI [%.3f, %.3f] does not clear %.3g; a person must review it", st.CILow, ck.CILow, ck.CIHigh, 1+b.Threshold))
 		default:
 			return false
 		}

@@ -73,6 +73,7 @@ func TestMetricsMustAgree(t *testing.T) {
 	}{
 		{"instructions confirmed", workspace.MetricInstructions, check(1.1, 1.3), nil, ledger.VerdictAccepted, ReasonImproved},
 		{"instructions, cpu-time unsure", workspace.MetricInstructions, check(0.97, 1.2), nil, ledger.VerdictNeedsHumanReview, ReasonUnconfirmed},
+		{"instructions, cpu-time faster by less than the threshold", workspace.MetricInstructions, check(1.004, 1.03), nil, ledger.VerdictNeedsHumanReview, ReasonUnconfirmed},
 		{"instructions, cpu-time slower", workspace.MetricInstructions, check(0.7, 0.8), nil, ledger.VerdictRejectedBench, ReasonRegressed},
 		{"instructions, no check", workspace.MetricInstructions, nil, nil, ledger.VerdictNeedsHumanReview, ReasonUnconfirmed},
 		{"cpu-time, wall unsure", workspace.MetricCPUTime, nil, &MetricStats{Metric: workspace.MetricWall, CILow: 0.9, CIHigh: 1.4}, ledger.VerdictAccepted, ReasonImproved},
