@@ -120,7 +120,10 @@ pending:
 // listing: a flood's oldest proposal is judged, then each proposer that
 // arrived meanwhile has its turn before the flood's next. Within the
 // listing, each proposal taken is a turn later than every arrival, so
-// proposers that are due take turns round robin.
+// proposers that are due take turns round robin. A proposal that arrived
+// in the same commit as another proposer's turn (one fold can bring a
+// runner's verdict and an agent's proposal from two inboxes) is due before
+// that proposer's next: the tie goes to whoever was served longer ago.
 func fairOrder(proposers []string, byProposer map[string][]Attempt, arrivals map[string]arrival, served map[string]int) []Attempt {
 	clock := 0
 	for _, a := range arrivals {
@@ -131,7 +134,7 @@ func fairOrder(proposers []string, byProposer map[string][]Attempt, arrivals map
 	for {
 		next := ""
 		for _, who := range proposers {
-			if len(byProposer[who]) > 0 && (next == "" || due(who) < due(next)) {
+			if len(byProposer[who]) > 0 && (next == "" || due(who) < due(next) || due(who) == due(next) && served[who] < served[next]) {
 				next = who
 			}
 		}
