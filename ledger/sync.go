@@ -240,11 +240,19 @@ func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, 
 		if cur == r {
 			return cur, nil
 		}
-		if up, err := l.isAncestor(ctx, r, cur); err != nil || up {
-			if err != nil {
+		// A tip this branch already holds needs no merge, unless it is
+		// held off the first-parent line: a fold took in another
+		// writer's inbox whose offer of the branch then landed. The
+		// server would never take such a branch, and this clone's
+		// entries would wait in its inbox for another writer's fold; the
+		// merge below (r first, nothing new in its tree) puts them back
+		// in line for the next offer.
+		if up, err := l.isAncestor(ctx, r, cur); err != nil {
+			return cur, err
+		} else if up {
+			if on, err := onFirstParentLine(ctx, l.ws.Root, r, cur); err != nil || on {
 				return cur, err
 			}
-			return l.realign(ctx, r, cur, &how)
 		}
 		rTree, err := l.obj.commitTree(r)
 		if err != nil {
@@ -281,25 +289,6 @@ func (l *Ledger) mergeLedger(ctx context.Context, r plumbing.Hash) (how string, 
 	}
 	added, err = l.countAdded(cur, next)
 	return how, added, err
-}
-
-// realign keeps the remote's tip r, which this clone's branch cur already
-// holds, on the branch's first-parent line. cur can hold it off that line
-// when a fold took in another writer's inbox whose offer of the branch then
-// landed: the server would never take cur, and this clone's entries would
-// wait in its inbox for another writer's fold. A merge with r as its first
-// parent and cur's tree puts them back in line for the next offer.
-func (l *Ledger) realign(ctx context.Context, r, cur plumbing.Hash, how *string) (plumbing.Hash, error) {
-	on, err := onFirstParentLine(ctx, l.ws.Root, r, cur)
-	if err != nil || on {
-		return cur, err
-	}
-	tree, err := l.obj.commitTree(cur)
-	if err != nil {
-		return cur, err
-	}
-	*how = "merged"
-	return l.obj.commit(ctx, tree, []plumbing.Hash{r, cur}, "hone: merge the ledger of another clone\n", l.sig(), l.signingKey())
 }
 
 func (l *Ledger) countAdded(from, to plumbing.Hash) (int, error) {
