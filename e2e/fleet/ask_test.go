@@ -25,8 +25,16 @@ func TestAgentWithoutAKeyGetsTheFleetsVerdict(t *testing.T) {
 	f := newFixture(t, 1)
 	agent := f.clone("agent", "")
 	f.must(agent, "git", "config", "hone.runnerRemote", "origin")
+	// A hang fails in minutes, not at the package's limit: the wait is the
+	// agent's own setting (the protocol is the tip's).
+	f.write(agent, "hone.toml", honeToml+"\n[runner]\nwait = \"5m\"\n")
 	shell := f.propose(agent, "by shell", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
 	viaMCP := f.propose(agent, "by mcp", patch(`int main(void) { /* mcp */ puts("1"); return 0; }`))
+	// The proposals are on the remote before the runner starts: a runner
+	// that found no work stops after --idle, and under load the agent's
+	// first push could come later than that, leaving the ask to wait for
+	// a runner that had gone (an hour, before the wait above).
+	f.must(agent, "hone", "ledger", "push")
 	r := f.startRunner(f.clone("runner0", f.keys[0]), "--name", "runner0", "--class", "quiet", "--idle", "20s", "--poll", "300ms")
 
 	out, errOut, code := f.run(agent, "hone", "verdict", shell, "--json")
@@ -53,7 +61,10 @@ func TestAgentWithoutAKeyGetsTheFleetsVerdict(t *testing.T) {
 			lines = append(lines, req.Params.Message)
 		},
 	})
-	session, err := client.Connect(ctx, &sdk.CommandTransport{Command: f.command(agent, "hone", "mcp")}, nil)
+	server := f.command(agent, "hone", "mcp")
+	serverErr := &syncBuffer{}
+	server.Stderr = serverErr
+	session, err := client.Connect(ctx, &sdk.CommandTransport{Command: server}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +73,7 @@ func TestAgentWithoutAKeyGetsTheFleetsVerdict(t *testing.T) {
 	params.SetProgressToken("t")
 	res, err := session.CallTool(ctx, params)
 	if err != nil {
-		t.Fatalf("run_verdict: %v", err)
+		t.Fatalf("run_verdict: %v\nhone mcp's stderr:\n%s", err, serverErr)
 	}
 	if res.IsError {
 		t.Fatalf("run_verdict failed: %s", toolText(res))
