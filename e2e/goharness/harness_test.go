@@ -12,7 +12,6 @@ import (
 	"github.com/hone-perf/hone/e2e/testbed"
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/e2e/gowarm"
-
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 	"github.com/hone-perf/hone/workspace"
@@ -207,7 +206,7 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 		}
 		t.Logf("%s", text)
 	}
-	// arena is a for subtest t.
+	// arena is the arena a, for subtest t.
 	arena := func(t *testing.T) *testbed.Arena {
 		return &testbed.Arena{T: t, Hone: a.Hone, Repo: a.Repo, Home: a.Home, Tmp: a.Tmp}
 	}
