@@ -2,15 +2,16 @@ package goharness
 
 import (
 	"encoding/json"
-	"github.com/hone-perf/hone/e2e/testbed"
-	"github.com/hone-perf/hone/internal/e2e"
-	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/hone-perf/hone/e2e/testbed"
+	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 	"github.com/hone-perf/hone/workspace"
@@ -62,7 +63,12 @@ func copyTree(t *testing.T, src, dst string) {
 
 // harnessConfig is the workspace of the harness test: go-humanize's own
 // tests as the gate, two of its benchmarks as the bench, BigCommas
-// deciding.
+// deciding. It keeps the default four layouts: of the go harness's
+// end-to-end cases (e2e/harness, cmd/hone's verdict_harness) this is the
+// one that judges a harness bench over layouts (each benchmark's runs on
+// the pair's layout's build), which no other test does with real builds,
+// and its comment-only change is where layout matters: a comment moves
+// every later line, and in one layout alone that could pass for a speedup.
 func harnessConfig(goroot string) string {
 	ro := ""
 	if !strings.HasPrefix(goroot, "/usr/") {
@@ -112,7 +118,9 @@ const bigCommaFastPath = `func BigComma(bin *big.Int) string {
 // A real Go module fetched through the module proxy, judged with its own
 // benchmark harness (format = "go"): a real optimization of a benchmarked
 // function is accepted, with a row per benchmark, and a comment-only
-// change is rejected as no change.
+// change is rejected as no change. The two patches are judged side by
+// side, each a subtest: their benches take the machine's turn one at a
+// time (verdict/turn.go), their builds, gates and layout links overlap.
 func TestGoHarnessJudgesARealModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fetches a module and runs two verdicts: skipped under -short")
@@ -148,17 +156,26 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch := func(hypothesis, from, to string) *verdict.Entry {
+	// tree guards the working tree, which each patch is written in and
+	// taken back from while the other subtest may be doing the same.
+	var tree sync.Mutex
+	patch := func(a *testbed.Arena, hypothesis, from, to string) *verdict.Entry {
+		t := a.T
 		t.Helper()
 		if !strings.Contains(string(src), from) {
 			t.Fatalf("comma.go no longer holds %q", from)
 		}
-		a.WriteAs(comma, strings.Replace(string(src), from, to, 1))
-		diff := a.Git("diff") + "\n"
-		a.Git("checkout", "-q", "--", ".")
-		file := filepath.Join(a.Tmp, "patch.diff")
-		a.WriteAs(file, diff)
-		out := a.MustHone("patch", "propose", "humanize", "--hotspot", "BigComma", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+		var out string
+		func() {
+			tree.Lock()
+			defer tree.Unlock()
+			a.WriteAs(comma, strings.Replace(string(src), from, to, 1))
+			diff := a.Git("diff") + "\n"
+			a.Git("checkout", "-q", "--", ".")
+			file := filepath.Join(t.TempDir(), "patch.diff")
+			a.WriteAs(file, diff)
+			out = a.MustHone("patch", "propose", "humanize", "--hotspot", "BigComma", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+		}()
 		var p struct {
 			PatchID string `json:"patch_id"`
 		}
@@ -166,9 +183,13 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 			t.Fatalf("propose: %v\n%s", err, out)
 		}
 		e, _ := a.Verdict(p.PatchID)
+		if b := e.Bench; b != nil {
+			t.Logf("bench %.1fs, commands %.1fs, %d pairs", b.Seconds, b.CommandSeconds, b.Pairs)
+		}
 		return e
 	}
-	rows := func(e *verdict.Entry) {
+	rows := func(a *testbed.Arena, e *verdict.Entry) {
+		t := a.T
 		t.Helper()
 		b := e.Bench
 		if b == nil || b.Format != "go" || len(b.Benchmarks) != 2 || b.Benchmarks[0].Name != "BenchmarkBigCommas" || !b.Benchmarks[0].Decides || b.Benchmarks[1].Decides {
@@ -185,26 +206,38 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 		}
 		t.Logf("%s", text)
 	}
+	// arena is the arena a, for subtest t.
+	arena := func(t *testing.T) *testbed.Arena {
+		return &testbed.Arena{T: t, Hone: a.Hone, Repo: a.Repo, Home: a.Home, Tmp: a.Tmp}
+	}
 
-	e := patch("a comment only", "func BigComma(bin *big.Int) string {", "// BigComma keeps every digit.\nfunc BigComma(bin *big.Int) string {")
-	// Never accepted, and measured near 1. On a busy machine a harness's
-	// CPU time per iteration moves by 5-15%, and a comment moves every
-	// later line number in the binary, so ten pairs may call it a little
-	// slower (regressed) rather than no-change: both are rejections. Under
-	// two hogs forty pairs once put it at 1.101x [0.962, 1.257].
-	if e.Verdict != ledger.VerdictRejectedBench || e.Speedup < 0.8 || e.Speedup > 1.25 {
-		t.Fatalf("comment-only: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
-	}
-	rows(e)
+	t.Run("CommentOnlyIsRejected", func(t *testing.T) {
+		t.Parallel()
+		a := arena(t)
+		e := patch(a, "a comment only", "func BigComma(bin *big.Int) string {", "// BigComma keeps every digit.\nfunc BigComma(bin *big.Int) string {")
+		// Never accepted, and measured near 1. On a busy machine a harness's
+		// CPU time per iteration moves by 5-15%, and a comment moves every
+		// later line number in the binary, so ten pairs may call it a little
+		// slower (regressed) rather than no-change: both are rejections. Under
+		// two hogs forty pairs once put it at 1.101x [0.962, 1.257].
+		if e.Verdict != ledger.VerdictRejectedBench || e.Speedup < 0.8 || e.Speedup > 1.25 {
+			t.Fatalf("comment-only: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+		}
+		rows(a, e)
+	})
 
-	e = patch("an int64 is formatted by Comma, without big.Int division", "func BigComma(bin *big.Int) string {\n\tb := new(big.Int).Set(bin)", bigCommaFastPath)
-	if e.Verdict != ledger.VerdictAccepted {
-		t.Fatalf("fast path: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
-	}
-	rows(e)
-	if r := e.Bench.Benchmarks[0]; r.CPUStats.CILow < 1.5 || r.Regressed {
-		t.Errorf("BigCommas %+v", r.CPUStats)
-	}
+	t.Run("FastPathIsAccepted", func(t *testing.T) {
+		t.Parallel()
+		a := arena(t)
+		e := patch(a, "an int64 is formatted by Comma, without big.Int division", "func BigComma(bin *big.Int) string {\n\tb := new(big.Int).Set(bin)", bigCommaFastPath)
+		if e.Verdict != ledger.VerdictAccepted {
+			t.Fatalf("fast path: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+		}
+		rows(a, e)
+		if r := e.Bench.Benchmarks[0]; r.CPUStats.CILow < 1.5 || r.Regressed {
+			t.Errorf("BigCommas %+v", r.CPUStats)
+		}
+	})
 }
 
 func TestMain(m *testing.M) { e2e.Main(m) }

@@ -162,8 +162,10 @@ func oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean(t *testing.T, w *workspac
 }
 
 // TestGoHarnessAttacks judges each patch in one workspace, so that the pin
-// is built once: the honest gain first, then the attacks, each a subtest
-// named after it.
+// is built once (newWorkspace builds it): the honest gain and the attacks,
+// each a subtest named after it, side by side. Their benches still take
+// the machine's turn one at a time (verdict/turn.go); their candidate
+// builds and gates overlap.
 func TestGoHarnessAttacks(t *testing.T) {
 	w := newWorkspace(t)
 	for _, c := range []struct {
@@ -178,6 +180,7 @@ func TestGoHarnessAttacks(t *testing.T) {
 		{"OneBenchmarkDrivenTowardZeroCannotCarryTheGeomean", oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			sub := *w
 			sub.t = t
 			c.run(t, &sub)

@@ -6,16 +6,21 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/verdict"
+	honews "github.com/hone-perf/hone/workspace"
 )
 
 func TestMain(m *testing.M) { e2e.Main(m) }
@@ -45,6 +50,12 @@ func module(t *testing.T) map[string]string {
 // pairs: at four no signed-rank test can decide (its least p is 1/8), and
 // the honest gain, 1.44x [1.39, 1.49] over twelve pairs under two hogs,
 // is decided at eight as surely, for two thirds of the machine's turn.
+//
+// One layout: these cases' subject is the harness (its counts, its loop,
+// what an agent's harness may do to them), not code layout, and layouts
+// would only add a candidate link per layout to each verdict. A harness
+// bench judged in four layouts is e2e/goharness's (a real module, whose
+// comment-only change is where layout matters).
 func config(goroot string) string {
 	ro := ""
 	if !strings.HasPrefix(goroot, "/usr/") {
@@ -54,6 +65,7 @@ func config(goroot string) string {
 pairs     = 8
 max_pairs = 8
 threshold = 0.1
+layouts   = 1
 
 [targets.m]
 path    = "m"
@@ -76,9 +88,12 @@ outputs = ["checksum"]
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // workspace is a repository holding the module, with hone initialised.
+// Its cases are judged side by side: tree guards the working tree, which
+// each one's patch is written in and taken back from.
 type workspace struct {
 	t                     *testing.T
 	hone, repo, home, tmp string
+	tree                  *sync.Mutex
 }
 
 func newWorkspace(t *testing.T) *workspace {
@@ -96,7 +111,7 @@ func newWorkspace(t *testing.T) *workspace {
 		t.Fatal(err)
 	}
 	base := t.TempDir()
-	w := &workspace{t: t, hone: e2e.Hone(t), repo: filepath.Join(base, "repo"), home: filepath.Join(base, "home"), tmp: filepath.Join(base, "tmp")}
+	w := &workspace{t: t, hone: e2e.Hone(t), repo: filepath.Join(base, "repo"), home: filepath.Join(base, "home"), tmp: filepath.Join(base, "tmp"), tree: &sync.Mutex{}}
 	for _, d := range []string{w.home, w.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -114,7 +129,48 @@ func newWorkspace(t *testing.T) *workspace {
 	// The attacks are on the harness, not on a cold build: the standard
 	// library comes warm (gowarm), the module itself is built cold.
 	gowarm.SeedT(t, filepath.Join(w.repo, ".git"))
+	w.buildPin()
 	return w
+}
+
+// buildPin builds the pin as a verdict's baseline, in process as gowarm
+// builds its module, which leaves it in the repository's build cache: the
+// cases, judged side by side, then each find it there instead of all
+// building it at once. Each candidate is still built cold, on the pin's
+// trusted Go cache, as it would be after any earlier verdict of the pin.
+func (w *workspace) buildPin() {
+	w.t.Helper()
+	ctx := context.Background()
+	err := func() error {
+		ws, err := honews.Open(w.repo)
+		if err != nil {
+			return err
+		}
+		target, err := ws.Target("m")
+		if err != nil {
+			return err
+		}
+		pin, err := ws.Repo.ResolveCommit(ctx, "main")
+		if err != nil {
+			return err
+		}
+		run, err := build.Start(ctx, ws.Repo, target, ws.Config.Sandbox, "pin", false)
+		if err != nil {
+			return err
+		}
+		defer run.Close()
+		s, err := run.Build(ctx, build.Baseline, pin)
+		if err != nil {
+			return err
+		}
+		if !s.OK() {
+			return fmt.Errorf("the pin does not build: %s", s.Describe())
+		}
+		return nil
+	}()
+	if err != nil {
+		w.t.Fatalf("building the pin: %v", err)
+	}
 }
 
 func (w *workspace) write(files map[string]string) {
@@ -167,15 +223,22 @@ func (w *workspace) exec(name string, args ...string) string {
 // tree's status and main as they were.
 func (w *workspace) judge(hypothesis, src string) *verdict.Entry {
 	w.t.Helper()
-	mainBefore, statusBefore := w.git("rev-parse", "main"), w.git("status", "--porcelain")
-	w.write(map[string]string{"m/work.go": src})
-	diff := w.git("diff") + "\n"
-	w.git("checkout", "-q", "--", ".")
-	file := filepath.Join(w.tmp, "patch.diff")
-	if err := os.WriteFile(file, []byte(diff), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
-	out := w.run("patch", "propose", "m", "--hotspot", "fold", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+	// The patch is written into the working tree and taken back under the
+	// lock: the cases judged beside this one see the pin's tree.
+	var mainBefore, statusBefore, out string
+	func() {
+		w.tree.Lock()
+		defer w.tree.Unlock()
+		mainBefore, statusBefore = w.git("rev-parse", "main"), w.git("status", "--porcelain")
+		w.write(map[string]string{"m/work.go": src})
+		diff := w.git("diff") + "\n"
+		w.git("checkout", "-q", "--", ".")
+		file := filepath.Join(w.t.TempDir(), "patch.diff")
+		if err := os.WriteFile(file, []byte(diff), 0o644); err != nil {
+			w.t.Fatal(err)
+		}
+		out = w.run("patch", "propose", "m", "--hotspot", "fold", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+	}()
 	var p struct {
 		PatchID string `json:"patch_id"`
 	}
@@ -188,11 +251,19 @@ func (w *workspace) judge(hypothesis, src string) *verdict.Entry {
 		w.t.Fatalf("verdict JSON: %v\n%s", err, out)
 	}
 	w.t.Logf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	for _, g := range e.Gates {
+		if g.Candidate != nil {
+			w.t.Logf("  gate %s: candidate %.1fs", g.Name, g.Candidate.WallSeconds)
+		}
+	}
 	if e.Bench != nil {
+		w.t.Logf("  bench %.1fs, commands %.1fs, %d pairs", e.Bench.Seconds, e.Bench.CommandSeconds, e.Bench.Pairs)
 		for _, r := range e.Bench.Benchmarks {
 			w.t.Logf("  %s counts %v scaling %.2f/%.2f speedup %.3f [%.3f, %.3f] %s", r.Name, r.Counts, r.BaselineScaling, r.CandidateScaling, r.CPUStats.Speedup, r.CPUStats.CILow, r.CPUStats.CIHigh, r.Decision)
 		}
 	}
+	w.tree.Lock()
+	defer w.tree.Unlock()
 	if st := w.git("status", "--porcelain"); st != statusBefore || w.git("rev-parse", "main") != mainBefore {
 		w.t.Errorf("judging changed the repository: status %q", st)
 	}
