@@ -19,11 +19,14 @@ package gowarm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +65,7 @@ import (
 	_ "unicode/utf8"
 )
 `,
-	"w/warm_test.go": "package warm\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n\nfunc BenchmarkNothing(b *testing.B) {}\n",
+	"w/warm_test.go": "package warm\n\nimport (\n\t\"testing\"\n\t_ \"testing/quick\"\n)\n\nfunc TestNothing(t *testing.T) {}\n\nfunc BenchmarkNothing(b *testing.B) {}\n",
 }
 
 // config builds the module as the suites build theirs.
@@ -116,7 +119,7 @@ func warm() (string, error) {
 	if err != nil {
 		base = os.TempDir()
 	}
-	dir := filepath.Join(base, "hone-test", "jail-trusted-gocache", version)
+	dir := filepath.Join(base, "hone-test", "jail-trusted-gocache", version+"-"+moduleHash())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	held, err := lock.AcquireLong(ctx, dir+".lock", "warm the jail's Go build cache")
@@ -140,6 +143,21 @@ func warm() (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// moduleHash names the module's content, so that a cache kept from an
+// older module (one that imported less) is never taken for this one's.
+func moduleHash() string {
+	names := make([]string, 0, len(module))
+	for name := range module {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, name := range names {
+		fmt.Fprintf(h, "%s\x00%s\x00", name, module[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // buildModule writes the warm-up module into a repository in tmp and builds
