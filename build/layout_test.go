@@ -178,6 +178,7 @@ func TestLayoutsCoverEveryOffsetOfALine(t *testing.T) {
 // puts main's functions elsewhere and prints what the plain build prints.
 func TestGoLayoutsReorderTheProgramsFunctions(t *testing.T) {
 	f := newFixture(t, goFiles(t), goTarget)
+	f.warmGo() // the subject is the layouts' link, not a cold build
 	r := f.start(false)
 	ls, why, err := r.LayoutsFor(f.pin, 5, 3)
 	if err != nil || len(ls) != 3 || ls[1].Order == 0 || ls[1].Pad != 0 {
