@@ -12,6 +12,7 @@ import (
 )
 
 func TestEmptyLedger(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	got, err := l.List(ctx, ledger.Filter{})
@@ -43,6 +44,7 @@ func TestEmptyLedger(t *testing.T) {
 }
 
 func TestInitIsIdempotent(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	created, err := l.Init(ctx)
@@ -63,6 +65,7 @@ func TestInitIsIdempotent(t *testing.T) {
 }
 
 func TestAppendAndLookups(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -135,6 +138,7 @@ func TestAppendAndLookups(t *testing.T) {
 }
 
 func TestAppendRefusesBadEntries(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	good := makePatch(t, dir, "p1")
@@ -166,6 +170,7 @@ func TestAppendRefusesBadEntries(t *testing.T) {
 }
 
 func TestCorruptIndexIsRebuilt(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -207,6 +212,7 @@ func ids(s []*ledger.Stored) []string {
 }
 
 func TestRowsJoinTheLatestVerdict(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -250,6 +256,7 @@ func TestRowsJoinTheLatestVerdict(t *testing.T) {
 // The cache follows the branch: incrementally after appends, and by a
 // rebuild after anything else, such as a hand edit of an entry.
 func TestIndexFollowsTheBranch(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	appendProfiles(t, l, "a", 3)
@@ -277,6 +284,7 @@ func TestIndexFollowsTheBranch(t *testing.T) {
 // A linked worktree shares the ledger of its main worktree: refs, objects and
 // the cache all live in the common git directory.
 func TestLinkedWorktreeSharesTheLedger(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	wt := filepath.Join(t.TempDir(), "wt")
 	testgit.Git(t, dir, "worktree", "add", "-q", "--detach", wt)
