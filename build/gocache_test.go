@@ -81,6 +81,7 @@ func trustedFiles(t *testing.T, r *Run) int {
 // (its build compiles only its own package) and can neither add to it nor
 // write it directly.
 func TestCandidateCannotWriteTheGoBuildCache(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a cold Go build takes seconds")
 	}
@@ -130,6 +131,7 @@ func TestCandidateCannotWriteTheGoBuildCache(t *testing.T) {
 // through a symlink: a forged output, or a link to a file elsewhere, is
 // left out.
 func TestForgedGoCachePutsAreNotTrusted(t *testing.T) {
+	t.Parallel()
 	staging, trusted := t.TempDir(), filepath.Join(t.TempDir(), "trusted")
 	put := func(action, body string, forge bool) {
 		t.Helper()
