@@ -47,7 +47,6 @@ func forgeIndex(t *testing.T, dir, id string) {
 // verdict, and the same attempt was proposed and judged again. The index
 // must list the tip's tree exactly, or it is rebuilt.
 func TestAForgedIndexCannotHideAVerdict(t *testing.T) {
-	t.Parallel()
 	dir, l, p, v := judgedLedger(t)
 	if a, err := l.Attempts(ctx, ledger.Filter{AttemptKey: p.AttemptKey}); err != nil || len(a) != 1 || a[0].Outcome() == nil {
 		t.Fatalf("before the forgery: %+v, %v", a, err)
@@ -70,7 +69,6 @@ func TestAForgedIndexCannotHideAVerdict(t *testing.T) {
 // holds the same entries with a verdict changed to accepted. Nothing in its
 // own history is wrong; only the records of what it held show it.
 func TestVerifyReportsAReplacedRoot(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -112,7 +110,6 @@ func TestVerifyReportsAReplacedRoot(t *testing.T) {
 // back one commit. hone's anchor still names the tip with the verdict, and
 // the reflog still shows the move.
 func TestVerifyReportsADroppedLastVerdict(t *testing.T) {
-	t.Parallel()
 	for _, how := range []string{"update-ref", "ref file written directly", "anchor deleted too"} {
 		t.Run(how, func(t *testing.T) {
 			dir, l, _, _ := judgedLedger(t)

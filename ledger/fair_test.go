@@ -7,7 +7,6 @@ import "testing"
 // next proposal (e2e/fleet's flood test met this as "still wait behind
 // the flood" after three rounds).
 func TestFairOrderGivesATieToWhoWasServedLongerAgo(t *testing.T) {
-	t.Parallel()
 	byProposer := map[string][]Attempt{
 		"flood": {{ProposalID: "f2"}},
 		"bob":   {{ProposalID: "b1"}},

@@ -39,7 +39,6 @@ func flagsOf(t *testing.T, l *ledger.Ledger, id string) ([]string, string) {
 // index rows and the attempts view; an old entry's flags are derived from
 // its old fields; and no summary, however it reads, sets a flag.
 func TestFlagsComeFromFieldsNeverFromSummaries(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")

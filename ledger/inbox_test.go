@@ -33,7 +33,6 @@ func sharedRemote(t *testing.T) (remote string, first string, clone func(name st
 // still lands its entries in its inbox without giving up, and one more
 // fold brings every entry onto the branch plain git reads.
 func TestConcurrentWritersAllArriveThroughTheirInboxes(t *testing.T) {
-	t.Parallel()
 	remote, _, clone := sharedRemote(t)
 	const writers, each = 8, 2
 	var wg sync.WaitGroup
@@ -81,7 +80,6 @@ func TestConcurrentWritersAllArriveThroughTheirInboxes(t *testing.T) {
 // lost to another writer's) is folded in by the next pull elsewhere; an
 // inbox that changes an entry another ledger has is an integrity error.
 func TestAnInboxIsFoldedByTheNextPullAndHeldToTheSameEntries(t *testing.T) {
-	t.Parallel()
 	_, a, clone := sharedRemote(t)
 	la := openLedger(t, a)
 	appendProfiles(t, la, "a", 2)
@@ -132,7 +130,6 @@ func TestAnInboxIsFoldedByTheNextPullAndHeldToTheSameEntries(t *testing.T) {
 // entries, which a's pull refuses to fold. Neither reaches a's branch, and
 // a's verify reports both, at the inbox ref and path.
 func TestVerifyReportsAForgedOrRuleBreakingInbox(t *testing.T) {
-	t.Parallel()
 	_, a, clone := sharedRemote(t)
 	la := openLedger(t, a)
 	appendProfiles(t, la, "a", 2)

@@ -12,7 +12,6 @@ import (
 )
 
 func TestEmptyLedger(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	got, err := l.List(ctx, ledger.Filter{})
@@ -44,7 +43,6 @@ func TestEmptyLedger(t *testing.T) {
 }
 
 func TestInitIsIdempotent(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	created, err := l.Init(ctx)
@@ -65,7 +63,6 @@ func TestInitIsIdempotent(t *testing.T) {
 }
 
 func TestAppendAndLookups(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -138,7 +135,6 @@ func TestAppendAndLookups(t *testing.T) {
 }
 
 func TestAppendRefusesBadEntries(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	good := makePatch(t, dir, "p1")
@@ -170,7 +166,6 @@ func TestAppendRefusesBadEntries(t *testing.T) {
 }
 
 func TestCorruptIndexIsRebuilt(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -212,7 +207,6 @@ func ids(s []*ledger.Stored) []string {
 }
 
 func TestRowsJoinTheLatestVerdict(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -256,7 +250,6 @@ func TestRowsJoinTheLatestVerdict(t *testing.T) {
 // The cache follows the branch: incrementally after appends, and by a
 // rebuild after anything else, such as a hand edit of an entry.
 func TestIndexFollowsTheBranch(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	appendProfiles(t, l, "a", 3)
@@ -284,7 +277,6 @@ func TestIndexFollowsTheBranch(t *testing.T) {
 // A linked worktree shares the ledger of its main worktree: refs, objects and
 // the cache all live in the common git directory.
 func TestLinkedWorktreeSharesTheLedger(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	wt := filepath.Join(t.TempDir(), "wt")
 	testgit.Git(t, dir, "worktree", "add", "-q", "--detach", wt)

@@ -68,7 +68,6 @@ func writer(dir, tag string, n int) *exec.Cmd {
 // after every one, all at once, to one bare remote. Every push gets through
 // (before, 25 of 64 gave up and the remote lost 7 entries).
 func TestConcurrentPushersAllGetThrough(t *testing.T) {
-	t.Parallel()
 	const clones, each = 8, 8
 	base := t.TempDir()
 	remote := filepath.Join(base, "remote.git")
@@ -149,7 +148,6 @@ func assertSound(t *testing.T, dir string, l *ledger.Ledger) {
 }
 
 func TestConcurrentWriterProcesses(t *testing.T) {
-	t.Parallel()
 	const writers, each = 8, 100
 	dir := newRepo(t)
 	var wg sync.WaitGroup
@@ -187,7 +185,6 @@ func TestConcurrentWriterProcesses(t *testing.T) {
 }
 
 func TestKilledWriterLeavesNothingBroken(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	for round := 0; round < 6; round++ {

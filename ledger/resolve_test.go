@@ -13,7 +13,6 @@ import (
 // characters names one entry or patch; an ambiguous one names the
 // candidates; a shorter one is a usage error.
 func TestIdPrefixesResolveLikeGits(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "a1b2c3d4e5f60001")

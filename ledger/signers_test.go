@@ -49,7 +49,6 @@ func addedBy(t *testing.T, dir, path string) string {
 // same way, plain git verifies hone's signatures, and the untrusted verdict
 // does not count as the attempt's outcome.
 func TestEachVerdictShowsWhoSignedIt(t *testing.T) {
-	t.Parallel()
 	base := t.TempDir()
 	remote := filepath.Join(base, "remote.git")
 	testgit.Git(t, base, "init", "-q", "--bare", "-b", "main", remote)
@@ -128,7 +127,6 @@ func TestEachVerdictShowsWhoSignedIt(t *testing.T) {
 // key) is shown as untrusted once signers are configured, and verify
 // --require-signed names it as unsigned.
 func TestAHandWrittenVerdictIsUntrusted(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	runnerKey, runnerPub := sshKey(t, "runner")
 	trustOnMain(t, dir, "runner@ci", runnerPub)

@@ -31,7 +31,6 @@ func outcomeOf(t *testing.T, l *ledger.Ledger, patchID string) (*ledger.Attempt,
 // holds it, it is in progress and no outcome. A verdict recorded after the
 // start finishes it.
 func TestKilledVerdictCountsAsCancelled(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "k1k1k1k1k1k1k1k1")
@@ -74,7 +73,6 @@ func TestKilledVerdictCountsAsCancelled(t *testing.T) {
 // An interrupted verdict that could still write records its own cancelled
 // verdict entry, which is a verdict like any other.
 func TestCancelledIsAVerdictWord(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "c1c1c1c1c1c1c1c1")

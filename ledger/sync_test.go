@@ -23,7 +23,6 @@ func appendProfiles(t *testing.T, l *ledger.Ledger, tag string, n int) {
 }
 
 func TestTwoClonesConverge(t *testing.T) {
-	t.Parallel()
 	base := t.TempDir()
 	remote := filepath.Join(base, "remote.git")
 	testgit.Git(t, base, "init", "-q", "--bare", "-b", "main", remote)
@@ -87,7 +86,6 @@ func TestTwoClonesConverge(t *testing.T) {
 }
 
 func TestPullRefusesAChangedEntry(t *testing.T) {
-	t.Parallel()
 	a := newRepo(t)
 	la := openLedger(t, a)
 	appendProfiles(t, la, "a", 1)
@@ -120,7 +118,6 @@ func appendOK(t *testing.T, l *ledger.Ledger, e *testEntry) {
 // a new root holding the same entries) is not merged: the pull is refused,
 // nothing moves, and the next pull says so again.
 func TestPullRefusesARewrittenRemote(t *testing.T) {
-	t.Parallel()
 	a := newRepo(t)
 	la := openLedger(t, a)
 	appendProfiles(t, la, "a", 2)

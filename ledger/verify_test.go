@@ -25,7 +25,6 @@ func judgedLedger(t *testing.T) (dir string, l *ledger.Ledger, p testEntry, v *t
 }
 
 func TestVerifyDetects(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name  string
 		spoil func(t *testing.T, dir string, p testEntry, v *testEntry)
@@ -93,7 +92,6 @@ func TestVerifyDetects(t *testing.T) {
 }
 
 func TestVerifyDetectsAWrongDiffHash(t *testing.T) {
-	t.Parallel()
 	dir := newRepo(t)
 	l := openLedger(t, dir)
 	p := makePatch(t, dir, "p1")
@@ -111,7 +109,6 @@ func TestVerifyDetectsAWrongDiffHash(t *testing.T) {
 // A verdict stored without its note (hone killed in between) is reported,
 // and repair adds exactly the missing line.
 func TestRepairAddsMissingNotes(t *testing.T) {
-	t.Parallel()
 	dir, l, p, v := judgedLedger(t)
 	testgit.Git(t, dir, "notes", "--ref=hone", "remove", p.Commit)
 	testgit.Git(t, dir, "notes", "--ref=hone", "add", "-m", "a person's own remark", p.Commit)
