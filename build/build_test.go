@@ -23,7 +23,6 @@ type fixture struct {
 
 func newFixture(t *testing.T, files map[string]string, toml string) *fixture {
 	t.Helper()
-	testgit.Setenv(t)
 	all := map[string]string{"hone.toml": toml}
 	for k, v := range files {
 		all[k] = v
@@ -94,6 +93,7 @@ var cFiles = map[string]string{
 // symlinks as symlinks, modes kept, and no filter of the repository's own
 // configuration runs while it is made.
 func TestCheckoutIsTheTreeWithoutGit(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for k, v := range cFiles {
 		files[k] = v
@@ -132,6 +132,7 @@ func TestCheckoutIsTheTreeWithoutGit(t *testing.T) {
 // against), deletes one, or writes a new file under protect, is refused,
 // naming the file.
 func TestBuildCannotRewriteTheCheckout(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, build, want string }{
 		{"rewrite the golden file", "echo forged > testdata/golden", "changed the tracked file targets/t/testdata/golden"},
 		{"rewrite another target's file", "echo x >> $HONE_ROOT/other/readme", "changed the tracked file other/readme"},
@@ -153,6 +154,7 @@ func TestBuildCannotRewriteTheCheckout(t *testing.T) {
 // Gates see a private copy of the checkout, thrown away after each run,
 // and the build output read-only: nothing one run writes reaches the next.
 func TestRunsCannotRememberAnythingInTheirTrees(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, cFiles, cTarget)
 	s := f.build(f.start(false), Candidate, f.pin)
 	if !s.OK() {
@@ -174,6 +176,7 @@ func TestRunsCannotRememberAnythingInTheirTrees(t *testing.T) {
 // root the whole built tree is root's, so the jail user cannot write it.
 // What the build shut even to its owner is opened up for gates to read.
 func TestBuildCannotLeaveASetuidProgramOnTheHost(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, cFiles, strings.Replace(cTarget, `build = "`, `build = "cp /bin/true $HONE_OUT/su && chmod 4755 $HONE_OUT/su && mkdir $HONE_OUT/shut && touch $HONE_OUT/shut/f && chmod 0 $HONE_OUT/shut/f $HONE_OUT/shut && `, 1))
 	s := f.build(f.start(false), Candidate, f.pin)
 	if !s.OK() {
@@ -203,6 +206,7 @@ func TestBuildCannotLeaveASetuidProgramOnTheHost(t *testing.T) {
 // busy) is not dropped silently: the caller is told, and hone gc names it
 // as what it will remove.
 func TestRunFolderLeftBehindIsReported(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs inside the run folder needs root")
 	}

@@ -24,6 +24,7 @@ func cacheEntries(t *testing.T, f *fixture) []string {
 // The pin's build is cached: a later baseline of the same tree is a
 // verified copy of it and nothing runs; candidates are never cached.
 func TestBaselineBuildIsCached(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, cFiles, cTarget)
 	first := f.build(f.start(false), Baseline, f.pin)
 	if !first.OK() || first.Cached || first.Result == nil {
@@ -47,6 +48,7 @@ func TestBaselineBuildIsCached(t *testing.T) {
 // it) is found before the entry is used: the entry is discarded, the
 // baseline rebuilt from the pin, and the first differing file named.
 func TestRewrittenCachedBaselineIsDiscarded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		edit func(entry string) error
@@ -97,6 +99,7 @@ func TestRewrittenCachedBaselineIsDiscarded(t *testing.T) {
 }
 
 func TestFailedBuildIsNotCached(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, cFiles, strings.Replace(cTarget, "prog.c &&", "missing.c &&", 1))
 	s := f.build(f.start(false), Baseline, f.pin)
 	if s.OK() || s.Result == nil || s.Result.Success() {

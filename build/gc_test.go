@@ -13,6 +13,7 @@ import (
 // hone gc trims the build cache to its bound, least recently used entry
 // first, never touches a live or kept run folder, and says what it freed.
 func TestGCTrimsTheCacheOldestFirst(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, cFiles, cTarget)
 	old := f.pin
 	f.build(f.start(false), Baseline, old)
@@ -62,6 +63,7 @@ func TestGCTrimsTheCacheOldestFirst(t *testing.T) {
 // Leftovers of older hones (worktrees under checkouts/, throwaway indexes
 // in the state folder) go once they are an hour old.
 func TestGCSweepsOlderHonesLeftovers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, cFiles, cTarget)
 	for _, p := range []string{f.ws.StatePath("checkouts", "20240101-x"), f.ws.StatePath("out", "20240101-x"), f.ws.StatePath("apply-123"), f.ws.StatePath("checkouts", "fresh")} {
 		os.MkdirAll(p, 0o755)

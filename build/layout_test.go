@@ -50,6 +50,7 @@ func symbols(t *testing.T, path string, names ...string) map[string]uint64 {
 // serves all three layouts: the others are its links made again, the very
 // binaries a build of their own gives.
 func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, layoutFiles, layoutTarget)
 	r := f.start(false)
 	ls, why, err := r.LayoutsFor(f.pin, 7, 4)
@@ -106,6 +107,7 @@ func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
 // A build that makes a file of what it linked leaves one the relinks do
 // not reach: each layout is then built on its own, and still moves.
 func TestLayoutsOfABuildThatRewritesItsLinkAreBuiltEach(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, layoutFiles, "[targets.t]\nbuild = \"cc -O2 -o prog.tmp main.c hot.c && { cat prog.tmp; echo; } > $HONE_OUT/prog && chmod +x $HONE_OUT/prog\"\n")
 	r := f.start(false)
 	ls, _, err := r.LayoutsFor(f.pin, 3, 3)
@@ -131,6 +133,7 @@ func TestLayoutsOfABuildThatRewritesItsLinkAreBuiltEach(t *testing.T) {
 
 // A C++ program links through the c++ wrapper of the same shim.
 func TestCXXLayoutBuildMovesTheProgramsCode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{"targets/t/prog.cc": "#include <cstdio>\nint main() { std::puts(\"hi\"); return 0; }\n"},
 		"[targets.t]\nbuild = \"c++ -O2 -o $HONE_OUT/prog prog.cc\"\n")
 	r := f.start(false)
@@ -149,6 +152,7 @@ func TestCXXLayoutBuildMovesTheProgramsCode(t *testing.T) {
 // Four layouts put the code at each offset of a cache line once, whatever
 // the seed; the seed alone decides them.
 func TestLayoutsCoverEveryOffsetOfALine(t *testing.T) {
+	t.Parallel()
 	for seed := int64(0); seed < 50; seed++ {
 		ls := Layouts(seed, 4)
 		var offsets []int
@@ -177,7 +181,9 @@ func TestLayoutsCoverEveryOffsetOfALine(t *testing.T) {
 // A Go target's layouts are function orders its own linker draws: each
 // puts main's functions elsewhere and prints what the plain build prints.
 func TestGoLayoutsReorderTheProgramsFunctions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, goFiles(t), goTarget)
+	f.warmGo() // the subject is the layouts' link, not a cold build
 	r := f.start(false)
 	ls, why, err := r.LayoutsFor(f.pin, 5, 3)
 	if err != nil || len(ls) != 3 || ls[1].Order == 0 || ls[1].Pad != 0 {
@@ -230,6 +236,7 @@ fn main() {
 // written after the links may have been made from them. rustup's
 // toolchains are in root's home, which the jail reads only as read_only.
 func TestRustLayoutsMoveTheProgramsCode(t *testing.T) {
+	t.Parallel()
 	cargo, err := exec.LookPath("cargo")
 	home := filepath.Dir(filepath.Dir(cargo))
 	if err != nil || !isDir(filepath.Join(filepath.Dir(home), ".rustup")) {
@@ -279,6 +286,7 @@ build = "RUSTUP_HOME=%s CARGO_HOME=%s cargo build --release --offline -q --targe
 // of that makes a build's layouts each build again. They are relinked,
 // into the very programs their own builds give.
 func TestLayoutsOfCMakeAndMesonBuildsAreRelinked(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ tool, file, text, build string }{
 		{"cmake", "CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(t C)\nadd_library(hot STATIC hot.c)\nadd_executable(prog main.c)\ntarget_link_libraries(prog hot)\n",
 			"cmake -S . -B $HONE_OUT/build -DCMAKE_BUILD_TYPE=Release > /dev/null && cmake --build $HONE_OUT/build > /dev/null"},
@@ -286,6 +294,7 @@ func TestLayoutsOfCMakeAndMesonBuildsAreRelinked(t *testing.T) {
 			"meson setup $HONE_OUT/build > /dev/null && meson compile -C $HONE_OUT/build > /dev/null"},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
+			t.Parallel()
 			if _, err := exec.LookPath(c.tool); err != nil {
 				t.Skipf("%s is not installed (scripts/ci-deps.sh installs it)", c.tool)
 			}

@@ -15,6 +15,7 @@ import (
 // without root. This runs the build tests again as nobody, from a copy of
 // this test binary that user may execute.
 func TestBuildWorksForAnOrdinaryUser(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become an ordinary user")
 	}

@@ -32,6 +32,7 @@ int main(void) {
 // The sanitizer build of the pin is cached apart from the plain one: a
 // second run reuses each, and neither is taken for the other.
 func TestSanitizerBuildRunsItsGatesWithTheSanitizerAndIsCachedApart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, uafFiles, uafTarget)
 	r := f.start(false)
 	plain := f.build(r, Baseline, f.pin)

@@ -10,6 +10,7 @@ import (
 // A command gets the seed where it asks for it, and in its environment;
 // the spec it came from is left as it was.
 func TestWithSeedFillsCommandAndEnvironment(t *testing.T) {
+	t.Parallel()
 	spec := jail.Spec{Command: "prog --seed {seed} --again {seed}", Env: []string{"A=1"}}
 	got := WithSeed(spec, 77)
 	if got.Command != "prog --seed 77 --again 77" || !slices.Equal(got.Env, []string{"A=1", "HONE_SEED=77"}) {
@@ -21,6 +22,7 @@ func TestWithSeedFillsCommandAndEnvironment(t *testing.T) {
 }
 
 func TestNewSeedsAreFreshAndFitAnInt(t *testing.T) {
+	t.Parallel()
 	seen := map[int64]bool{}
 	for range 100 {
 		s, err := NewSeed()

@@ -109,6 +109,7 @@ func assertRefused(t *testing.T, what string, err error) {
 }
 
 func TestAttacksRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
@@ -162,6 +163,7 @@ func TestAttacksRefused(t *testing.T) {
 }
 
 func TestLegitimateDiffsAccepted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")

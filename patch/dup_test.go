@@ -15,6 +15,7 @@ import (
 )
 
 func TestNormalizedFormsOfOneIdea(t *testing.T) {
+	t.Parallel()
 	const before = "package t\n\n// A returns one.\nfunc A() int {\n\treturn 1\n}\n"
 	base := "package t\n\n// A returns one.\nfunc A() int {\n\tn := 10\n\treturn n\n}\n"
 	for _, tc := range []struct {
@@ -44,6 +45,7 @@ func TestNormalizedFormsOfOneIdea(t *testing.T) {
 // In C: comments, layout, a renamed local and a renamed new helper are the
 // same idea; calling another library function is not.
 func TestNormalizedFormsInC(t *testing.T) {
+	t.Parallel()
 	const before = "#include <string.h>\nint f(char *d, const char *s, int n) {\n\tfor (int i = 0; i < n; i++) d[i] = s[i];\n\treturn n;\n}\n"
 	a := "#include <string.h>\nstatic int copy_all(char *dst, const char *src, int len) { memcpy(dst, src, len); return len; }\nint f(char *d, const char *s, int n) {\n\treturn copy_all(d, s, n);\n}\n"
 	b := "#include <string.h>\n/* one call */\nstatic int  helper(char *out,\n    const char *in, int count)\n{\n\tmemcpy(out, in, count); // fast\n\treturn count;\n}\nint f(char *d, const char *s, int n) {\n\treturn helper(d, s, n);\n}\n"
@@ -92,6 +94,7 @@ const tenLocal = "package t\n\n// A returns one.\nfunc A() int {\n\tn := 10\n\tr
 // class, its comments reworded and its new local renamed, is refused as a
 // duplicate attempt naming the judged patch. Its exact diff too.
 func TestParaphrasedAndRenamedReproposalIsRefused(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	first, err := proposeFile(t, ws, "A", 3, "a constant is cheaper", tenLocal)
 	if err != nil {
@@ -116,6 +119,7 @@ func TestParaphrasedAndRenamedReproposalIsRefused(t *testing.T) {
 // idea), the same idea may be tried again, under the same words and code,
 // and the new proposal links the earlier verdict. Before, it may not.
 func TestIdeaMayReturnOnceThePinMoved(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	first, err := proposeFile(t, ws, "A", 3, "a constant is cheaper", tenLocal)
 	if err != nil {
@@ -164,6 +168,7 @@ func moveMain(t *testing.T, ws *workspace.Workspace, path, content string) {
 // the allowlist still comes from the pin, so a protected file stays out of
 // reach, and a proposal says the working tree's file is not the one used.
 func TestUncommittedConfigMovesNoGoalposts(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	widened := strings.Replace(fixtureToml, `protect = ["testdata/**", "**/*_test.go", "go.sum"]`, `protect = []`, 1)
 	if err := os.WriteFile(filepath.Join(ws.Root, "hone.toml"), []byte(widened), 0o644); err != nil {

@@ -15,6 +15,7 @@ import (
 // targets/t/lib.go: it is refused as outside the target, with how to remake
 // it; a diff that really reaches outside gets no such hint.
 func TestRelativeDiffIsRefusedWithHowToRemakeIt(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	relative := strings.ReplaceAll(string(readLegit(t, "modify")), "targets/t/", "")
 	_, err := Propose(context.Background(), ws, Request{Target: "t", Hotspot: "A", Class: 1, Hypothesis: "ten", Diff: []byte(relative)})
@@ -31,6 +32,7 @@ func TestRelativeDiffIsRefusedWithHowToRemakeIt(t *testing.T) {
 // A plain `diff -u` is not a git diff: malformed input (exit 5), not a
 // policy refusal, and the message says how to make one.
 func TestPlainDiffIsInvalidInput(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	plain := "--- targets/t/lib.go.orig\t2026-01-01 00:00:00\n+++ targets/t/lib.go\t2026-01-01 00:00:01\n@@ -5 +5 @@\n-\treturn 1\n+\treturn 10\n"
 	_, err := Check(context.Background(), ws, "t", []byte(plain))
@@ -44,6 +46,7 @@ func TestPlainDiffIsInvalidInput(t *testing.T) {
 // and the hotspot have limits from hone.toml, and the refusal never quotes
 // the input. The diff's limit holds the same way.
 func TestHugeInputsAreRefusedWithoutBeingEchoed(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	diff := readLegit(t, "modify")
 	huge := strings.Repeat("faster ", 150_000)
@@ -73,6 +76,7 @@ func TestHugeInputsAreRefusedWithoutBeingEchoed(t *testing.T) {
 // are the protected tip's, so the huge diff and hypothesis are still
 // refused.
 func TestWorkingTreeCannotRaiseTheLimits(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	raised := strings.Replace(fixtureToml, "max_diff_bytes = 65536\n", "max_diff_bytes = 1000000\nmax_hypothesis_bytes = 1000000\n", 1)
 	if err := os.WriteFile(filepath.Join(ws.Root, "hone.toml"), []byte(raised), 0o644); err != nil {
@@ -99,6 +103,7 @@ func TestWorkingTreeCannotRaiseTheLimits(t *testing.T) {
 // A hypothesis that would clear the screen of whoever reads the ledger is
 // stored with its control characters escaped.
 func TestHypothesisCannotRedrawTheTerminal(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	res, err := Propose(context.Background(), ws, Request{Target: "t", Hotspot: "A\x1b[8m", Class: 1, Hypothesis: "ten\x1b[2J\x9b1A", Diff: readLegit(t, "modify")})
 	if err != nil {

@@ -3,6 +3,7 @@ package patch
 import "testing"
 
 func TestUnquoteGit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in, want string
 		ok       bool

@@ -28,6 +28,7 @@ func readLegit(t *testing.T, name string) []byte {
 }
 
 func TestProposeIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	req := Request{Target: "t", Hotspot: "A", Class: 3, Hypothesis: "Return ten: a constant is cheaper.", Diff: readLegit(t, "modify")}
@@ -59,6 +60,7 @@ func TestProposeIsIdempotent(t *testing.T) {
 }
 
 func TestAttemptWithVerdictIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	l := ledger.Open(ws)
@@ -94,6 +96,7 @@ func TestAttemptWithVerdictIsRefused(t *testing.T) {
 }
 
 func TestSimilarHypothesisWarns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	if _, err := Propose(ctx, ws, Request{Target: "t", Hotspot: "A", Class: 2, Hypothesis: "cache the result of A in a package variable", Diff: readLegit(t, "modify")}); err != nil {
@@ -113,6 +116,7 @@ func TestSimilarHypothesisWarns(t *testing.T) {
 }
 
 func TestProposeValidatesTheIdea(t *testing.T) {
+	t.Parallel()
 	ws := newFixture(t, fixtureFiles())
 	diff := readLegit(t, "modify")
 	for _, c := range []struct {
@@ -138,6 +142,7 @@ func TestProposeValidatesTheIdea(t *testing.T) {
 }
 
 func TestDefaultSizeLimit(t *testing.T) {
+	t.Parallel()
 	files := fixtureFiles()
 	files["hone.toml"] = fileSpec{"100644", strings.Replace(fixtureToml, "max_diff_bytes = 65536\n", "", 1)}
 	ws := newFixture(t, files)
@@ -151,6 +156,7 @@ func TestDefaultSizeLimit(t *testing.T) {
 // A target whose directory does not exist at the pin yet is patched through
 // a whole-tree index.
 func TestProposeIntoNewTargetDirectory(t *testing.T) {
+	t.Parallel()
 	files := fixtureFiles()
 	files["hone.toml"] = fileSpec{"100644", fixtureToml + "\n[targets.fresh]\npath = \"targets/fresh\"\npin = \"main\"\n"}
 	ws := newFixture(t, files)
@@ -172,6 +178,7 @@ func TestProposeIntoNewTargetDirectory(t *testing.T) {
 // handed a diff that writes outside the target, the partial index reports
 // that change and it is refused, not silently dropped by the splice.
 func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	pin := testgit.Git(t, ws.Root, "rev-parse", "main")
@@ -198,6 +205,7 @@ func TestPartialApplyReportsChangesOutsideTheTarget(t *testing.T) {
 // Eight proposals of one diff at once, in one clone, store one patch and
 // one proposal entry: every other proposer is answered with it.
 func TestConcurrentProposalsOfOneDiffWriteOneEntry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws := newFixture(t, fixtureFiles())
 	req := Request{Target: "t", Hotspot: "A", Class: 3, Hypothesis: "Return ten: a constant is cheaper.", Diff: readLegit(t, "modify")}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -305,6 +306,8 @@ build = "go build -o $HONE_OUT/gowork ."
   [targets.gperf.bench]
   run = "$HONE_OUT/gowork 600000000"
 `, map[string]string{"targets/go/main.go": src, "targets/go/go.mod": readTestdata(t, "gowork/go.mod")})
+	// The profiles are the subject, not a cold build of the standard library.
+	gowarm.SeedT(t, filepath.Join(ws.Root, ".git"))
 	ctx := context.Background()
 	for _, target := range []string{"gp", "gperf"} {
 		t.Run(target, func(t *testing.T) {

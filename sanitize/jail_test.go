@@ -22,6 +22,7 @@ type gate struct {
 	env        []string
 	path       []string
 	shim       string
+	gocache    string // a Go build cache mounted writable at /hone/gocache, if set
 }
 
 // systemPath is the PATH the jail gives every command, split.
@@ -70,6 +71,9 @@ func (g *gate) run(t *testing.T, command string) *jail.Result {
 	mounts := []jail.Mount{{Host: g.src, Jail: "/hone/src", Mode: jail.ReadWrite}, {Host: g.out, Jail: "/hone/out", Mode: jail.ReadWrite}}
 	if g.shim != "" {
 		mounts = append(mounts, jail.Mount{Host: g.shim, Jail: "/hone/shim", Mode: jail.ReadOnly})
+	}
+	if g.gocache != "" {
+		mounts = append(mounts, jail.Mount{Host: g.gocache, Jail: "/hone/gocache", Mode: jail.ReadWrite})
 	}
 	res, err := jail.Run(context.Background(), jail.Spec{
 		Command: command, Dir: "/hone/src", Env: g.env, Path: g.path, Mounts: mounts,

@@ -15,10 +15,12 @@ import (
 // baseline and candidate, and compares them: A/A must not accept, and an
 // injected slowdown far above the noise must be caught.
 func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real bench sessions")
 	}
-	f := newFixture(t, "ctarget", "c", cToml)
+	// Four layouts: the layout-shift sessions are part of the subject.
+	f := newFixture(t, "ctarget", "c", fourLayouts(cToml))
 	var sessions int
 	c, err := Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 2, Inject: []float64{0.5}, Progress: func(p Progress) {
 		sessions = max(sessions, p.Session)
@@ -52,6 +54,7 @@ func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
 }
 
 func TestCalibrateRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	ctx := context.Background()
 	for _, tc := range []struct {

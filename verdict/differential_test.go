@@ -13,9 +13,11 @@ import (
 	"github.com/hone-perf/hone/ledger"
 )
 
+// layouts = 1: the differential gate is the subject, not code layout.
 const diffToml = `[bench]
 pairs = 5
 max_pairs = 5
+layouts = 1
 
 [targets.d]
 build = "cc -O2 -o $HONE_OUT/prog prog.c"
@@ -36,6 +38,7 @@ func wrongOn(k int) func(string) string {
 }
 
 func TestDifferentialGateCatchesAPatchWrongOnOnePercent(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	ctx := context.Background()
@@ -111,6 +114,7 @@ func buildAndRun(t *testing.T, f *fixture, commit string, input []byte) []byte {
 }
 
 func TestDifferentialGatePassesAnHonestPatch(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("n = n % 2 ? 3 * n + 1 : n / 2;", "n = n & 1 ? 3 * n + 1 : n >> 1;")}), Options{})
@@ -126,6 +130,7 @@ func TestDifferentialGatePassesAnHonestPatch(t *testing.T) {
 // by default; HONE_DIFFERENTIAL_VERDICTS=20 (scripts/differential-figures.sh)
 // judges 20.
 func TestDifferentialGateRejectsEveryOnePercentPatch(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	n := 3
 	if v := os.Getenv("HONE_DIFFERENTIAL_VERDICTS"); v != "" {
@@ -161,6 +166,7 @@ func TestDifferentialGateRejectsEveryOnePercentPatch(t *testing.T) {
 // finds none, as it would in every bench run. The driver puts all of them
 // back between inputs, so every input finds none.
 func TestCandidateCannotRememberEarlierInputs(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	mark := func(s string) string {
@@ -194,6 +200,7 @@ static int seen(void) {
 // input is still alive. The driver kills whatever a run leaves behind
 // before the next input, as the jail's meter does after any command.
 func TestCandidateCannotKeepAHelperAliveAcrossInputs(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	helper := func(s string) string {
@@ -249,6 +256,7 @@ static int helper_alive(void) {
 // it empties only the run's own HOME and TMPDIR, never the host's /tmp,
 // /var/tmp or /dev/shm.
 func TestDifferentialGateUnderWeakIsolationLeavesTheHostAlone(t *testing.T) {
+	t.Parallel()
 	var marks []string
 	for _, d := range []string{os.TempDir(), "/var/tmp", "/dev/shm"} {
 		f, err := os.CreateTemp(d, "hone-host-mark-")

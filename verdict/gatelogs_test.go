@@ -13,6 +13,7 @@ import (
 // more after it: the summary quotes the assertion, not "exit status 1" or
 // the last kilobyte, and the stored log holds every byte.
 func TestFailingAssertionDeepInALongLogIsFoundAndKept(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	ctx := context.Background()
 	f.repin(f.patch(map[string]func(string) string{"test.sh": func(string) string {
@@ -94,6 +95,7 @@ func TestFailureLine(t *testing.T) {
 // A stream longer than [ledger] gate_log_size keeps its start and its
 // end, with the cut marked, in the stored archive as in the entry.
 func TestLongLogIsCutToTheCapWithTheCutMarked(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", "[ledger]\ngate_log_size = \"64KiB\"\n"+cToml)
 	f.repin(f.patch(map[string]func(string) string{"test.sh": func(string) string {
 		return "#!/bin/sh\ni=0\nwhile [ $i -lt 8000 ]; do echo \"line $i ........................................\"; i=$((i+1)); done\necho 'FAIL: the end' >&2\nexit 1\n"

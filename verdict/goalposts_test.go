@@ -18,6 +18,7 @@ import (
 // the pin's commit, so the wrong answer is still caught, and the verdict
 // says the working tree's file changed nothing.
 func TestUncommittedGateDeletionCannotPassAWrongAnswer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real verdict")
 	}
@@ -52,6 +53,7 @@ func TestUncommittedGateDeletionCannotPassAWrongAnswer(t *testing.T) {
 // writes a proposal pinned there: the protected tip never named that pin,
 // so the verdict is error (stale-pin), flagged, and nothing of it ran.
 func TestAgentCommitAsPinIsStale(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	root := f.ws.Root
 	i := strings.Index(cToml, "  [[targets.c.gates]]")

@@ -18,7 +18,8 @@ import (
 // layout gets pairs, each side's layouts are four binaries, and the
 // stored entry recomputes to the same figures.
 func TestVerdictPairsInterleaveFourLayouts(t *testing.T) {
-	f := newFixture(t, "ctarget", "c", cToml)
+	t.Parallel()
+	f := newFixture(t, "ctarget", "c", fourLayouts(cToml))
 	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), "b2b2b2b2b2b2b2b2", "do a quarter of the walks")
 	e, err := Run(context.Background(), f.ws, "b2b2b2b2b2b2b2b2", Options{})
 	if err != nil {
@@ -73,7 +74,8 @@ func layoutsOf(r *LayoutReport) []build.Layout {
 
 // A target that opts out is judged on its plain builds, and says so.
 func TestOptedOutTargetIsOneLayout(t *testing.T) {
-	f := newFixture(t, "ctarget", "c", strings.Replace(cToml, "max_pairs = 10\n", "max_pairs = 10\nlayouts = 1\n", 1))
+	t.Parallel()
+	f := newFixture(t, "ctarget", "c", strings.Replace(fourLayouts(cToml), "max_pairs = 10\n", "max_pairs = 10\nlayouts = 1\n", 1))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
 	var text strings.Builder

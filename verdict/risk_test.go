@@ -32,6 +32,7 @@ func wantRisk(t *testing.T, e *Entry, want ...string) {
 // -Ofast asked for by a pragma that a pasted _Pragma operator makes: the
 // preprocessed source shows it.
 func TestOfastBehindAPastedPragmaNeedsReview(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real verdict")
 	}
@@ -42,6 +43,7 @@ func TestOfastBehindAPastedPragmaNeedsReview(t *testing.T) {
 
 // An asm statement whose keyword a macro pastes together.
 func TestAsmBehindAMacroNeedsReview(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real verdict")
 	}
@@ -53,6 +55,7 @@ func TestAsmBehindAMacroNeedsReview(t *testing.T) {
 // A thread started through a function pointer to a pasted name: the
 // preprocessed source and the binary's imports both show it.
 func TestThreadThroughAFunctionPointerNeedsReview(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real verdict")
 	}

@@ -15,6 +15,7 @@ import (
 // Run records the verdict with its note, and Recompute reproduces it from
 // the stored samples alone.
 func TestRunRecordsAndRecomputes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	ctx := context.Background()
 	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 2")}), "a1a1a1a1a1a1a1a1", "do half the walks")
@@ -66,6 +67,7 @@ func TestRunRecordsAndRecomputes(t *testing.T) {
 }
 
 func TestRunUnknownPatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	_, err := Run(context.Background(), f.ws, "nope", Options{})
 	if !errs.Is(err, errs.NotFound) {
@@ -78,6 +80,7 @@ func TestRunUnknownPatch(t *testing.T) {
 // far, it is the attempt's outcome, and the patch is not judged again
 // without a person's reason. Its checkouts are gone.
 func TestCancelWhenLosingIsRecorded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	id := "b2b2b2b2b2b2b2b2"
 	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 5")}), id, "one more walk")
@@ -151,6 +154,7 @@ func TestProtocolMayOnlyTighten(t *testing.T) {
 // A person may judge a patch again with a reason: the new verdict pools
 // its samples with the earlier one's, on the same input seed, and links it.
 func TestRejudgePoolsOnTheSameSeed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real verdicts")
 	}
@@ -182,6 +186,7 @@ func TestRejudgePoolsOnTheSameSeed(t *testing.T) {
 // An error blames the environment: the patch may be judged again as is,
 // on the same seed and the same setups, with no reason needed.
 func TestErrorMayRunAgainOnTheSameSeed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real verdicts")
 	}
@@ -211,6 +216,7 @@ func TestErrorMayRunAgainOnTheSameSeed(t *testing.T) {
 
 // The runner judges each pending proposal once.
 func TestPendingJudgesEachProposalOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real verdicts")
 	}

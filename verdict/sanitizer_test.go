@@ -8,9 +8,11 @@ import (
 	"github.com/hone-perf/hone/ledger"
 )
 
+// layouts = 1: the sanitizer gate is the subject, not code layout.
 const listToml = `[bench]
 pairs = 5
 max_pairs = 10
+layouts = 1
 
 [targets.l]
 build = "cc -O2 -g -o $HONE_OUT/prog prog.c"
@@ -61,6 +63,7 @@ var onePass = replace(`static long drop_last(struct item *head) {
 // reads freed memory is rejected by an address gate, in a real verdict,
 // which names the first frame and keeps the whole report.
 func TestUseAfterFreeThatPassesItsUnitTestIsRejectedByAnAddressGate(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	ctx := context.Background()
@@ -99,6 +102,7 @@ func TestUseAfterFreeThatPassesItsUnitTestIsRejectedByAnAddressGate(t *testing.T
 // A bug the pin already has is not the patch's fault: the baseline's
 // sanitizer build reports the same, and the verdict is an error.
 func TestUseAfterFreeAlreadyAtThePinIsTheBaselinesFault(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	f.repin(f.patch(map[string]func(string) string{"prog.c": onePass}))
@@ -114,6 +118,7 @@ func TestUseAfterFreeAlreadyAtThePinIsTheBaselinesFault(t *testing.T) {
 // that the test script passes, still fails the gate: the report counts,
 // not the status.
 func TestCandidateCannotPassAnAddressGateByExitingZeroAfterTheReport(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	quiet := func(s string) string {
@@ -131,6 +136,7 @@ func TestCandidateCannotPassAnAddressGateByExitingZeroAfterTheReport(t *testing.
 // The same one-pass idea done right (the value read before the free)
 // passes both gates.
 func TestHonestOnePassPassesTheAddressGate(t *testing.T) {
+	t.Parallel()
 	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	right := func(s string) string {

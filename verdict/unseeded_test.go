@@ -11,6 +11,7 @@ import (
 // whose commands never see the seed: the 4x patch stands for it here (its
 // output equals the baseline's either way), and is not accepted.
 func TestPrecomputedAnswersOnAnUnseededTargetAreNeverAccepted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real verdicts")
 	}

@@ -15,6 +15,7 @@ import (
 )
 
 func TestMuchFasterIsAccepted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
@@ -39,6 +40,7 @@ func TestMuchFasterIsAccepted(t *testing.T) {
 }
 
 func TestSlowerIsRegressed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 8")}), Options{})
 	f.want(e, ledger.VerdictRejectedBench, ReasonRegressed)
@@ -46,6 +48,7 @@ func TestSlowerIsRegressed(t *testing.T) {
 
 // A comment changes nothing the instructions tier can see.
 func TestCommentOnlyIsNoChange(t *testing.T) {
+	t.Parallel()
 	// Valgrind starts slowly; a smaller workload keeps the test quick.
 	f := newFixture(t, "ctarget", "c", strings.Replace(strings.Replace(cToml, `run = "$HONE_OUT/prog {seed}"
 `, `run = "$HONE_OUT/prog --small {seed}"
@@ -59,6 +62,7 @@ func TestCommentOnlyIsNoChange(t *testing.T) {
 }
 
 func TestBrokenUnitTestIsRejectedGate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("? 0 : 1", "? 1 : 0")}), Options{})
 	f.want(e, ledger.VerdictRejectedGate, ReasonGateFailed)
@@ -71,6 +75,7 @@ func TestBrokenUnitTestIsRejectedGate(t *testing.T) {
 }
 
 func TestChangedOutputFailsEquivalence(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace(`printf("%llu\n", r)`, `printf("%llu\n", r + 1)`)}), Options{})
 	f.want(e, ledger.VerdictRejectedGate, ReasonGateFailed)
@@ -101,6 +106,7 @@ func TestHangingGateIsKilledWithGrandchildren(t *testing.T) {
 }
 
 func TestNetworkIsDeniedInGates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"test.sh": replace("--selftest", "--dial")}), Options{})
 	f.want(e, ledger.VerdictRejectedGate, ReasonGateFailed)
@@ -114,6 +120,7 @@ func TestNetworkIsDeniedInGates(t *testing.T) {
 }
 
 func TestCandidateBuildFailureIsRejectedGate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("int main", "int main oops")}), Options{})
 	f.want(e, ledger.VerdictRejectedGate, ReasonGateFailed)
@@ -124,6 +131,7 @@ func TestCandidateBuildFailureIsRejectedGate(t *testing.T) {
 
 // A gate already failing at the pin is the baseline's fault, not the patch's.
 func TestGateBrokenAtPinIsError(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "ctarget", "c", strings.Replace(cToml, `run = "sh ./test.sh"`, `run = "false"`, 1))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictError, ReasonBaseline)
@@ -131,6 +139,7 @@ func TestGateBrokenAtPinIsError(t *testing.T) {
 
 // A faster Go patch that adds a goroutine needs a human.
 func TestGoRiskSignalNeedsHumanReview(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a Go target's first build in the jail compiles the standard library")
 	}

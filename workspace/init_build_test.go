@@ -38,6 +38,7 @@ func TestInitWritesCommandsThatWorkInTheJail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sample, func(t *testing.T) {
+			t.Parallel() // each sample has its own repository and folders
 			start := time.Now()
 			files := sample(t, tt.sample)
 			dir := testgit.NewRepo(t, files)
