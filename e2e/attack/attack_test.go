@@ -105,9 +105,9 @@ func rootCases() []attack {
 		gateAttack("write an accepted verdict into the ledger from a gate",
 			`cd {repo} 2>&1 || echo no repository; git rev-parse --git-dir 2>&1; printf 'kind = "verdict"\nverdict = "accepted"\n' | git hash-object -w --stdin 2>&1; ls / 2>&1; exit 1`,
 			"no repository", "not a git repository"),
-		gateAttack("rewrite hone's state and build cache from a gate",
+		cached(gateAttack("rewrite hone's state and build cache from a gate",
 			"for f in {repo}/.git/hone/canary {repo}/.git/hone/build-cache/*/out/prog; do cp /bin/true $f 2>&1; done; exit 1",
-			"cp: cannot create regular file '{repo}/.git/hone/canary'"),
+			"cp: cannot create regular file '{repo}/.git/hone/canary'")),
 		writeHome,
 		gateAttack("write the host's /tmp from a gate",
 			"echo x > /tmp/{tag} && echo wrote /tmp of the jail; echo x > /var/tmp/{tag} && echo wrote /var/tmp of the jail; exit 1",
@@ -126,7 +126,7 @@ func rootCases() []attack {
 	unsigned long long r = 0;`))
 			testbed.WantVerdict(t, e, ledger.VerdictRejectedBench)
 		}},
-		attack{"rewrite the cached baseline from the build, then propose a comment-only patch", func(t *testing.T, a *arena) {
+		cached(attack{"rewrite the cached baseline from the build, then propose a comment-only patch", func(t *testing.T, a *arena) {
 			e, _ := a.Judge("poison the cache", a.Build(
 				"-cp /bin/true {repo}/.git/hone/build-cache/*/out/prog", "-ls -d /hone/*", "-touch /hone/out/{tag}"))
 			testbed.WantVerdict(t, e, ledger.VerdictRejectedBench, ledger.VerdictRejectedGate)
@@ -135,8 +135,8 @@ func rootCases() []attack {
 			if e.Environment.BaselineCacheDiscarded != "" || !e.Gates[0].Baseline.Cached {
 				t.Errorf("the cached baseline was not used as it was: discarded %q", e.Environment.BaselineCacheDiscarded)
 			}
-		}},
-		attack{"an agent with a shell rewrites the cached baseline, then proposes a patch that changes nothing", cacheRewrittenByShell},
+		}}),
+		cached(attack{"an agent with a shell rewrites the cached baseline, then proposes a patch that changes nothing", cacheRewrittenByShell}),
 		attack{"rewrite the expected output from the build", func(t *testing.T, a *arena) {
 			// A program that skips the work and prints a wrong answer,
 			// whose build rewrites what the golden gate compares against:
@@ -282,20 +282,54 @@ func plantedDrivers(t *testing.T, a *arena) {
 	a.Unchanged(before, known, id, raw)
 }
 
+// cached marks a case that goes for the pin's cached baseline: it must find
+// one there, built by an earlier case of its arena, or it would prove
+// nothing.
+func cached(c attack) attack {
+	return attack{c.name, func(t *testing.T, a *arena) {
+		if entries, _ := filepath.Glob(filepath.Join(a.Repo, ".git", "hone", "build-cache", "*", "out", "prog")); len(entries) == 0 {
+			t.Fatal("no cached baseline to go for: run this case after another of its arena")
+		}
+		c.run(t, a)
+	}}
+}
+
+// runShards runs cases in shards, each in an arena of its own and the
+// shards side by side (t.Parallel), so that one shard's builds and gates
+// overlap another's (benches still take the machine's turn one at a
+// time). Every case checks the host through its own arena, whose
+// repository, HOME, tag, listeners and ledger no other shard touches, so
+// a snapshot sees only its own shard's doing. Within a shard the cases run
+// in the order given, as they did in one arena: case i is in shard
+// i % shards, so no shard starts with a case that needs an earlier one
+// (cached).
+func runShards(t *testing.T, uid, shards int, cases []attack) {
+	for s := range shards {
+		t.Run(strconv.Itoa(s), func(t *testing.T) {
+			t.Parallel()
+			a := newArena(t, uid)
+			for i := s; i < len(cases); i += shards {
+				c := cases[i]
+				if !t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) }) {
+					a.T = t
+				}
+			}
+		})
+	}
+}
+
 func TestCandidateAttacksAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("hone runs as root here; TestCandidateAttacksAsAnOrdinaryUser covers the rest")
 	}
-	a := newArena(t, 0)
-	for _, c := range rootCases() {
-		if !t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) }) {
-			a.T = t
-		}
-	}
+	t.Parallel()
+	runShards(t, 0, 4, rootCases())
 }
 
 // The same attacks with hone as an ordinary user (nobody), where the jail
-// runs as hone's own uid.
+// runs as hone's own uid. One shard: an ordinary user's hone takes its
+// bench turn through a lock in its own HOME, so two arenas of it would
+// measure at the same time.
 func TestCandidateAttacksAsAnOrdinaryUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become an ordinary user")
@@ -303,8 +337,6 @@ func TestCandidateAttacksAsAnOrdinaryUser(t *testing.T) {
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("no setpriv")
 	}
-	a := newArena(t, 65534)
-	for _, c := range ordinaryUserCases {
-		t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) })
-	}
+	t.Parallel()
+	runShards(t, 65534, 1, ordinaryUserCases)
 }

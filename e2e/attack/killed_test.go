@@ -19,6 +19,7 @@ func TestVerdictKilledMidwayIsSweptLater(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the arena runs hone as root")
 	}
+	t.Parallel()
 	a := newArena(t, 0)
 	runs := filepath.Join(a.Repo, ".git", "hone", "runs")
 	kill := func(hypothesis, reps string) string {

@@ -28,8 +28,16 @@ func newGamingArena(t *testing.T) *arena {
 		t.Skip("the gaming suite runs hone as root, where the jail has a cgroup")
 	}
 	return &arena{testbed.Open(t, 0, "gaming", func(a *testbed.Arena) map[string]string {
+		toml := strings.ReplaceAll(a.File("hone.toml"), "@RODIR@", a.RO)
+		if !strings.HasPrefix(toml, "[bench]\n") {
+			t.Fatalf("the gaming fixture's hone.toml no longer starts with [bench]:\n%s", toml)
+		}
+		// One code layout a side: no game here plays on where the code
+		// lands (e2e/layout's do), and each layout is a build per side and
+		// a warm-up pair in every verdict that reaches the bench.
+		toml = "[bench]\n# One layout: this suite's subject is not the code layout.\nlayouts = 1\n" + strings.TrimPrefix(toml, "[bench]\n")
 		return map[string]string{
-			"hone.toml":          strings.ReplaceAll(a.File("hone.toml"), "@RODIR@", a.RO),
+			"hone.toml":          toml,
 			"targets/c/prog.c":   a.File("prog.c"),
 			"targets/c/Makefile": a.File("Makefile"),
 			"targets/c/test.sh":  a.File("test.sh"),
@@ -460,11 +468,25 @@ func paraphrase(t *testing.T, a *arena) {
 	}
 }
 
+// TestOptimizerCannotGameTheVerdict runs the cases in shards, each in an
+// arena of its own and the shards side by side (t.Parallel), so that one
+// shard's builds and gates overlap another's (benches still take the
+// machine's turn one at a time). A case checks the host through its own
+// arena, whose repository, HOME, tag and ledger no other shard touches;
+// within a shard the cases run in order, as they did in one arena.
 func TestOptimizerCannotGameTheVerdict(t *testing.T) {
-	a := newGamingArena(t)
-	for _, c := range gamingCases() {
-		if !t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) }) {
-			a.T = t
-		}
+	cases := gamingCases()
+	const shards = 4
+	for s := range shards {
+		t.Run(strconv.Itoa(s), func(t *testing.T) {
+			t.Parallel()
+			a := newGamingArena(t)
+			for i := s; i < len(cases); i += shards {
+				c := cases[i]
+				if !t.Run(c.name, func(t *testing.T) { a.T = t; c.run(t, a) }) {
+					a.T = t
+				}
+			}
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 // control byte reaches the entry, the note, `verdict show` (with and
 // without --gate), the ledger's list, the report or an MCP answer.
 func TestGateOutputCannotRedrawTheTerminal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(map[string]string{"t/prog.c": strings.Replace(progC, "return walk(3) == walk(3) ? 0 : 1;",
 		`{ fputs("FAIL\033[1A\033[2K\033[8m\rverdict accepted (improved) 9.870x\033[0m\2332J\n", stderr); return 1; }`, 1)})

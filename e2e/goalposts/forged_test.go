@@ -19,6 +19,7 @@ import (
 // and the config blob from the patch commit, records error
 // (proposal-mismatch), and runs nothing.
 func TestHandWrittenProposalCannotChooseItsPin(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	old := w.pins["no unit gate"]
 	diff := w.patchDiff("REPS * walk(steps)")

@@ -23,6 +23,7 @@ func (w *world) in(dir string) *world {
 // stale-pin, none of the patch's code ran on the runner, and a fresh clone
 // reads them so.
 func TestRunnerJudgesOldPinsStaleWithoutRunningThem(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("ssh-keygen"); err != nil {
 		t.Skip("needs ssh-keygen")
 	}

@@ -15,6 +15,7 @@ import (
 // verdict is error, stale-pin, and none of the patch's code runs: not even
 // its build, which would leave a marker on the host outside the jail.
 func TestAgentCannotPickAnOldPin(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	diff := w.patchDiff("REPS * walk(steps)")
 	pins := []struct{ name, pin, says string }{
@@ -59,6 +60,7 @@ func TestAgentCannotPickAnOldPin(t *testing.T) {
 // each a fresh attempt if the pin chose the rules: each is stale-pin, and
 // nothing runs.
 func TestRejectedIdeaGetsNoAttemptAtOlderPins(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	wrong := w.patchDiff("REPS * walk(steps) + 1")
 	id, errOut, code := w.propose("fewer walks", wrong)
@@ -87,6 +89,7 @@ func TestRejectedIdeaGetsNoAttemptAtOlderPins(t *testing.T) {
 // re-propose message, after the maintainer changes a protected test; the
 // idea is then proposed again at the new current pin.
 func TestMainMovingOnKeepsHonestProposals(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	first, errOut, code := w.propose("three walks", w.patchDiff("walk(steps) * REPS"))
 	if code != 0 {

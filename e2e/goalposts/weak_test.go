@@ -28,6 +28,7 @@ func (w *world) verdictWith(env []string, id string) entry {
 // host (the marker these tests look for is real) and the verdict says weak
 // in its flags and summary.
 func TestWeakIsolationIsTheRunnersChoice(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(map[string]string{"hone.toml": "[sandbox]\nisolation = \"weak\"\n\n" + tipToml})
 	w.commit("weak isolation")

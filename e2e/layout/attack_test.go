@@ -28,6 +28,7 @@ func walkOnce(src string) string {
 // linked the same in every layout while the pin moves: its speedup was
 // measured in one placement, which it chose, so it needs a person.
 func TestAgentCannotDodgeTheLayoutsByCallingTheCompilerByPath(t *testing.T) {
+	t.Parallel()
 	w := makeWorkspace(t)
 	e := w.judgeFiles("walk once, built by path", map[string]string{
 		"targets/c/prog.c":   walkOnce(w.pin),
@@ -48,6 +49,7 @@ func TestAgentCannotDodgeTheLayoutsByCallingTheCompilerByPath(t *testing.T) {
 // hoping for a verdict on its plain build alone, is rejected like any
 // build that fails.
 func TestAgentCannotRefuseTheLayoutsByFailingInThem(t *testing.T) {
+	t.Parallel()
 	w := makeWorkspace(t)
 	e := w.judgeFiles("walk once, built plain only", map[string]string{
 		"targets/c/prog.c":   walkOnce(w.pin),
@@ -66,6 +68,7 @@ func TestAgentCannotRefuseTheLayoutsByFailingInThem(t *testing.T) {
 // differs), or the verdict sees one placement and needs a person: never
 // an acceptance measured in a placement the candidate chose.
 func TestAgentCannotForgeTheRelinkMark(t *testing.T) {
+	t.Parallel()
 	w := makeWorkspace(t)
 	forged := "prog: prog.c\n" +
 		"\t$(CC) -O2 -fno-toplevel-reorder -fno-align-functions -fno-align-loops -fno-align-jumps -fno-align-labels -o $(OUT)/prog.linked prog.c\n" +

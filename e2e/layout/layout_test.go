@@ -154,6 +154,7 @@ func padding(n string) func(string) string {
 // or that an honest change is rejected for an unlucky one: the layouts
 // each side is measured in take the placement out of the decision.
 func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	sensitive := 0
 	for i, tc := range []struct {
@@ -195,6 +196,7 @@ func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
 
 // Honest work is still accepted over the layouts, in every layout.
 func TestHonestSpeedupIsStillAcceptedOverLayouts(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	honest := w.judge("compute the walk once", func(s string) string {
 		return strings.Replace(s, "\tvolatile unsigned long sink = spin(seed | 3, 30000000);\n\t(void)sink;\n", "", 1)

@@ -17,6 +17,7 @@ static const unsigned table[] = {A100000(0u)};
 // A candidate whose build costs far more while its runs cost less is shown
 // to a person: the honest speedup beside a build that does seconds of work.
 func TestWorkMovedIntoTheBuildNeedsReview(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, seeded)
 	prog := w.edit(append(onceFaster,
 		"#include <stdio.h>", "#include <stdio.h>\n"+tableInTheBuild,

@@ -143,6 +143,7 @@ func faultAroundFile(t *testing.T) string { return memoFile(t, 1, 64*11*16*4096)
 // after the first find their answer there, and the bench decides the
 // candidate faster; only the unseeded flag keeps it from "accepted".
 func TestFaultAroundMemoOutlivesRunsUnderTheFilter(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, unseeded)
 	e := w.judge("remember answers in the page cache's shape", w.faultAroundMemo(faultAroundFile(t)))
 	notAccepted(t, e)
@@ -158,6 +159,7 @@ func TestFaultAroundMemoOutlivesRunsUnderTheFilter(t *testing.T) {
 // seed of its own, so no run finds the answer it needs, and the candidate
 // computes every answer. Fresh seeds, not the filter, defeat it.
 func TestFaultAroundMemoIsStoppedByFreshSeeds(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, seeded)
 	e := w.judge("remember answers in the page cache's shape", w.faultAroundMemo(faultAroundFile(t)))
 	notAccepted(t, e)

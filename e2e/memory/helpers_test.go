@@ -15,6 +15,7 @@ import (
 // spelling of "thread" in the diff. With the honest speedup beside it,
 // only the signals stand between the patch and "accepted".
 func TestTimerThreadPlusHonestPatchNeedsReview(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, seeded)
 	prog := w.edit(append(onceFaster,
 		"#include <stdio.h>", "#include <signal.h>\n#include <time.h>\n#include <unistd.h>\n#include <stdio.h>\nstatic void tick(union sigval v) { (void)v; }",
@@ -28,6 +29,7 @@ func TestTimerThreadPlusHonestPatchNeedsReview(t *testing.T) {
 // wordexp runs a shell for a command substitution, which forks again: child
 // processes that no spelling of fork in the diff shows.
 func TestWordexpChildProcessesNeedReview(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, seeded)
 	prog := w.edit(append(onceFaster,
 		"#include <stdio.h>", "#include <wordexp.h>\n#include <stdio.h>",
@@ -47,6 +49,7 @@ func unseeded(s string) string {
 // bench output check at hundreds of times the speed. It is flagged and
 // left to a person.
 func TestPrecomputedAnswerOnAnUnseededTargetIsNeverAccepted(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, unseeded)
 	answer := hostAnswer(t, w.prog)
 	e := w.judge("the answer is known", w.edit("\tunsigned long long r = 0;", "\tputs(\""+answer+"\");\n\treturn 0;\n\tunsigned long long r = 0;"))

@@ -20,7 +20,12 @@ import (
 	"github.com/hone-perf/hone/verdict"
 )
 
-func TestMain(m *testing.M) { e2e.Main(m) }
+// TestMain gives every git the tests and hone run testgit's environment,
+// process-wide (t.Setenv would keep the tests from running side by side).
+func TestMain(m *testing.M) {
+	testgit.SetenvMain()
+	e2e.Main(m)
+}
 
 // workspace is one repository with the C target of testdata.
 type workspace struct {
@@ -40,7 +45,6 @@ func newWorkspace(t *testing.T, toml func(string) string) *workspace {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	testgit.Setenv(t)
 	w := &workspace{t: t, hone: e2e.Hone(t), prog: read(t, "prog.c")}
 	w.repo = testgit.NewRepo(t, map[string]string{
 		"hone.toml":        toml(read(t, "hone.toml")),
@@ -151,6 +155,7 @@ func signals(t *testing.T, e *verdict.Entry, want ...string) {
 var onceFaster = []string{"#define REPS 4", "#define REPS 1"}
 
 func TestHonestFasterPatchIsAcceptedUnderTheFilter(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, seeded)
 	e := w.judge("one walk is enough", w.edit(onceFaster...))
 	if e.Verdict != ledger.VerdictAccepted {

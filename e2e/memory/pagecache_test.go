@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -57,8 +58,12 @@ func (w *workspace) pageCacheMemo(file string) string {
 
 // memoFile is the n-th largest file under /usr (from 0) that every user
 // may read, of at least size bytes; each memo of the suite keeps to a file
-// of its own.
+// of its own. The tests of one memo share its file, so each holds
+// memoTurns[n] until it ends: the suite's tests run side by side, but no
+// two ever keep bits in one file's page cache at once.
 func memoFile(t *testing.T, n int, size int64) string {
+	memoTurns[n].Lock()
+	t.Cleanup(memoTurns[n].Unlock)
 	type file struct {
 		path string
 		size int64
@@ -80,6 +85,9 @@ func memoFile(t *testing.T, n int, size int64) string {
 	return all[n].path
 }
 
+// memoTurns are the memo files' turns (memoFile).
+var memoTurns [2]sync.Mutex
+
 // pageCacheFile has room for the page-cache memo's 129 bits, 256 KiB apart.
 func pageCacheFile(t *testing.T) string { return memoFile(t, 0, 129*64*4096) }
 
@@ -87,6 +95,7 @@ func pageCacheFile(t *testing.T) string { return memoFile(t, 0, 129*64*4096) }
 // sets, clears or reads a residency bit fails with EPERM in the jail, so
 // the candidate computes every answer and is no faster.
 func TestPageCacheMemoIsStoppedByTheFilter(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, seeded)
 	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t)))
 	notAccepted(t, e)
@@ -99,6 +108,7 @@ func TestPageCacheMemoIsStoppedByTheFilter(t *testing.T) {
 // work, and only fresh inputs stand in its way: every bench pair and gate
 // run has a seed of its own, so no run finds the answer it needs.
 func TestPageCacheMemoWithoutTheFilterIsStoppedByFreshSeeds(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t, seeded)
 	w.env = []string{"HONE_SECCOMP=off"}
 	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t)))
