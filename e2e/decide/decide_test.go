@@ -28,10 +28,13 @@ echo "answer $(( ($1 * 7919) % 100003 ))"
 `
 
 // config judges in small batches: the subject is the decision, not the
-// timing.
+// timing. Batches of 3 up to 6 pairs still plan three looks (3, 5, 6).
+// One code layout: the per-pair setups are the subject, not layout, and
+// each layout is a build per side.
 const config = `[bench]
-pairs = 5
-max_pairs = 10
+pairs = 3
+max_pairs = 6
+layouts = 1
 
 [targets.s]
 build = "cp prog.sh $HONE_OUT/prog && chmod +x $HONE_OUT/prog"
@@ -124,11 +127,12 @@ func (r *repo) judge(hypothesis, loop string) *verdict.Entry {
 }
 
 // A candidate that makes the workload crawl (here: a 20 s sleep in every
-// run, where the bench timeout would allow 10 minutes a run, for up to 22
+// run, where the bench timeout would allow 10 minutes a run, for up to 14
 // runs) is stopped at slow_factor times the baseline's median and
 // rejected for it: the verdict costs seconds, not the hours the timeout
 // allows.
 func TestSlowCandidateCostsSecondsNotHours(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	e := r.judge("sleeping is cheaper than looping", "sleep 20")
 	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != verdict.ReasonSlow || !strings.Contains(e.Detail, "slow_factor") {
@@ -138,7 +142,7 @@ func TestSlowCandidateCostsSecondsNotHours(t *testing.T) {
 	// their own timeouts); then one baseline run sets the limit and the
 	// candidate's first bench run is cut before its sleep ends, however
 	// busy the machine. Without the cut the bench alone would sleep 20 s
-	// in each of 11 runs.
+	// in each of 7 runs.
 	g := e.Gates[len(e.Gates)-1]
 	if g.Name != "bench" || g.Candidate == nil || !g.Candidate.TimedOut || g.Candidate.WallSeconds >= 20 {
 		t.Errorf("the slow bench run was not cut: %+v %+v", g, g.Candidate)
@@ -152,6 +156,7 @@ func TestSlowCandidateCostsSecondsNotHours(t *testing.T) {
 // from pair to pair (no longer an error), every candidate run matches its
 // own pair's baseline run, and every seed, padding and output is recorded.
 func TestEveryPairGetsAFreshInput(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	e := r.judge("the same loop, spelled differently", "while [ $i -lt 3000 ]; do i=$((i + 1)); done")
 	if e.Verdict == ledger.VerdictError || e.Verdict == ledger.VerdictRejectedGate || e.Bench == nil {

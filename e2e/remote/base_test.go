@@ -11,6 +11,7 @@ import (
 // old tip may change what judges pushes. A maintainer's signed change goes
 // through, and the runner loop still judges and pushes.
 func TestAgentCannotPushMainWithItsOwnSigner(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 4)
 	agent := w.clone("agent", "agent")
 	before := w.serverRefs()

@@ -10,6 +10,7 @@ import (
 // the verdict word changed: the server refuses both, and a fresh clone's
 // `git log --notes=hone` shows only the runner's line.
 func TestAgentCannotForgeANote(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 4)
 	agent := w.clone("agent", "agent")
 	id := w.propose(agent, `puts("2");`, "print two")
@@ -49,6 +50,7 @@ func TestAgentCannotForgeANote(t *testing.T) {
 // do not stop the runner: it records one error verdict saying why the
 // proposal could not be judged, exits 0 and pushes.
 func TestStrayLedgerFilesAreRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 4)
 	agent := w.clone("agent", "agent")
 	id := w.propose(agent, `puts("2");`, "print two")
@@ -84,6 +86,7 @@ func TestStrayLedgerFilesAreRefused(t *testing.T) {
 // saying why, judge the other proposal, exit 0 and push; the next loop has
 // nothing left to judge.
 func TestAProposalWithoutItsPatchRefDoesNotStopTheRunner(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 4)
 	agent := w.clone("agent", "agent")
 	orphan := w.propose(agent, `puts("2");`, "print two")

@@ -12,6 +12,7 @@ import (
 // refuses both; the runner judges the patch once, recording the honest
 // proposal's hypothesis.
 func TestAgentCannotProposeAnothersPatchAgain(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 4)
 	honest := w.clone("honest", "honest")
 	id := w.propose(honest, `puts("2");`, "print two")

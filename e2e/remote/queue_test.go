@@ -15,6 +15,7 @@ import (
 // [guard] max_queued = 2: the honest proposal is judged first, the
 // attacker gets two turns, and its third waits.
 func TestBackdatedSlowProposalsDoNotStarveAnHonestAgent(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 2)
 	honest := w.clone("honest", "honest")
 	id := w.propose(honest, `puts("2");`, "print two")
@@ -26,7 +27,7 @@ func TestBackdatedSlowProposalsDoNotStarveAnHonestAgent(t *testing.T) {
 	push := []string{"git", "push", "origin", "hone/ledger"}
 	var slow []string
 	for n := 1; n <= 3; n++ {
-		sid := w.propose(agent, fmt.Sprintf(`usleep(%d); puts("1");`, 200000+n), fmt.Sprintf("sleep %d", n))
+		sid := w.propose(agent, fmt.Sprintf(`usleep(%d); puts("1");`, 50000+n), fmt.Sprintf("sleep %d", n))
 		slow = append(slow, sid)
 		_, body := w.entry(agent, "proposal", sid)
 		p, backdated := rewrite(body, n)
@@ -62,6 +63,7 @@ func TestBackdatedSlowProposalsDoNotStarveAnHonestAgent(t *testing.T) {
 // refuses it; hone ledger push, which merges onto the server's tip, goes
 // through, and the runner judges the proposal that arrived first first.
 func TestAMergeCannotPutItsOwnEntriesFirst(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 4)
 	agent := w.clone("agent", "agent")
 	mine := w.propose(agent, `puts("4");`, "print four")

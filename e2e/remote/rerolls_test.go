@@ -13,6 +13,7 @@ import (
 // before it), they still get one verdict: the runner judges each patch
 // commit once and says which ids it skipped.
 func TestEightPatchIDsForOneCommitGetOneVerdict(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "main", 20)
 	agent := w.clone("agent", "agent")
 	id := w.propose(agent, `puts("2");`, "print two")

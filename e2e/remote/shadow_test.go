@@ -10,6 +10,7 @@ import (
 // each holding its own key in allowed_signers: the server refuses both, so
 // neither can become what the pin or the protected base names.
 func TestAgentCannotShadowAPinnedTagOrCommit(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "v1", 4)
 	agent := w.clone("agent", "agent")
 	before := w.serverRefs()
