@@ -192,6 +192,14 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 		return s.Spec(t.Bench.Run+"\n"+spinLoop(n), 0)
 	}
 	base, twin := spin(built[0], 0), spin(built[1], 0)
+	// One turn of the machine for the sizing and every session: the
+	// slowdown is sized on the same quiet machine it is injected on, and
+	// a calibration waits for the machine once, not once a session.
+	turn, err := benchTurn(ctx, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	defer turn.Release()
 	sized := time.Now()
 	perIter, workload, err := measureSpin(ctx, m, build.WithSeed(base, seed), proto.Metric)
 	if err != nil {
@@ -237,6 +245,7 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 			stats.add(b)
 		}
 	}
+	turn.Release()
 	c.AA.finish()
 	for i := range c.Injected {
 		c.Injected[i].finish()
@@ -261,14 +270,10 @@ func Calibrate(ctx context.Context, ws *workspace.Workspace, target string, opts
 	return c, nil
 }
 
-// session runs one calibration session's bench: a run that fails stops
-// the calibration, whose sessions all run the pin.
+// session runs one calibration session's bench, in a turn of the machine
+// its caller holds: a run that fails stops the calibration, whose sessions
+// all run the pin.
 func session(ctx context.Context, br *benchRun) (*Bench, error) {
-	turn, err := benchTurn(ctx, br.progress)
-	if err != nil {
-		return nil, err
-	}
-	defer turn.Release()
 	b, fail, err := br.run(ctx)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,11 @@ func layoutSessions(ctx context.Context, run *build.Run, m measurer, proto works
 			specs[i] = append(specs[i], spin(s))
 		}
 	}
+	turn, err := benchTurn(ctx, progress)
+	if err != nil {
+		return nil, err
+	}
+	defer turn.Release()
 	stats := &SessionStats{}
 	for i := range sessions {
 		p := proto

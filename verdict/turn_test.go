@@ -116,3 +116,62 @@ func TestABenchLockLinkIsNeverWrittenThrough(t *testing.T) {
 		t.Errorf("the link's target now holds %q", b)
 	}
 }
+
+// A calibration measures in one turn of the machine: its sizing runs and
+// every session wait for another hone's turn once, and none of them runs
+// until that turn ends.
+func TestACalibrationWaitsForTheMachineOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real bench sessions")
+	}
+	path := filepath.Join(t.TempDir(), "bench.lock")
+	t.Setenv(BenchLockEnv, path)
+	f := newFixture(t, "ctarget", "c", cToml)
+	other, err := lock.Acquire(context.Background(), path, "measure on this machine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		waits    int
+		measured bool
+		waited   = make(chan struct{})
+	)
+	done := make(chan error, 1)
+	var c *CalibrationEntry
+	go func() {
+		var err error
+		c, err = Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 2, Inject: []float64{0.5}, Progress: func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch p.Phase {
+			case turnPhase:
+				if waits++; waits == 1 {
+					close(waited)
+				}
+			case "estimate", "bench":
+				measured = true
+			}
+		}})
+		done <- err
+	}()
+	select {
+	case <-waited:
+	case err := <-done:
+		t.Fatalf("the calibration ended without waiting for the turn another hone holds: %v", err)
+	}
+	time.Sleep(2 * time.Second)
+	mu.Lock()
+	early := measured
+	mu.Unlock()
+	other.Release()
+	if early {
+		t.Fatal("the calibration measured while another hone held the machine's turn")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if waits != 1 || c.AA.Sessions != 2 || len(c.Injected) != 1 || c.Injected[0].Sessions != 2 {
+		t.Errorf("waited for the machine %d times (want once); A/A %+v, injected %+v", waits, c.AA, c.Injected)
+	}
+}
