@@ -1,10 +1,13 @@
 package ledger_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/testgit"
@@ -291,4 +294,35 @@ func TestLinkedWorktreeSharesTheLedger(t *testing.T) {
 		t.Fatalf("the cache is not in the common git directory: %v", err)
 	}
 	assertSound(t, dir, openLedger(t, wt))
+}
+
+// A new tip whose tree adds no file (a merge that brings no entry, as a
+// pull's realign makes) keeps the body of the index it was refreshed from,
+// which may be the mapped cache file: the mapping must live as long as
+// any index that reads it. It was unmapped with the old index, and the
+// next query read freed memory (hone mcp died of a SIGSEGV in a fleet ask).
+func TestAnIndexRefreshedToATipThatAddsNothingKeepsItsMapping(t *testing.T) {
+	dir := newRepo(t)
+	appendProfiles(t, openLedger(t, dir), "a", 3)
+	if _, err := openLedger(t, dir).List(ctx, ledger.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh Ledger maps the cache file the List above wrote.
+	l := openLedger(t, dir)
+	if all, err := l.List(ctx, ledger.Filter{}); err != nil || len(all) != 3 {
+		t.Fatalf("List = %d, %v", len(all), err)
+	}
+	for i := range 3 {
+		tip := testgit.Git(t, dir, "rev-parse", "hone/ledger")
+		next := testgit.Git(t, dir, "commit-tree", "-p", tip, "-m", fmt.Sprintf("merge %d", i), "hone/ledger^{tree}")
+		testgit.Git(t, dir, "update-ref", "refs/heads/hone/ledger", next, tip)
+		for range 2 {
+			if all, err := l.List(ctx, ledger.Filter{}); err != nil || len(all) != 3 {
+				t.Fatalf("List after a tip that adds nothing = %d, %v", len(all), err)
+			}
+			// The old index is gone: let its mapping's cleanup run.
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }

@@ -57,6 +57,11 @@ func (l *Ledger) index(ctx context.Context) (*index, error) {
 	ix := &index{tip: tip, tree: tree}
 	if clean {
 		ix.body = mergeLines(cached.body, lines)
+		if len(lines) == 0 {
+			// The body is the cached one's, which may be the mapped file:
+			// the mapping must outlive the old index.
+			ix.src = cached.src
+		}
 	} else {
 		ix.body = bytes.Join(lines, nil)
 	}
@@ -104,7 +109,8 @@ func (l *Ledger) linesOf(ctx context.Context, tip plumbing.Hash, files []file) (
 	return out, nil
 }
 
-// mergeLines adds lines (in path order) to a body in path order.
+// mergeLines adds lines (in path order) to a body in path order. With no
+// lines it is body itself, which may point into a mapped file.
 func mergeLines(body []byte, lines [][]byte) []byte {
 	if len(lines) == 0 {
 		return body
