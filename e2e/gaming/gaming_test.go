@@ -1,17 +1,21 @@
 package gaming
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
-	"github.com/hone-perf/hone/e2e/testbed"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hone-perf/hone/e2e/testbed"
+	"github.com/hone-perf/hone/internal/lock"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 )
@@ -28,16 +32,9 @@ func newGamingArena(t *testing.T) *arena {
 		t.Skip("the gaming suite runs hone as root, where the jail has a cgroup")
 	}
 	return &arena{testbed.Open(t, 0, "gaming", func(a *testbed.Arena) map[string]string {
-		toml := strings.ReplaceAll(a.File("hone.toml"), "@RODIR@", a.RO)
-		if !strings.HasPrefix(toml, "[bench]\n") {
-			t.Fatalf("the gaming fixture's hone.toml no longer starts with [bench]:\n%s", toml)
-		}
-		// One code layout a side: no game here plays on where the code
-		// lands (e2e/layout's do), and each layout is a build per side and
-		// a warm-up pair in every verdict that reaches the bench.
-		toml = "[bench]\n# One layout: this suite's subject is not the code layout.\nlayouts = 1\n" + strings.TrimPrefix(toml, "[bench]\n")
 		return map[string]string{
-			"hone.toml":          toml,
+			// No game here plays on where the code lands (e2e/layout's do).
+			"hone.toml":          testbed.OneLayout(t, strings.ReplaceAll(a.File("hone.toml"), "@RODIR@", a.RO)),
 			"targets/c/prog.c":   a.File("prog.c"),
 			"targets/c/Makefile": a.File("Makefile"),
 			"targets/c/test.sh":  a.File("test.sh"),
@@ -426,22 +423,36 @@ func shopProtocol(t *testing.T, a *arena) {
 // again without a person's reason.
 func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
 	id := a.proposeTo("c", strconv.Itoa(reps)+" walks, cancelled "+sig.String(), a.Diff(a.Prog("#define REPS 4", "#define REPS "+strconv.Itoa(reps))))
+	// The test holds the bench turn this verdict waits for, so the signal
+	// finds it past its gates and short of a decision however quick the
+	// machine: in one layout a quiet machine judged it within two seconds.
+	turn := filepath.Join(t.TempDir(), "bench.lock")
+	held, err := lock.Acquire(context.Background(), turn, "hold the verdict before its bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
 	cmd := a.Command(a.Hone, "verdict", id)
+	cmd.Env = append(cmd.Env, verdict.BenchLockEnv+"="+turn)
+	progress := &lockedBuffer{}
+	cmd.Stderr = progress
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(a.MustHone("ledger", "list", "--all", "--patch", id), " started ") {
+	deadline := time.Now().Add(5 * time.Minute)
+	for !strings.Contains(progress.String(), "wait for the machine") {
 		if time.Now().After(deadline) {
-			t.Fatal("no started entry")
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the verdict never waited for the bench turn:\n%s", progress)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// Into the gates or the bench.
-	time.Sleep(2 * time.Second)
+	if !strings.Contains(a.MustHone("ledger", "list", "--all", "--patch", id), " started ") {
+		t.Fatal("no started entry")
+	}
 	cmd.Process.Signal(sig)
-	err := cmd.Wait()
-	if err == nil {
+	if err := cmd.Wait(); err == nil {
 		t.Fatal("the verdict finished before it was interrupted")
 	}
 	a.MustHone("gc")
@@ -489,4 +500,22 @@ func TestOptimizerCannotGameTheVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuffer is a process's stderr that the test reads while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -206,14 +206,10 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 		}
 		t.Logf("%s", text)
 	}
-	// arena is the arena a, for subtest t.
-	arena := func(t *testing.T) *testbed.Arena {
-		return &testbed.Arena{T: t, Hone: a.Hone, Repo: a.Repo, Home: a.Home, Tmp: a.Tmp}
-	}
 
 	t.Run("CommentOnlyIsRejected", func(t *testing.T) {
 		t.Parallel()
-		a := arena(t)
+		a := a.For(t)
 		e := patch(a, "a comment only", "func BigComma(bin *big.Int) string {", "// BigComma keeps every digit.\nfunc BigComma(bin *big.Int) string {")
 		// Never accepted, and measured near 1. On a busy machine a harness's
 		// CPU time per iteration moves by 5-15%, and a comment moves every
@@ -228,7 +224,7 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 
 	t.Run("FastPathIsAccepted", func(t *testing.T) {
 		t.Parallel()
-		a := arena(t)
+		a := a.For(t)
 		e := patch(a, "an int64 is formatted by Comma, without big.Int division", "func BigComma(bin *big.Int) string {\n\tb := new(big.Int).Set(bin)", bigCommaFastPath)
 		if e.Verdict != ledger.VerdictAccepted {
 			t.Fatalf("fast path: %s (%s): %s", e.Verdict, e.Reason, e.Detail)

@@ -85,11 +85,16 @@ func AttackFile(t *testing.T, name string) string {
 }
 
 // New makes the attack suite's workspace for hone running as uid (0
-// or 65534).
+// or 65534), in one code layout a side: what its attacks go for (the
+// host, the repository, hone's state, the network, answers kept between
+// runs) does not depend on where the code lands (e2e/layout attacks the
+// layouts), and with one layout every bench run of a side shares one
+// build, which only helps an attack that keeps its answer beside the
+// program.
 func New(t *testing.T, uid int) *Arena {
 	return Open(t, uid, "attack", func(a *Arena) map[string]string {
 		return map[string]string{
-			"hone.toml":                    strings.ReplaceAll(AttackFile(t, "hone.toml"), "@RODIR@", a.RO),
+			"hone.toml":                    OneLayout(t, strings.ReplaceAll(AttackFile(t, "hone.toml"), "@RODIR@", a.RO)),
 			"targets/c/prog.c":             AttackFile(t, "prog.c"),
 			"targets/c/Makefile":           AttackFile(t, "Makefile"),
 			"targets/c/test.sh":            AttackFile(t, "test.sh"),
@@ -97,6 +102,19 @@ func New(t *testing.T, uid int) *Arena {
 			"targets/c/testdata/expected":  a.expected(),
 		}
 	})
+}
+
+// OneLayout sets [bench] layouts = 1 in toml, a fixture's hone.toml that
+// starts with its [bench] table: for suites whose subject is not the code
+// layout, where each layout would be a build per side and a warm-up pair
+// in every verdict that reaches the bench.
+func OneLayout(t *testing.T, toml string) string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(toml, "[bench]\n")
+	if !ok {
+		t.Fatalf("the fixture's hone.toml no longer starts with [bench]:\n%s", toml)
+	}
+	return "[bench]\n# One layout: this suite's subject is not the code layout.\nlayouts = 1\n" + rest
 }
 
 // Open makes a shared workspace, whose files (path -> content) come
@@ -218,6 +236,13 @@ func (a *Arena) expected() string {
 	os.Remove(exe)
 	os.Remove(src)
 	return string(out)
+}
+
+// For is the arena as subtest t sees it, for subtests that run side by
+// side in one arena: every field but T is a's (Dialed counts apart).
+func (a *Arena) For(t *testing.T) *Arena {
+	return &Arena{T: t, UID: a.UID, Hone: a.Hone, Repo: a.Repo, Home: a.Home, Tmp: a.Tmp, RO: a.RO,
+		Tag: a.Tag, Secret: a.Secret, Port: a.Port, SkipCache: a.SkipCache, Dir: a.Dir}
 }
 
 // Command runs name as the arena's user, in the repository.
