@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +15,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/verdict"
-	honews "github.com/hone-perf/hone/workspace"
 )
 
 func TestMain(m *testing.M) { e2e.Main(m) }
@@ -133,42 +130,14 @@ func newWorkspace(t *testing.T) *workspace {
 	return w
 }
 
-// buildPin builds the pin as a verdict's baseline, in process as gowarm
-// builds its module, which leaves it in the repository's build cache: the
-// cases, judged side by side, then each find it there instead of all
-// building it at once. Each candidate is still built cold, on the pin's
-// trusted Go cache, as it would be after any earlier verdict of the pin.
+// buildPin builds the pin as a verdict's baseline (gowarm.BuildPin),
+// which leaves it in the repository's build cache: the cases, judged side
+// by side, then each find it there instead of all building it at once.
+// Each candidate is still built cold, on the pin's trusted Go cache, as it
+// would be after any earlier verdict of the pin.
 func (w *workspace) buildPin() {
 	w.t.Helper()
-	ctx := context.Background()
-	err := func() error {
-		ws, err := honews.Open(w.repo)
-		if err != nil {
-			return err
-		}
-		target, err := ws.Target("m")
-		if err != nil {
-			return err
-		}
-		pin, err := ws.Repo.ResolveCommit(ctx, "main")
-		if err != nil {
-			return err
-		}
-		run, err := build.Start(ctx, ws.Repo, target, ws.Config.Sandbox, "pin", false)
-		if err != nil {
-			return err
-		}
-		defer run.Close()
-		s, err := run.Build(ctx, build.Baseline, pin)
-		if err != nil {
-			return err
-		}
-		if !s.OK() {
-			return fmt.Errorf("the pin does not build: %s", s.Describe())
-		}
-		return nil
-	}()
-	if err != nil {
+	if _, err := gowarm.BuildPin(context.Background(), w.repo, "m", "main"); err != nil {
 		w.t.Fatalf("building the pin: %v", err)
 	}
 }

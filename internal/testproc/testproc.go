@@ -87,10 +87,15 @@ func CopyExecutable(t testing.TB, dst string) {
 // Main is the TestMain of a package whose tests start hone's executable
 // (the test binary) as one of the programs registered with internal/reexec
 // (the jail's meter, the differential driver, the Go cache program):
-// reexec.Init first, then the tests.
-func Main(m *testing.M) {
+// reexec.Init first, then each of setup (in the test process only: a
+// package whose tests run in parallel sets its environment here, not with
+// t.Setenv), then the tests.
+func Main(m *testing.M, setup ...func()) {
 	if reexec.Init() {
 		return
+	}
+	for _, f := range setup {
+		f()
 	}
 	os.Exit(m.Run())
 }

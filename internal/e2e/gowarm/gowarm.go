@@ -186,31 +186,42 @@ func buildModule(ctx context.Context, tmp, goroot string) (string, error) {
 			return "", fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	ws, err := workspace.Open(tmp)
+	ws, err := BuildPin(ctx, tmp, "w", "HEAD")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("the warm-up module: %w", err)
 	}
-	t, err := ws.Target("w")
+	return ws.Repo.StatePath(build.GoCacheName(workspace.IsolationFull)), nil
+}
+
+// BuildPin builds target's pin (ref) in the workspace at dir, in process,
+// as a verdict's baseline: the build lands in the repository's build cache
+// and fills its trusted Go cache, so verdicts run after it find both warm.
+func BuildPin(ctx context.Context, dir, target, ref string) (*workspace.Workspace, error) {
+	ws, err := workspace.Open(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	pin, err := ws.Repo.ResolveCommit(ctx, "HEAD")
+	t, err := ws.Target(target)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	run, err := build.Start(ctx, ws.Repo, t, ws.Config.Sandbox, "warm", false)
+	pin, err := ws.Repo.ResolveCommit(ctx, ref)
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	run, err := build.Start(ctx, ws.Repo, t, ws.Config.Sandbox, "pin", false)
+	if err != nil {
+		return nil, err
 	}
 	defer run.Close()
 	s, err := run.Build(ctx, build.Baseline, pin)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !s.OK() {
-		return "", fmt.Errorf("the warm-up module does not build: %s", s.Describe())
+		return nil, fmt.Errorf("the pin does not build: %s", s.Describe())
 	}
-	return ws.Repo.StatePath(build.GoCacheName(workspace.IsolationFull)), nil
+	return ws, nil
 }
 
 // link makes every file of src a file of dst, as a hard link or else a
