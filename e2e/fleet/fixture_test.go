@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/verdict"
 )
 
 func TestMain(m *testing.M) { e2e.Main(m) }
@@ -77,7 +79,14 @@ func newFixture(t *testing.T, runners int) *fixture {
 		t.Fatal(err)
 	}
 	f.env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "NO_COLOR=1")
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "NO_COLOR=1",
+		// A fleet is its own machine: its runners take turns to measure
+		// among themselves, not behind every other package's benches.
+		// Nothing here asserts what a verdict measured (see honeToml),
+		// and a turn over the whole machine put this package's tiny
+		// benches behind minutes of Go-harness benches, which made it
+		// the suite's longest package.
+		verdict.BenchLockEnv+"="+filepath.Join(dir, "bench.lock"))
 	var signers strings.Builder
 	for i := range runners {
 		key := filepath.Join(dir, fmt.Sprintf("runner%d.key", i))
@@ -137,7 +146,10 @@ func (f *fixture) command(dir string, args ...string) *exec.Cmd {
 		args[0] = f.hone
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir, cmd.Env = dir, append(f.env, f.ident[dir]...)
+	// A copy: appending to f.env itself would write the identity into
+	// its spare capacity, which every command shares, and two agents
+	// proposing at once would commit as each other.
+	cmd.Dir, cmd.Env = dir, append(slices.Clip(f.env), f.ident[dir]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }
