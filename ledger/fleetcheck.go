@@ -160,7 +160,11 @@ func (fc *fleetCheck) claim(ctx context.Context, u Update) error {
 		fc.refuse(u.Ref, "claim %s is signed by no key %s lists; only runners holding a listed key claim patches", git.Short(u.New.String()), fc.s.Trust.File)
 		return nil
 	}
-	if !c.Expires.After(fc.now) {
+	// A runner that cannot judge a patch gives it up by renewing its claim
+	// with a lease that ends when renewed: that claim has ended before it
+	// arrives, and only its holder may push it (below).
+	giveUp := !u.Old.IsZero() && c.Expires.Equal(c.Renewed)
+	if !c.Expires.After(fc.now) && !giveUp {
 		fc.refuse(u.Ref, "claim %s's lease ended at %s, before it arrived", git.Short(u.New.String()), c.Expires.Format(time.RFC3339))
 		return nil
 	}
@@ -193,7 +197,10 @@ func (fc *fleetCheck) claim(ctx context.Context, u Update) error {
 	if err != nil {
 		return err
 	}
-	if was != who && fc.now.Before(prev.Expires) {
+	switch {
+	case was != who && giveUp:
+		fc.refuse(u.Ref, "claim %s ends runner %s's lease; only the runner holding a claim gives it up", git.Short(u.New.String()), prev.Runner)
+	case was != who && fc.now.Before(prev.Expires):
 		fc.refuse(u.Ref, "runner %s holds this claim until %s; another runner takes it over only after its lease expired", prev.Runner, prev.Expires.Format(time.RFC3339))
 	}
 	return nil

@@ -229,14 +229,19 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 	if err != nil {
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot list the patch refs")
 	}
-	patches := 0
+	// The patch refs go first: without --atomic (the branch offer may
+	// fail alone) the remote updates refs one by one in this order, and a
+	// runner reading between two updates must not see a proposal whose
+	// patch ref is not there yet.
+	var patchSpecs []string
 	for _, ref := range strings.Fields(string(mine)) {
 		if _, ok := theirs[ref]; !ok {
-			specs = append(specs, ref+":"+ref)
+			patchSpecs = append(patchSpecs, ref+":"+ref)
 			must[ref] = true
-			patches++
 		}
 	}
+	patches := len(patchSpecs)
+	specs = append(patchSpecs, specs...)
 	if len(specs) == 0 {
 		return rep, true, nil
 	}

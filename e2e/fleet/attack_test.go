@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,5 +153,29 @@ func TestRunnerCannotPushASecondVerdictForAJudgedClaim(t *testing.T) {
 	refused(t, "the late runner's verdict", errOut, code, "already has a")
 	if vs := f.entries(f.clone("fresh", ""), "verdict"); len(vs) != 1 {
 		t.Fatalf("the server has %d verdicts on %s, want 1: %+v", len(vs), id, vs)
+	}
+}
+
+// A second runner, whose key allowed_signers lists, pushes a claim that
+// ends the first runner's live lease, as a runner giving a patch up does,
+// to take the patch for itself: only the claim's holder gives it up, so
+// the hook refuses it and the claim stays where its holder put it.
+func TestRunnerCannotGiveUpAnotherRunnersClaim(t *testing.T) {
+	f := newFixture(t, 2)
+	agent := f.clone("agent", "")
+	id, held := heldClaim(t, f, agent)
+	other := f.clone("runner1", f.keys[1])
+	f.must(other, "git", "fetch", "-q", "origin", "refs/hone/claims/"+id)
+	msg := f.must(other, "git", "show", "-s", "--format=%B", "FETCH_HEAD")
+	renewed := regexp.MustCompile(`(?m)^renewed = (.*)$`).FindStringSubmatch(msg)
+	if renewed == nil {
+		t.Fatalf("claim without renewed:\n%s", msg)
+	}
+	ended := regexp.MustCompile(`(?m)^expires = .*$`).ReplaceAllString(msg, "expires = "+renewed[1])
+	give := strings.TrimSpace(f.must(other, "git", "-c", "gpg.format=ssh", "-c", "user.signingkey="+f.keys[1], "commit-tree", "-S", emptyTree, "-p", held, "-m", ended))
+	_, errOut, code := f.run(other, "git", "push", "origin", give+":refs/hone/claims/"+id)
+	refused(t, "giving up runner0's claim", errOut, code, "only the runner holding a claim gives it up")
+	if now := claimCommit(t, f, id); now != held {
+		t.Fatalf("the claim moved from %s to %s", held, now)
 	}
 }

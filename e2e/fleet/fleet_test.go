@@ -2,11 +2,16 @@ package fleet
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
 )
 
 // The whole fleet on one machine: 12 agent clones propose at once (honest,
@@ -118,5 +123,47 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 	}
 	if n != 13 {
 		t.Errorf("the server's hone/ledger branch holds %d verdicts, want 13", n)
+	}
+}
+
+// A runner that cannot judge a proposal (its bench lock is a link, which
+// hone refuses to measure through) gives the patch up: it ends its own
+// lease at once, a claim the hook takes from the claim's holder though it
+// has ended before it arrives, and another runner takes the patch over
+// without waiting out the lease, and judges it.
+func TestARunnerThatCannotJudgeGivesThePatchUp(t *testing.T) {
+	f := newFixture(t, 2)
+	agent := f.clone("agent", "")
+	id := f.propose(agent, "given up", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	f.must(agent, "hone", "ledger", "push")
+
+	broken := f.clone("runner0", f.keys[0])
+	link := filepath.Join(f.dir, "bench.link")
+	if err := os.Symlink(filepath.Join(f.dir, "elsewhere"), link); err != nil {
+		t.Fatal(err)
+	}
+	f.ident = map[string][]string{broken: {verdict.BenchLockEnv + "=" + link}}
+	r := f.startRunner(broken, "--name", "runner0", "--once", "--lease", "10m")
+	r.wait(t, 3*time.Minute)
+	if !strings.Contains(r.stderr.String(), "judge "+id+": not judged") {
+		t.Fatalf("the runner with a linked bench lock judged %s:\n%s", id, r.stderr.String())
+	}
+	msg := f.must(f.server, "git", "show", "-s", "--format=%B", claimCommit(t, f, id))
+	c, err := ledger.ParseClaim(id, msg)
+	if err != nil || c.Runner != "runner0" || !c.Expires.Equal(c.Renewed) {
+		t.Fatalf("the claim runner0 gave up is %+v (%v), want runner0's, its lease ended when renewed:\n%s", c, err, msg)
+	}
+
+	other := f.startRunner(f.clone("runner1", f.keys[1]), "--name", "runner1", "--once", "--lease", "10m")
+	other.wait(t, 3*time.Minute)
+	if !strings.Contains(other.stderr.String(), "took over "+id+" from runner0") {
+		t.Errorf("runner1 did not take the given-up claim over:\n%s", other.stderr.String())
+	}
+	vs := f.entries(f.clone("fresh", ""), "verdict")
+	if len(vs) != 1 || vs[0].PatchID != id || vs[0].Trusted == nil || !*vs[0].Trusted {
+		t.Errorf("the server's verdicts are %+v, want runner1's trusted verdict on %s", vs, id)
+	}
+	if claims := f.serverRefs("refs/hone/claims/"); len(claims) != 0 {
+		t.Errorf("claims left behind: %v", claims)
 	}
 }
