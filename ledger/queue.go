@@ -90,12 +90,6 @@ func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
 pending:
 	for _, a := range pending {
 		keys := l.patchKeys(a.PatchID)
-		if len(keys) == 0 {
-			// A proposal read before its patch ref arrived (a pull between
-			// two ref updates of one push): claiming it would only fail.
-			skip(a, "its patch ref "+PatchRefPrefix+a.PatchID+" is not here yet; it is queued once a pull brings it")
-			continue
-		}
 		for _, k := range keys {
 			if other, ok := judged[k]; ok {
 				skip(a, "its patch commit is also patch "+other+", judged or queued already; one commit, one verdict")

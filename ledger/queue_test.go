@@ -116,26 +116,3 @@ func TestQueueGivesAnotherProposerTheTurnAfterAFloodsVerdict(t *testing.T) {
 		t.Errorf("with a late proposer the queue is %v, want h1 f2 l1 f3", got)
 	}
 }
-
-// A pull can read a proposal before its patch ref (a push updates refs one
-// by one): the queue leaves such a proposal out, saying why, rather than
-// hand a runner a patch it would claim and fail to judge, and queues it
-// once the ref is there.
-func TestQueueWaitsForAProposalsPatchRef(t *testing.T) {
-	dir := newRepo(t)
-	l := openLedger(t, dir)
-	propose := proposeAs(t, dir, l)
-	propose("alice", "a1a1a1a1a1a1a1a1")
-	early := propose("bob", "b1b1b1b1b1b1b1b1")
-	testgit.Git(t, dir, "update-ref", "-d", ledger.PatchRef(early.PatchID))
-
-	skipped := map[string]string{}
-	got := queued(t, dir, ledger.QueueOptions{Skip: func(a ledger.Attempt, why string) { skipped[a.PatchID] = why }})
-	if strings.Join(got, " ") != "a1" || !strings.Contains(skipped[early.PatchID], "is not here yet") {
-		t.Errorf("queue %v, skipped %v: want a1 alone, b1 waiting for its patch ref", got, skipped)
-	}
-	testgit.Git(t, dir, "update-ref", ledger.PatchRef(early.PatchID), early.Commit)
-	if got := queued(t, dir, ledger.QueueOptions{}); strings.Join(got, " ") != "a1 b1" {
-		t.Errorf("with its patch ref back, queue %v, want a1 b1", got)
-	}
-}

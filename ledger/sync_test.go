@@ -2,7 +2,9 @@ package ledger_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +140,44 @@ func TestPullRefusesARewrittenRemote(t *testing.T) {
 	}
 	if after := testgit.Git(t, b, "rev-parse", "hone/ledger"); after != before {
 		t.Fatal("a refused pull moved the branch")
+	}
+}
+
+// A push updates the remote's refs one by one, and a runner may read them
+// between two updates: a proposal it reads must have its patch ref there,
+// so the patch refs go first. The remote's reference-transaction hook logs
+// the order its refs were committed in.
+func TestPushSendsPatchRefsBeforeTheEntriesNamingThem(t *testing.T) {
+	base := t.TempDir()
+	remote := filepath.Join(base, "remote.git")
+	testgit.Git(t, base, "init", "-q", "--bare", "-b", "main", remote)
+	log := filepath.Join(base, "order")
+	hook := "#!/bin/sh\n[ \"$1\" = committed ] && cut -d' ' -f3 >> " + log + "\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(remote, "hooks", "reference-transaction"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := newRepo(t)
+	testgit.Git(t, a, "remote", "add", "origin", remote)
+	testgit.Git(t, a, "push", "-q", "origin", "main")
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t, a)
+	p := makePatch(t, a, "pa")
+	appendOK(t, l, &p)
+	if _, err := l.Push(ctx, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := strings.Fields(string(b))
+	first := func(prefix string) int {
+		return slices.IndexFunc(order, func(ref string) bool { return strings.HasPrefix(ref, prefix) })
+	}
+	patch, inbox, branch := first(ledger.PatchRefPrefix), first(ledger.InboxRefPrefix), first("refs/heads/hone/ledger")
+	if patch < 0 || inbox < 0 || branch < 0 || patch > inbox || patch > branch {
+		t.Errorf("the remote committed its refs in the order %v; want the patch ref before the inbox and the branch", order)
 	}
 }
