@@ -11,6 +11,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/scratch"
 )
@@ -57,6 +58,9 @@ type GCResult struct {
 	CacheLimit int64 `json:"cache_limit"`
 	// Kept lists the run folders kept with --keep, which are never removed.
 	Kept []string `json:"kept"`
+	// Orphans are the processes of dead hones' jails killed (see
+	// jail.KillOrphans).
+	Orphans int `json:"orphans"`
 }
 
 // GC removes what dead hones left behind (run folders, throwaway indexes,
@@ -74,6 +78,11 @@ func GC(ctx context.Context, r *repo.Repo, limit int64) (*GCResult, error) {
 		res.Leftovers.Add(f)
 	}
 	res.Leftovers.Add(sweepLegacy(ctx, r))
+	orphans, err := jail.KillOrphans()
+	if err != nil {
+		return nil, err
+	}
+	res.Orphans = orphans
 	damaged, err := removeDamaged(ctx, r)
 	if err != nil {
 		return nil, err

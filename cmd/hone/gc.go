@@ -26,7 +26,9 @@ func newGCCmd(f *factory, runF func(*gcOptions) error) *cobra.Command {
 		Long: `Remove the run folders and throwaway indexes of hone processes that died
 (killed, crashed) before removing them, and the checkouts older hone versions
 left under .git/hone/checkouts/; check every cached build against the
-manifest recorded when it was built, removing those that differ; then trim
+manifest recorded when it was built, removing those that differ; kill what
+dead hones' jails left running (as root: processes of the jail user whose
+parent is gone); then trim
 the build cache (the pins' cached builds and the trusted Go build cache) to
 [sandbox] cache_size (default 2GiB), least recently used first. A folder of a live hone, and one kept with
 ` + "`hone verdict --keep`" + `, is never removed; kept folders are listed. Every hone
@@ -34,7 +36,7 @@ that makes a run folder sweeps dead hones' folders already; gc also trims.
 
 JSON fields (--json): leftovers, damaged and build_cache (items, bytes:
 what was removed), cache_bytes (the cache's size now), cache_limit, kept
-(paths).`,
+(paths), orphans (processes killed).`,
 		Example: `  hone gc
   hone gc --json`,
 		Annotations: exits(errs.Invalid, errs.Busy),
@@ -57,6 +59,9 @@ func gcRun(ctx context.Context, opts *gcOptions) error {
 	return opts.out.print(res, func(w io.Writer) error {
 		fmt.Fprintf(w, "removed %d leftover folders (%s), %d damaged and %d least recently used build cache entries (%s); the cache holds %s of %s\n",
 			res.Leftovers.Items, sizeText(res.Leftovers.Bytes), res.Damaged.Items, res.Cache.Items, sizeText(res.Damaged.Bytes+res.Cache.Bytes), sizeText(res.CacheBytes), sizeText(res.CacheLimit))
+		if res.Orphans > 0 {
+			fmt.Fprintf(w, "killed %d processes that dead hones' jails left running\n", res.Orphans)
+		}
 		for _, k := range res.Kept {
 			fmt.Fprintf(w, "kept: %s\n", k)
 		}
