@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/testproc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -54,24 +54,13 @@ type session struct {
 }
 
 // record is a goroutine-safe copy of one direction of the wire.
-type record struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (r *record) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.Write(p)
-}
+type record struct{ testproc.Buffer }
 
 // lines decodes the JSON-RPC messages recorded so far.
 func (r *record) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []map[string]any
-	for _, line := range bytes.Split(r.buf.Bytes(), []byte("\n")) {
+	for _, line := range bytes.Split(r.Bytes(), []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hone-perf/hone/internal/testproc"
 )
 
 type askedVerdict struct {
@@ -62,7 +64,7 @@ func TestAgentWithoutAKeyGetsTheFleetsVerdict(t *testing.T) {
 		},
 	})
 	server := f.command(agent, "hone", "mcp")
-	serverErr := &syncBuffer{}
+	serverErr := &testproc.Buffer{}
 	server.Stderr = serverErr
 	session, err := client.Connect(ctx, &sdk.CommandTransport{Command: server}, nil)
 	if err != nil {

@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/verdict"
 )
 
@@ -242,7 +242,7 @@ func (f *fixture) entries(dir, kind string) []listed {
 // runner is a `hone runner` started in the background.
 type runner struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testproc.Buffer
 	done   chan struct{} // closed once it exited, err then set
 	err    error
 }
@@ -250,7 +250,7 @@ type runner struct {
 func (f *fixture) startRunner(dir string, args ...string) *runner {
 	f.t.Helper()
 	cmd := f.command(dir, append([]string{"hone", "runner"}, args...)...)
-	r := &runner{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
+	r := &runner{cmd: cmd, stderr: &testproc.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr, cmd.Stdout = r.stderr, r.stderr
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
@@ -285,21 +285,4 @@ func (r *runner) wait(t *testing.T, d time.Duration) {
 	case <-time.After(d):
 		t.Fatalf("runner still running after %s:\n%s", d, r.stderr.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,7 +1,6 @@
 package gaming
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,13 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hone-perf/hone/e2e/testbed"
 	"github.com/hone-perf/hone/internal/lock"
+	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 )
@@ -436,7 +435,7 @@ func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
 	defer held.Release()
 	cmd := a.Command(a.Hone, "verdict", id)
 	cmd.Env = append(cmd.Env, verdict.BenchLockEnv+"="+turn)
-	progress := &lockedBuffer{}
+	progress := &testproc.Buffer{}
 	cmd.Stderr = progress
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -502,22 +501,4 @@ func TestOptimizerCannotGameTheVerdict(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedBuffer is a process's stderr that the test reads while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
