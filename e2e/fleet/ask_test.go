@@ -30,7 +30,7 @@ func TestAgentWithoutAKeyGetsTheFleetsVerdict(t *testing.T) {
 	// A hang fails in minutes, not at the package's limit: the wait is the
 	// agent's own setting (the protocol is the tip's).
 	f.write(agent, "hone.toml", honeToml+"\n[runner]\nwait = \"5m\"\n")
-	shell := f.propose(agent, "by shell", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	shell := f.propose(agent, "by shell", honestPatch)
 	viaMCP := f.propose(agent, "by mcp", patch(`int main(void) { /* mcp */ puts("1"); return 0; }`))
 	// The proposals are on the remote before the runner starts: a runner
 	// that found no work stops after --idle, and under load the agent's
@@ -109,7 +109,7 @@ func TestAgentAskingAnIdleFleetIsToldTheProposalIsQueued(t *testing.T) {
 	agent := f.clone("agent", "")
 	f.must(agent, "git", "config", "hone.runnerRemote", "origin")
 	f.write(agent, "hone.toml", honeToml+"\n[runner]\nwait = \"2s\"\n")
-	id := f.propose(agent, "nobody there", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
+	id := f.propose(agent, "nobody there", honestPatch)
 	out, errOut, code := f.run(agent, "hone", "verdict", id)
 	if code != 8 || !strings.Contains(errOut, "it is queued") || !strings.Contains(errOut, "hone verdict "+id+": queued") {
 		t.Fatalf("exit %d, want 8 saying it is queued\n%s%s", code, out, errOut)

@@ -15,8 +15,7 @@ const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // the claim's commit.
 func heldClaim(t *testing.T, f *fixture, agent string) (string, string) {
 	t.Helper()
-	id := f.propose(agent, "held", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
-	f.must(agent, "hone", "ledger", "push")
+	id := f.publish(agent, "held", honestPatch)
 	r := f.startRunner(f.clone("runner0", f.keys[0]), "--name", "runner0", "--once", "--lease", "10m")
 	r.waitFor(t, "judge "+id+": checkout", 60*time.Second)
 	if err := syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL); err != nil {
@@ -41,8 +40,7 @@ func claimCommit(t *testing.T, f *fixture, id string) string {
 func (f *fixture) proposedWithAStrayKey(name string) (string, string) {
 	f.t.Helper()
 	agent := f.clone("agent", "")
-	f.propose(agent, "waiting", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
-	f.must(agent, "hone", "ledger", "push")
+	f.publish(agent, "waiting", honestPatch)
 	key := f.dir + "/" + name + ".key"
 	f.must(f.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", key)
 	return agent, key
@@ -142,8 +140,7 @@ func TestRunnerCannotPushAVerdictForAClaimItDoesNotHold(t *testing.T) {
 func TestRunnerCannotPushASecondVerdictForAJudgedClaim(t *testing.T) {
 	f := newFixture(t, 2)
 	agent := f.clone("agent", "")
-	id := f.propose(agent, "twice", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
-	f.must(agent, "hone", "ledger", "push")
+	id := f.publish(agent, "twice", honestPatch)
 	late := f.clone("runner1", f.keys[1])
 	f.must(late, "hone", "ledger", "pull")
 	f.must(late, "hone", "verdict", id)

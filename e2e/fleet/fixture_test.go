@@ -211,6 +211,19 @@ func (f *fixture) propose(dir, hypothesis, diff string) string {
 	return strings.TrimSpace(f.must(dir, "hone", "patch", "propose", "c", "--hotspot", "main", "--class", "1", "--hypothesis", hypothesis, "--file", file))
 }
 
+// honestPatch is a patch that keeps the output and the work: judged, it is
+// no change.
+var honestPatch = patch(`int main(void) { fputs("1\n", stdout); return 0; }`)
+
+// publish proposes diff in clone dir and pushes the proposal to the
+// server, returning the patch id.
+func (f *fixture) publish(dir, hypothesis, diff string) string {
+	f.t.Helper()
+	id := f.propose(dir, hypothesis, diff)
+	f.must(dir, "hone", "ledger", "push")
+	return id
+}
+
 // serverRefs lists the server's refs under prefix.
 func (f *fixture) serverRefs(prefix string) []string {
 	f.t.Helper()

@@ -29,8 +29,7 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 
 	// The victim claims the first proposal and is killed while judging it.
 	first := f.clone("agent-first", "")
-	victim := f.propose(first, "first slow", patch(`int main(void) { volatile long n = 0; for (long i = 0; i < 20000000; i++) n += i; puts("1"); return 0; }`))
-	f.must(first, "hone", "ledger", "push")
+	victim := f.publish(first, "first slow", patch(`int main(void) { volatile long n = 0; for (long i = 0; i < 20000000; i++) n += i; puts("1"); return 0; }`))
 	killed := f.startRunner(runners[2], "--class", "doomed", "--name", "doomed", "--once", "--lease", "20s")
 	killed.waitFor(t, "judge "+victim+": build", 60*time.Second)
 	if err := syscall.Kill(-killed.cmd.Process.Pid, syscall.SIGKILL); err != nil {
@@ -63,8 +62,7 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 			if i%3 != 1 {
 				body = strings.Replace(body, "return 0;", fmt.Sprintf("return %d - %d;", i, i), 1)
 			}
-			ids[i] = f.propose(dir, fmt.Sprintf("agent %d idea", i), patch(body))
-			f.must(dir, "hone", "ledger", "push")
+			ids[i] = f.publish(dir, fmt.Sprintf("agent %d idea", i), patch(body))
 		}()
 	}
 	wg.Wait()
@@ -134,8 +132,7 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 func TestARunnerThatCannotJudgeGivesThePatchUp(t *testing.T) {
 	f := newFixture(t, 2)
 	agent := f.clone("agent", "")
-	id := f.propose(agent, "given up", patch(`int main(void) { fputs("1\n", stdout); return 0; }`))
-	f.must(agent, "hone", "ledger", "push")
+	id := f.publish(agent, "given up", honestPatch)
 
 	broken := f.clone("runner0", f.keys[0])
 	link := filepath.Join(f.dir, "bench.link")

@@ -43,8 +43,7 @@ func TestAFloodOfProposalsDelaysButNeverStarvesOtherAgents(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids[i] = f.propose(dir, "honest idea", patch(fmt.Sprintf(`int main(void) { fputs("1\n", stdout); return %d - %d; }`, i, i)))
-			f.must(dir, "hone", "ledger", "push")
+			ids[i] = f.publish(dir, "honest idea", patch(fmt.Sprintf(`int main(void) { fputs("1\n", stdout); return %d - %d; }`, i, i)))
 		}()
 	}
 	wg.Wait()
