@@ -59,7 +59,7 @@ type GCResult struct {
 	// Kept lists the run folders kept with --keep, which are never removed.
 	Kept []string `json:"kept"`
 	// Orphans are the processes of dead hones' jails killed (see
-	// jail.KillOrphans).
+	// jail.KillLeftovers).
 	Orphans int `json:"orphans"`
 }
 
@@ -78,7 +78,7 @@ func GC(ctx context.Context, r *repo.Repo, limit int64) (*GCResult, error) {
 		res.Leftovers.Add(f)
 	}
 	res.Leftovers.Add(sweepLegacy(ctx, r))
-	orphans, err := jail.KillOrphans()
+	orphans, err := jail.KillLeftovers()
 	if err != nil {
 		return nil, err
 	}

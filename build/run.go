@@ -82,8 +82,8 @@ func Start(ctx context.Context, r *repo.Repo, t *workspace.Target, sb workspace.
 	}
 	sweepLegacy(ctx, r)
 	// What dead hones' jails left running goes with their folders: a
-	// sleeping jail holds its namespaces and mounts (see KillOrphans).
-	if _, err := jail.KillOrphans(); err != nil {
+	// sleeping jail holds its namespaces and mounts (see jail.KillLeftovers).
+	if _, err := jail.KillLeftovers(); err != nil {
 		return nil, err
 	}
 	d, err := scratch.New(ctx, r.StatePath(repo.RunsArea), kind+"-"+time.Now().UTC().Format("20060102-150405")+"-")

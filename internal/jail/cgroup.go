@@ -43,11 +43,11 @@ var (
 // newCgroup returns a fresh cgroup for one run, or nil when there is none to
 // be had here.
 func newCgroup() *cgroup {
-	cgroupOnce.Do(func() { cgroupBase = findCgroupBase() })
-	if cgroupBase == "" {
+	base := runCgroupBase()
+	if base == "" {
 		return nil
 	}
-	dir := filepath.Join(cgroupBase, fmt.Sprintf("hone-jail-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	dir := filepath.Join(base, fmt.Sprintf("hone-jail-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}
@@ -59,9 +59,15 @@ func newCgroup() *cgroup {
 	return &cgroup{dir: dir, fd: fd}
 }
 
+// runCgroupBase is the directory run cgroups are made in, or "" when hone
+// cannot create cgroups here.
+func runCgroupBase() string {
+	cgroupOnce.Do(func() { cgroupBase = findCgroupBase() })
+	return cgroupBase
+}
+
 // findCgroupBase locates hone's own cgroup v2 directory and checks that a
-// process can be cloned into a child of it. It also removes children left
-// by hone processes that died before removing theirs.
+// process can be cloned into a child of it.
 func findCgroupBase() string {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -101,7 +107,6 @@ func findCgroupBase() string {
 	if base == "" || unix.Access(base, unix.W_OK) != nil {
 		return ""
 	}
-	sweepCgroups(base)
 	if !cloneInto(base) {
 		return ""
 	}
@@ -126,18 +131,45 @@ func cloneInto(base string) bool {
 	return cmd.Run() == nil
 }
 
-// sweepCgroups removes empty hone-jail-<pid>-<n> cgroups whose hone is dead.
-func sweepCgroups(base string) {
+// KillLeftovers kills whatever the jails of hones that died left running,
+// and returns how many processes it killed. A hone killed with SIGKILL
+// takes its jail with it (the stager and bwrap have a parent-death
+// signal), but a known bubblewrap race (containers/bubblewrap#633) leaves
+// bwrap's own child running when its parent dies while it starts: it never
+// gets its signal, and sleeps forever, holding its namespaces and mounts.
+//
+// Every jail process is started inside its run's cgroup and cannot leave
+// it, so where hone makes run cgroups, killing the cgroups of dead hones
+// kills exactly their leftovers, for root and a delegated user alike.
+// Without cgroups, root falls back to the jail user's orphans
+// (killOrphans).
+func KillLeftovers() (int, error) {
+	base := runCgroupBase()
+	if base == "" {
+		return killOrphans()
+	}
+	return sweepCgroups(base), nil
+}
+
+// sweepCgroups kills the processes in the hone-jail-<pid>-<n> cgroups whose
+// hone is dead, removes those cgroups, and returns how many processes it
+// found in them.
+func sweepCgroups(base string) int {
 	ents, _ := os.ReadDir(base)
+	killed := 0
 	for _, e := range ents {
 		rest, ok := strings.CutPrefix(e.Name(), "hone-jail-")
 		if !ok {
 			continue
 		}
 		if pid, err := strconv.Atoi(strings.Split(rest, "-")[0]); err == nil && !alive(pid) {
-			_ = os.Remove(filepath.Join(base, e.Name()))
+			dir := filepath.Join(base, e.Name())
+			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			killed += len(strings.Fields(string(b)))
+			removeCgroup(dir)
 		}
 	}
+	return killed
 }
 
 // alive reports whether a process pid exists (in hone's PID namespace).
@@ -145,11 +177,17 @@ func alive(pid int) bool { return !errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
 
 func (c *cgroup) remove() {
 	c.fd.Close()
+	removeCgroup(c.dir)
+}
+
+// removeCgroup removes a run's cgroup, killing what still runs in it
+// first, and gives up after a second.
+func removeCgroup(dir string) {
 	for i := 0; i < 100; i++ {
-		if err := os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return
 		}
-		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+		_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 		time.Sleep(10 * time.Millisecond)
 	}
 }

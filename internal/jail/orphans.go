@@ -9,19 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// KillOrphans kills what jails of hones that died left running, and
-// returns how many processes it killed. A hone killed with SIGKILL takes
-// its bwrap with it (the stager gives bwrap a parent-death signal), but a
-// known bubblewrap race (containers/bubblewrap#633) leaves bwrap's own
-// child running when its parent dies while it starts: it never gets its
-// parent-death signal, and sleeps forever under the jail user, holding its
-// namespaces and mounts. Every process of a live jail has a parent in that
-// jail or hone itself, so a process of the jail user whose parent is the
-// host's init belongs to no live hone. Only root's hones have a jail user
-// of their own; an ordinary user's jails run as that user, beside
-// processes of the user's that hone must never touch, so nothing is killed
-// then.
-func KillOrphans() (int, error) {
+// killOrphans is KillLeftovers where there are no run cgroups. Every
+// process of a live jail has a parent in that jail or hone itself, so a
+// process of the jail user whose parent is the host's init belongs to no
+// live hone. Only root's hones have a jail user of their own; an ordinary
+// user's jails run as that user, beside processes of the user's that hone
+// must never touch, so nothing is killed then.
+func killOrphans() (int, error) {
 	if os.Geteuid() != 0 {
 		return 0, nil
 	}
