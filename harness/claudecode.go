@@ -90,13 +90,18 @@ func (a *claudeCode) args(configPath string) []string {
 	return argv
 }
 
-func (a *claudeCode) Start(ctx context.Context, workdir string) error {
+func (a *claudeCode) Start(ctx context.Context, workdir string) (err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	workdir, path, err := a.prepare(workdir)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			a.abandon()
+		}
+	}()
 	p, err := StartProcess(a.args(path), workdir, a.cfg.Env, a.cfg.Stderr)
 	if err != nil {
 		return &Error{Kind: ErrStartup, Harness: a.Name(), Detail: "cannot run " + a.cfg.Command[0] + " (is Claude Code installed and on PATH?)", Err: err}

@@ -51,13 +51,18 @@ func (a *execAdapter) protocolEnv(configPath string) ([]string, error) {
 	return env, nil
 }
 
-func (a *execAdapter) Start(ctx context.Context, workdir string) error {
+func (a *execAdapter) Start(ctx context.Context, workdir string) (err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	workdir, path, err := a.prepare(workdir)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			a.abandon()
+		}
+	}()
 	env, err := a.protocolEnv(path)
 	if err != nil {
 		return &Error{Kind: ErrStartup, Harness: a.Name(), Err: err}

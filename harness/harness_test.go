@@ -176,12 +176,18 @@ func TestStartupFailures(t *testing.T) {
 }
 
 func TestStartMissingProgram(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	a, err := New(Config{Name: "exec", Command: []string{filepath.Join(t.TempDir(), "no-such-harness")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Start(context.Background(), ""); !errors.Is(err, ErrStartup) {
 		t.Fatalf("Start: %v; want ErrStartup", err)
+	}
+	// A failed start needs no Stop: what it wrote for the harness is gone.
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("a failed Start left %s in TMPDIR", left[0].Name())
 	}
 }
 

@@ -69,6 +69,13 @@ func (a *procAdapter) prepare(workdir string) (dir, configPath string, err error
 	return workdir, path, nil
 }
 
+// abandon undoes prepare after a start that failed, whose caller need not
+// call Stop: the MCP configuration it wrote goes.
+func (a *procAdapter) abandon() {
+	a.cleanup()
+	a.cleanup = func() {}
+}
+
 // running returns the started process, or a not-running error for a turn.
 func (a *procAdapter) running() (*Process, error) {
 	a.mu.Lock()
