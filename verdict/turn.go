@@ -59,16 +59,11 @@ func benchTurn(ctx context.Context, progress func(Progress)) (*lock.Lock, error)
 	if err != nil {
 		return nil, err
 	}
-	now, cancel := context.WithDeadline(ctx, time.Now())
-	held, err := lock.Acquire(now, path, "measure on this machine")
-	cancel()
-	if !errs.Is(err, errs.Busy) {
-		return held, err
-	}
-	if progress != nil {
-		progress(Progress{Phase: turnPhase})
-	}
 	wait, cancel := context.WithTimeout(ctx, maxTurnWait)
 	defer cancel()
-	return lock.AcquireLong(wait, path, "measure on this machine")
+	var waiting func()
+	if progress != nil {
+		waiting = func() { progress(Progress{Phase: turnPhase}) }
+	}
+	return lock.AcquireLong(wait, path, "measure on this machine", waiting)
 }

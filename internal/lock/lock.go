@@ -1,5 +1,6 @@
 // Package lock is hone's one inter-process lock: an flock on a file in
-// hone's state directory, with one waiting policy. The kernel drops an flock
+// hone's state directory. Waiters poll for locks held for milliseconds and
+// queue for locks held for minutes (AcquireLong). The kernel drops an flock
 // when its holder dies, so a lock left by a crashed or killed hone is free at
 // once and nothing guesses from pids. The file itself is never deleted
 // (deleting a locked file would let two processes lock two different files);
@@ -54,22 +55,34 @@ func Acquire(ctx context.Context, path, purpose string) (*Lock, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultWait)
 		defer cancel()
 	}
-	return acquire(ctx, path, purpose, maxPoll)
+	return acquire(ctx, path, purpose, maxPoll, nil, nil)
 }
 
-// longPoll is the longest pause between two tries of a lock held for
-// minutes: a waiter wakes a few times a second, not fifty, beside the
-// measurement it waits for.
+// longPoll is the pause between two looks of a waiter that is not first
+// in a long lock's queue: a waiter wakes a few times a second, not fifty,
+// beside the measurement it waits for. Only the first in line tries the
+// lock, as often as Acquire does.
 const longPoll = 250 * time.Millisecond
 
 // AcquireLong takes a lock that holders keep for minutes (a machine's turn
-// to measure). It waits until ctx is done, however long that is, and is
-// otherwise Acquire.
-func AcquireLong(ctx context.Context, path, purpose string) (*Lock, error) {
-	return acquire(ctx, path, purpose, longPoll)
+// to measure), in the order its callers asked for it (see queue). It calls
+// waiting, when not nil, once if the lock is not free at once, and waits
+// until ctx is done, however long that is; it is otherwise Acquire.
+func AcquireLong(ctx context.Context, path, purpose string, waiting func()) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
+	}
+	q, err := joinQueue(path)
+	if err != nil {
+		return nil, err
+	}
+	defer q.leave()
+	return acquire(ctx, path, purpose, maxPoll, q, waiting)
 }
 
-func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration) (*Lock, error) {
+// acquire waits for the lock on path, trying it with pauses growing to
+// maxPoll; with a queue, only while this waiter is first in it.
+func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration, q *queue, waiting func()) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
 	}
@@ -77,28 +90,42 @@ func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	for wait := time.Millisecond; ; wait = min(2*wait, maxPoll) {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			l := &Lock{f}
-			l.sign(purpose)
-			return l, nil
+	for wait, first := time.Millisecond, q == nil; ; {
+		if !first {
+			if first, err = q.first(); err != nil {
+				f.Close()
+				return nil, err
+			}
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			f.Close()
-			return nil, errs.Wrap(errs.Failure, err, "cannot lock %s", path)
+		pause := longPoll
+		if first {
+			err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+			if err == nil {
+				l := &Lock{f}
+				l.sign(purpose)
+				return l, nil
+			}
+			if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+				f.Close()
+				return nil, errs.Wrap(errs.Failure, err, "cannot lock %s", path)
+			}
+			pause, wait = wait, min(2*wait, maxPoll)
 		}
-		pause := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		if waiting != nil {
+			waiting()
+			waiting = nil
+		}
+		timer := time.NewTimer(pause/2 + rand.N(pause/2+1))
 		select {
 		case <-ctx.Done():
-			pause.Stop()
+			timer.Stop()
 			who := heldBy(f, purpose)
 			f.Close()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return nil, errs.Busyf("cannot %s: held by %s; retry when it has finished", purpose, who)
 			}
 			return nil, errs.Wrap(errs.Failure, ctx.Err(), "cannot %s: interrupted while waiting for %s", purpose, who)
-		case <-pause.C:
+		case <-timer.C:
 		}
 	}
 }

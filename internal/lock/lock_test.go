@@ -298,3 +298,90 @@ func TestAnotherAccountCannotHoldALock(t *testing.T) {
 		t.Errorf("the other account's file now holds %q", b)
 	}
 }
+
+// Waiters for a long lock take it in the order they asked: one that has
+// waited long enough to back off to its slowest tries still goes before
+// each waiter that arrives after it, though those try every millisecond
+// at first (the newest waiter won nearly every turn when they polled).
+func TestLongLockWaitersAreServedInTheOrderTheyCame(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turn.lock")
+	first, err := AcquireLong(withTimeout(t, 10*time.Second), path, "measure", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan string, 8)
+	wait := func(name string) {
+		go func() {
+			l, err := AcquireLong(withTimeout(t, 30*time.Second), path, "measure", nil)
+			if err != nil {
+				order <- name + ": " + err.Error()
+				return
+			}
+			order <- name
+			time.Sleep(20 * time.Millisecond)
+			l.Release()
+		}()
+	}
+	queued := func(n int) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if ents, _ := os.ReadDir(path + ".queue"); len(ents) == n {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("the queue never held %d waiters", n)
+			}
+		}
+	}
+	wait("old")
+	queued(1)
+	// Long enough for the old waiter's pauses to have grown to the longest.
+	time.Sleep(3 * longPoll)
+	for i, name := range []string{"new1", "new2", "new3"} {
+		wait(name)
+		queued(2 + i)
+	}
+	first.Release()
+	for _, want := range []string{"old", "new1", "new2", "new3"} {
+		select {
+		case got := <-order:
+			if got != want {
+				t.Fatalf("%s took the lock; want %s first", got, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("nobody took the lock; want %s", want)
+		}
+	}
+	if ents, _ := os.ReadDir(path + ".queue"); len(ents) != 0 {
+		t.Errorf("the queue still holds %d tickets", len(ents))
+	}
+}
+
+// A waiter that died in the queue (its ticket left, but held by nobody)
+// holds up no one, and a waiter that gives up leaves no ticket behind.
+func TestADeadWaiterHoldsUpNoOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turn.lock")
+	if err := queueDir(path + ".queue"); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(path+".queue", fmt.Sprintf("%020d-%d", 1, 1))
+	if err := os.WriteFile(dead, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := AcquireLong(withTimeout(t, 10*time.Second), path, "measure", nil)
+	if err != nil {
+		t.Fatalf("behind a dead waiter: %v", err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead waiter's ticket is still there (%v)", err)
+	}
+	called := false
+	_, err = AcquireLong(withTimeout(t, 300*time.Millisecond), path, "measure", func() { called = true })
+	if errs.CodeOf(err) != errs.Busy || !called {
+		t.Fatalf("AcquireLong of a held lock: %v (told it waits: %v); want busy, told", err, called)
+	}
+	if ents, _ := os.ReadDir(path + ".queue"); len(ents) != 0 {
+		t.Errorf("a waiter that gave up left %d tickets", len(ents))
+	}
+	l.Release()
+}

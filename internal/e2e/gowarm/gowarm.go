@@ -122,7 +122,7 @@ func warm() (string, error) {
 	dir := filepath.Join(base, "hone-test", "jail-trusted-gocache", version+"-"+moduleHash())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	held, err := lock.AcquireLong(ctx, dir+".lock", "warm the jail's Go build cache")
+	held, err := lock.AcquireLong(ctx, dir+".lock", "warm the jail's Go build cache", nil)
 	if err != nil {
 		return "", err
 	}
