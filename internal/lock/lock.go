@@ -55,7 +55,11 @@ func Acquire(ctx context.Context, path, purpose string) (*Lock, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultWait)
 		defer cancel()
 	}
-	return acquire(ctx, path, purpose, maxPoll, nil, nil)
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	return acquire(ctx, f, purpose, maxPoll, nil, nil)
 }
 
 // longPoll is the pause between two looks of a waiter that is not first
@@ -69,29 +73,26 @@ const longPoll = 250 * time.Millisecond
 // waiting, when not nil, once if the lock is not free at once, and waits
 // until ctx is done, however long that is; it is otherwise Acquire.
 func AcquireLong(ctx context.Context, path, purpose string, waiting func()) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
-	}
-	q, err := joinQueue(path)
-	if err != nil {
-		return nil, err
-	}
-	defer q.leave()
-	return acquire(ctx, path, purpose, maxPoll, q, waiting)
-}
-
-// acquire waits for the lock on path, trying it with pauses growing to
-// maxPoll; with a queue, only while this waiter is first in it.
-func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration, q *queue, waiting func()) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
-	}
 	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
+	q, err := joinQueue(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	defer q.leave()
+	return acquire(ctx, f, purpose, maxPoll, q, waiting)
+}
+
+// acquire waits for the lock on the open lock file f, trying it with
+// pauses growing to maxPoll; with a queue, only while this waiter is first
+// in it.
+func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Duration, q *queue, waiting func()) (*Lock, error) {
 	for wait, first := time.Millisecond, q == nil; ; {
 		if !first {
+			var err error
 			if first, err = q.first(); err != nil {
 				f.Close()
 				return nil, err
@@ -107,7 +108,7 @@ func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration, q
 			}
 			if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
 				f.Close()
-				return nil, errs.Wrap(errs.Failure, err, "cannot lock %s", path)
+				return nil, errs.Wrap(errs.Failure, err, "cannot lock %s", f.Name())
 			}
 			pause, wait = wait, min(2*wait, maxPoll)
 		}
@@ -138,6 +139,9 @@ func acquire(ctx context.Context, path, purpose string, maxPoll time.Duration, q
 // made open to others (as hone did before) is closed to them again; one
 // that another account made is refused.
 func open(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot create %s", filepath.Dir(path))
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, errs.New(errs.Failure, "the lock %s is a symbolic link; remove it, hone makes its own", path)

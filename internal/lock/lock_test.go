@@ -20,6 +20,16 @@ import (
 // takes the lock, says "locked" and holds it until killed: holders in the
 // tests are real processes, as they are in use.
 func TestMain(m *testing.M) {
+	if p := os.Getenv("HONE_LOCK_QUEUE"); p != "" {
+		l, err := AcquireLong(context.Background(), p, "wait in the queue for a test", func() { fmt.Println("queued") })
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(int(errs.CodeOf(err)))
+		}
+		fmt.Println("locked")
+		l.Release()
+		os.Exit(0)
+	}
 	if p := os.Getenv("HONE_LOCK_HOLD"); p != "" {
 		if _, err := Acquire(context.Background(), p, "hold the lock for a test"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -361,7 +371,7 @@ func TestLongLockWaitersAreServedInTheOrderTheyCame(t *testing.T) {
 // holds up no one, and a waiter that gives up leaves no ticket behind.
 func TestADeadWaiterHoldsUpNoOne(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "turn.lock")
-	if err := queueDir(path + ".queue"); err != nil {
+	if err := queueDir(path+".queue", 0o700); err != nil {
 		t.Fatal(err)
 	}
 	dead := filepath.Join(path+".queue", fmt.Sprintf("%020d-%d", 1, 1))
@@ -384,4 +394,65 @@ func TestADeadWaiterHoldsUpNoOne(t *testing.T) {
 		t.Errorf("a waiter that gave up left %d tickets", len(ents))
 	}
 	l.Release()
+}
+
+// Accounts that share a long lock through its group (HONE_BENCH_LOCK for a
+// runner's accounts) share its queue: another account's waiter joins it
+// behind ours and takes the lock when ours releases it, and nothing in the
+// queue is open to accounts outside the group.
+func TestAccountsSharingALockShareItsQueue(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another account")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("no setpriv")
+	}
+	dir, err := os.MkdirTemp("", "lock-group-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// The operator's shared directory: the group's, setgid, closed to others.
+	if err := os.Chown(dir, 0, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, os.ModeSetgid|0o770); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "bench.lock")
+	if err := os.WriteFile(path, nil, 0o660); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o660); err != nil {
+		t.Fatal(err)
+	}
+	ours, err := AcquireLong(withTimeout(t, 10*time.Second), path, "measure", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &testproc.Buffer{}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "HONE_LOCK_QUEUE="+path)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "queued"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the other account never queued: %s", out.String())
+		}
+	}
+	fi, err := os.Stat(path + ".queue")
+	if err != nil || fi.Mode().Perm()&0o007 != 0 || fi.Mode().Perm()&0o070 != 0o070 {
+		t.Fatalf("the queue: %v %v; want it the group's and closed to others", fi.Mode(), err)
+	}
+	ents, _ := os.ReadDir(path + ".queue")
+	if len(ents) != 1 {
+		t.Fatalf("the queue holds %d tickets; want the other account's", len(ents))
+	}
+	ours.Release()
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "locked") {
+		t.Fatalf("the other account's waiter: %v\n%s", err, out.String())
+	}
 }

@@ -43,15 +43,35 @@ type queue struct {
 }
 
 // joinQueue puts a ticket for this waiter at the end of the queue of the
-// lock on path.
-func joinQueue(path string) (*queue, error) {
+// open lock file lock.
+func joinQueue(lock *os.File) (*queue, error) {
+	path := lock.Name()
+	st, err := lock.Stat()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot stat the lock %s", path)
+	}
+	// Accounts that share a lock through its group (see open) share its
+	// queue too: they make tickets in it, and look at and remove each
+	// other's.
+	group := st.Mode().Perm() & 0o060
+	perm := os.FileMode(0o700)
+	if group != 0 {
+		perm = 0o770
+	}
 	dir := path + ".queue"
-	if err := queueDir(dir); err != nil {
+	if err := queueDir(dir, perm); err != nil {
 		return nil, err
 	}
 	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%d", ticketPrefix, os.Getpid(), rand.Uint64()))
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err == nil && group != 0 {
+		err = f.Chmod(0o600 | group&0o040)
+	}
 	if err != nil {
+		if f != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
 		return nil, errs.Wrap(errs.Failure, err, "cannot join the queue for %s", path)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
@@ -70,19 +90,28 @@ func joinQueue(path string) (*queue, error) {
 	return &queue{dir: dir, name: name, f: f}, nil
 }
 
-// queueDir makes the queue directory, for this account alone like the lock
-// itself: a waiter of another account could otherwise queue ahead of every
-// waiter forever.
-func queueDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+// queueDir makes the queue directory with mode perm, closed to other
+// accounts like the lock itself (see open): one that could write in it
+// could queue ahead of every waiter forever.
+func queueDir(dir string, perm os.FileMode) error {
+	err := os.Mkdir(dir, perm)
+	if err == nil {
+		// Past the umask, for the group that shares the lock, keeping the
+		// setgid bit a shared parent passes on.
+		var fi os.FileInfo
+		if fi, err = os.Lstat(dir); err == nil && fi.Mode().Perm() != perm {
+			err = os.Chmod(dir, fi.Mode()&os.ModeSetgid|perm)
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
 		return errs.Wrap(errs.Failure, err, "cannot create the queue %s", dir)
 	}
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot stat the queue %s", dir)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
-		return errs.New(errs.Failure, "the queue %s is not a directory of this account's alone; remove it, hone makes its own", dir)
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o007 != 0 {
+		return errs.New(errs.Failure, "the queue %s is not a directory closed to other accounts; remove it, hone makes its own", dir)
 	}
 	return nil
 }
