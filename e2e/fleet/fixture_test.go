@@ -167,7 +167,11 @@ func (f *fixture) must(dir string, args ...string) string {
 func (f *fixture) clone(name, key string) string {
 	f.t.Helper()
 	dir := filepath.Join(f.dir, name)
-	f.must(f.dir, "git", "clone", "-q", f.server, dir)
+	// Over git's protocol, as from a real remote: a local clone copies the
+	// server's object directory file by file, and failed when a push that
+	// ran meanwhile moved its quarantine away ("failed to copy file to
+	// .../tmp_objdir-incoming-...": No such file or directory).
+	f.must(f.dir, "git", "clone", "-q", "--no-local", f.server, dir)
 	if key != "" {
 		f.must(dir, "git", "config", "hone.signingkey", key)
 	}

@@ -178,7 +178,7 @@ func (w *world) refused(dir, want string, args ...string) {
 func (w *world) clone(name, key string) string {
 	w.t.Helper()
 	dir := filepath.Join(w.dir, name)
-	w.must(w.dir, "git", "clone", "-q", w.server, dir)
+	w.must(w.dir, "git", "clone", "-q", "--no-local", w.server, dir)
 	w.must(dir, "git", "config", "user.name", name)
 	w.must(dir, "git", "config", "user.email", name+"@example")
 	if key != "" {
