@@ -106,9 +106,10 @@ func (b *Bench) benchmarksWhere(match func(*BenchmarkResult) bool) []string {
 
 // judgeHarness holds a harness verdict that judgeBench found faster to
 // what the geometric mean can hide: a deciding benchmark whose cost per
-// iteration could not be measured gives no figure to accept on; one that
-// sped up more than max_speedup needs a person; ones still undecided at
-// max_pairs are named. A harness bench without outputs is flagged work
+// iteration could not be measured gives no figure to accept on, nor does
+// one still undecided at max_pairs whose estimate is a regression past the
+// threshold; one that sped up more than max_speedup needs a person; the
+// others still undecided are named. A harness bench without outputs is flagged work
 // unverified, at the head of the summary, whatever its verdict.
 func judgeHarness(e *Entry) {
 	b := e.Bench
@@ -129,6 +130,18 @@ func judgeHarness(e *Entry) {
 		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive, fmt.Sprintf(
 			"the cost per iteration of %s is too small to measure against the noise of its runs, so no speedup can be read from it, whatever the geometric mean", strings.Join(un, ", ")))
 		e.Summary = e.Reason + ": " + figures + "; too small to measure: " + strings.Join(un, ", ")
+		return
+	}
+	// Regressed needs a decision, which noise can keep away for as long as
+	// max_pairs: a deciding benchmark left undecided whose estimate is
+	// slower by more than the threshold is a regression its interval does
+	// not rule out, and a patch could make one noisy to hide it.
+	if slow := b.benchmarksWhere(func(r *BenchmarkResult) bool {
+		return r.Decision == decUndecided && r.CPUStats.Speedup < 1-b.Threshold
+	}); len(slow) > 0 {
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive, fmt.Sprintf(
+			"%s may be slower by more than the %g%% threshold: still undecided after %d pairs, its interval does not rule that out, whatever the geometric mean", strings.Join(slow, ", "), b.Threshold*100, b.Pairs))
+		e.Summary = e.Reason + ": " + figures + "; may have regressed: " + strings.Join(slow, ", ")
 		return
 	}
 	if fast := b.benchmarksWhere(func(r *BenchmarkResult) bool { return r.CPUStats.Speedup > b.MaxSpeedup }); b.MaxSpeedup > 0 && len(fast) > 0 && e.Verdict == ledger.VerdictAccepted {

@@ -124,13 +124,14 @@ func TestBenchmarkDrivenTowardZeroNeedsAPerson(t *testing.T) {
 	}
 }
 
-// jittery is costs with 4% noise on each run, seeded: a benchmark with no
-// change then cannot be shown the same within 2% in a few pairs.
-func jittery(ratio map[string]float64) func(cand bool, name string, n int) harnessAnswer {
+// jittery is costs with noise of sd on each run, seeded: at 4% a
+// benchmark with no change cannot be shown the same within 2% in a few
+// pairs.
+func jittery(ratio map[string]float64, sd float64) func(cand bool, name string, n int) harnessAnswer {
 	rng := rand.New(rand.NewPCG(5, 6))
 	return func(cand bool, name string, n int) harnessAnswer {
 		a := costs(ratio)(cand, name, n)
-		a.nsPerOp *= 1 + 0.04*rng.NormFloat64()
+		a.nsPerOp *= 1 + sd*rng.NormFloat64()
 		return a
 	}
 }
@@ -138,13 +139,33 @@ func jittery(ratio map[string]float64) func(cand bool, name string, n int) harne
 // A geometric mean accepted while one deciding benchmark is still
 // undecided at max_pairs says which one could not be resolved.
 func TestAcceptedVerdictNamesTheBenchmarksItCouldNotResolve(t *testing.T) {
-	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: jittery(map[string]float64{"BenchmarkA": 0.4, "BenchmarkB": 1})}
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: jittery(map[string]float64{"BenchmarkA": 0.4, "BenchmarkB": 1}, 0.04)}
 	e := judged(t, harnessOf(m))
 	if e.Verdict != ledger.VerdictAccepted || !strings.Contains(e.Summary, "unresolved: BenchmarkB") || !strings.Contains(e.Detail, "not resolved after") {
 		t.Fatalf("%s (%s): %s / %s", e.Verdict, e.Reason, e.Summary, e.Detail)
 	}
 	if b := e.Bench; b.Pairs != b.MaxPairs || b.Benchmarks[0].Decision != decFaster || b.Benchmarks[1].Decision != decUndecided {
 		t.Errorf("%d of %d pairs, decisions %q and %q", b.Pairs, b.MaxPairs, b.Benchmarks[0].Decision, b.Benchmarks[1].Decision)
+	}
+}
+
+// A regression beyond the threshold that noise keeps from being proven is
+// not accepted on the geometric mean: a patch that made a deciding
+// benchmark 25% slower and noisy enough that its interval still reached 1
+// would otherwise ride on another's gain (under two hogs, a real 30%
+// regression measured 0.825x [0.619, 1.007] beside a 1.976x gain).
+func TestAnUnresolvedBenchmarkThatLooksRegressedBlocksTheAccept(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: jittery(map[string]float64{"BenchmarkA": 0.4, "BenchmarkB": 1.25}, 0.1)}
+	e := judged(t, harnessOf(m))
+	b := e.Bench.Benchmarks[1]
+	if b.Decision != decUndecided || b.CPUStats.Speedup >= 0.9 || b.CPUStats.CIHigh < 1 {
+		t.Fatalf("BenchmarkB %s at %.3f [%.3f, %.3f]; want it undecided, its estimate past the threshold", b.Decision, b.CPUStats.Speedup, b.CPUStats.CILow, b.CPUStats.CIHigh)
+	}
+	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != ReasonInconclusive || !strings.Contains(e.Detail, "BenchmarkB") {
+		t.Fatalf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+	if re := recompute(e); !sameVerdict(e, re) {
+		t.Errorf("recomputed %s (%s)", re.Verdict, re.Reason)
 	}
 }
 
