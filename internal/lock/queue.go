@@ -62,7 +62,11 @@ func joinQueue(lock *os.File) (*queue, error) {
 	if err := queueDir(dir, perm); err != nil {
 		return nil, err
 	}
-	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%d", ticketPrefix, os.Getpid(), rand.Uint64()))
+	// The pid and a random number keep apart two waiters, of one process
+	// or two, that join in the same nanosecond: a rename onto another's
+	// ticket would replace it.
+	tag := fmt.Sprintf("%d-%x", os.Getpid(), rand.Uint64())
+	tmp := filepath.Join(dir, ticketPrefix+tag)
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err == nil && group != 0 {
 		err = f.Chmod(0o600 | group&0o040)
@@ -79,9 +83,8 @@ func joinQueue(lock *os.File) (*queue, error) {
 		os.Remove(tmp)
 		return nil, errs.Wrap(errs.Failure, err, "cannot lock a ticket in %s", dir)
 	}
-	// Zero-padded, so that names sort in the order waiters joined; the pid
-	// keeps two that joined in the same nanosecond apart.
-	name := fmt.Sprintf("%020d-%d", time.Now().UnixNano(), os.Getpid())
+	// Zero-padded, so that names sort in the order waiters joined.
+	name := fmt.Sprintf("%020d-%s", time.Now().UnixNano(), tag)
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		f.Close()
 		os.Remove(tmp)
