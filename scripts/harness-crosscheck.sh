@@ -23,6 +23,7 @@
 #
 # Usage: scripts/harness-crosscheck.sh [SESSIONS [COUNT]]   (defaults 1 and 10)
 #        MODULE=humanize scripts/harness-crosscheck.sh ...   (go-humanize; see below)
+#        MAX_LOOP=100ms scripts/harness-crosscheck.sh ...    ([bench] max_loop)
 #
 # Each benchmark gets COUNT repetitions, or with BUDGET=S as many (up to
 # COUNT) as fit in S seconds of CPU time, so that a short benchmark gets
@@ -124,6 +125,7 @@ ${ro}[bench]
 pairs     = 5
 max_pairs = 10
 threshold = 0.1
+${MAX_LOOP:+max_loop  = \"$MAX_LOOP\"}
 
 [targets.m]
 path    = "m"

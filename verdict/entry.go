@@ -161,13 +161,17 @@ type Bench struct {
 	// as the harness bench ran, for judging it again from the entry alone.
 	MaxSpeedup     float64  `toml:"max_speedup,omitempty" json:"max_speedup,omitempty"`
 	HarnessOutputs []string `toml:"harness_outputs,omitempty" json:"harness_outputs,omitempty"`
-	Metric         string   `toml:"metric" json:"metric"` // the deciding metric
-	Pairs          int      `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)
-	BatchSize      int      `toml:"batch_size" json:"batch_size"`
-	MaxPairs       int      `toml:"max_pairs" json:"max_pairs"`
-	Warmup         int      `toml:"warmup" json:"warmup"`
-	Threshold      float64  `toml:"threshold" json:"threshold"`
-	Confidence     float64  `toml:"confidence" json:"confidence"`
+	// MaxLoopSeconds is [bench] max_loop as the harness bench sized its
+	// counts; absent in entries written before the key, which sized for
+	// half a second.
+	MaxLoopSeconds float64 `toml:"max_loop_seconds,omitempty" json:"max_loop_seconds,omitempty"`
+	Metric         string  `toml:"metric" json:"metric"` // the deciding metric
+	Pairs          int     `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)
+	BatchSize      int     `toml:"batch_size" json:"batch_size"`
+	MaxPairs       int     `toml:"max_pairs" json:"max_pairs"`
+	Warmup         int     `toml:"warmup" json:"warmup"`
+	Threshold      float64 `toml:"threshold" json:"threshold"`
+	Confidence     float64 `toml:"confidence" json:"confidence"`
 	// Seed is the order seed ([bench] order_seed): it orders each pair
 	// (and seeds the bootstrap of entries without a Method). It is not the
 	// input seed (Entry.InputSeed).

@@ -117,7 +117,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := hr.protocol
 	b := newBench(hr.candidate.Command, p)
 	b.Format, b.Warmup = hr.format, 1
-	b.MaxSpeedup, b.HarnessOutputs = p.MaxSpeedup, hr.outputs
+	b.MaxSpeedup, b.HarnessOutputs, b.MaxLoopSeconds = p.MaxSpeedup, hr.outputs, p.MaxLoop.Seconds()
 	for _, s := range []*jail.Spec{&hr.baseline, &hr.candidate} {
 		s.Timeout, s.OutputCap = p.Timeout.Duration, harnessOutputCap
 	}

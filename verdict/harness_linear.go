@@ -75,7 +75,7 @@ func (hb *harnessBenchmark) band() (lo, hi float64) {
 // many times faster than the baseline's is a small share of a run sized
 // for the baseline, so there it scales as the run's fixed cost does. The
 // candidate alone is sized from the shared smaller count as both sides
-// were (calibrate, within its own bound of maxLoopSeconds per run), runs
+// were (calibrate, within its own bound of max_loop per run), runs
 // proofPairs times at N and 2N, and its scaling's interval must not lie
 // outside the band. A loop whose work is gone costs the same at every
 // count and still fails; one that keeps a cheap lookup of its result may

@@ -3,8 +3,10 @@ package verdict
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/hone-perf/hone/verdict/stats"
+	"github.com/hone-perf/hone/workspace"
 )
 
 // How hone sizes a harness benchmark's runs. A run's CPU time is the
@@ -16,8 +18,6 @@ const (
 	// wantLoopShare is the share of a run at the smaller count the loop
 	// should take.
 	wantLoopShare = 0.9
-	// maxLoopSeconds bounds the CPU time of a run at the smaller count.
-	maxLoopSeconds = 0.5
 	// maxIterations bounds a count, whatever the loop costs.
 	maxIterations = 1 << 30
 	// sizingRounds is how many times the calibration may measure and
@@ -26,8 +26,9 @@ const (
 	// minLoopSeconds is the least CPU time the loop must take at the
 	// smaller count. Below it a run is start-up and the machine's noise:
 	// a busy machine once measured a 0.1 ms loop at twice a 3 ms run's
-	// cost, which looked like a loop that dominates.
-	minLoopSeconds = 0.05
+	// cost, which looked like a loop that dominates. [bench] max_loop
+	// may be no shorter.
+	minLoopSeconds = float64(workspace.MinMaxLoop) / float64(time.Second)
 	// countFactor is the larger count over the smaller: N and 2N.
 	countFactor = 2
 	// scalingTolerance is how far the CPU time at 2N over that at N may
@@ -48,8 +49,8 @@ const ReasonNonlinear = "nonlinear"
 // candidate's loop is a smaller share of its run: sized for the baseline
 // alone, a candidate four times faster would no longer scale as its loop
 // does. The larger N is used on both sides. A run's own CPU time bounds
-// the growth (a run at N costs at least its loop, so N*maxLoopSeconds/t
-// keeps the loop within maxLoopSeconds, however wrong the estimate), and
+// the growth (a run at N costs at least its loop, so N*max_loop/t keeps
+// the loop within [bench] max_loop, however wrong the estimate), and
 // the baseline's bound holds for the candidate too, so a candidate whose
 // loop costs nothing can make the runs no longer than that. N is never
 // below the command's count.
@@ -92,7 +93,7 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 			}
 		}
 		if t[0] > 0 {
-			bound = max(bound, min(int(float64(n)*maxLoopSeconds/t[0]), maxIterations))
+			bound = max(bound, min(int(float64(n)*hr.protocol.MaxLoop.Seconds()/t[0]), maxIterations))
 		}
 		next := min(nextCount(n, t[0], t[1]), bound, limit)
 		if next <= n {

@@ -1,6 +1,10 @@
 package verdict
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // The count grows until the loop is most of a run and long enough to
 // measure; a run at 2N that a busy machine made cost twice a tiny run at N
@@ -22,5 +26,32 @@ func TestNextCountGrowsUntilTheLoopDominatesAndCanBeMeasured(t *testing.T) {
 		if got < c.lo || got > c.hi {
 			t.Errorf("%s: nextCount(%d, %v, %v) = %d, want %d to %d", c.name, c.n, c.short, c.long, got, c.lo, c.hi)
 		}
+	}
+}
+
+// [bench] max_loop bounds the loop a count is sized for: a benchmark of
+// 1 µs per iteration is sized past 50 ms of loop by default (the least
+// loop hone measures, and a tenth more against noise), and within 50 ms
+// when max_loop says so; the entry records the bound and show prints it.
+func TestMaxLoopBoundsTheSizedLoop(t *testing.T) {
+	loopAt := func(maxLoop time.Duration) (float64, *Entry) {
+		m := &harnessMeter{names: []string{"BenchmarkA"}, answer: costs(map[string]float64{"BenchmarkA": 0.5})}
+		hr := harnessOf(m)
+		if maxLoop > 0 {
+			hr.protocol.MaxLoop.Duration = maxLoop
+		}
+		e := judged(t, hr)
+		return float64(e.Bench.Benchmarks[0].Counts[0]) * 1e-6, e
+	}
+	if loop, e := loopAt(0); loop <= 0.05 || e.Bench.MaxLoopSeconds != 0.5 {
+		t.Errorf("by default the loop at N is %.3fs (max_loop %gs recorded), want more than 50ms", loop, e.Bench.MaxLoopSeconds)
+	}
+	loop, e := loopAt(50 * time.Millisecond)
+	if loop > 0.05 || e.Bench.MaxLoopSeconds != 0.05 {
+		t.Errorf("with max_loop 50ms the loop at N is %.3fs (max_loop %gs recorded)", loop, e.Bench.MaxLoopSeconds)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "counts sized for a loop of at most 50ms") {
+		t.Errorf("%v\n%s", err, text.String())
 	}
 }

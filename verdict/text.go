@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteText writes the human summary of a verdict: the word and why, the
@@ -153,7 +154,11 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 	if len(b.Benchmarks) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those):\n", b.Format)
+	loop := ""
+	if b.MaxLoopSeconds > 0 {
+		loop = fmt.Sprintf("; counts sized for a loop of at most %v", time.Duration(b.MaxLoopSeconds*float64(time.Second)).Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those%s):\n", b.Format, loop)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "benchmark\titerations\tbaseline\tcandidate\tspeedup\t%.0f%% CI\twall speedup\tscaling\n", b.Confidence*100)
 	for _, r := range b.Benchmarks {

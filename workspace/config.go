@@ -104,6 +104,12 @@ type BenchConfig struct {
 	// toolchain allows (see build.Layouts); 1 opts out, for a build that
 	// must be bit-for-bit the shipped one.
 	Layouts int `toml:"layouts" json:"layouts"`
+	// MaxLoop bounds the CPU time of a harness benchmark's loop in a run
+	// at the smaller of its two counts (a run at the larger takes twice
+	// that). Longer loops bury the run's fixed cost deeper and cost the
+	// machine's bench turn longer: a maintainer whose benchmarks' set-up
+	// is cheap may shorten it. Harness benches only.
+	MaxLoop Duration `toml:"max_loop" json:"max_loop"`
 }
 
 // SandboxConfig controls the jail every build, gate, bench and profile
@@ -259,7 +265,17 @@ var DefaultBench = BenchConfig{
 	SlowFactor: 10,
 	Format:     benchformat.Process,
 	Layouts:    DefaultLayouts,
+	MaxLoop:    Duration{DefaultMaxLoop},
 }
+
+// DefaultMaxLoop is [bench] max_loop when hone.toml says nothing;
+// MinMaxLoop is the least it may be set to, the loop a harness run needs
+// at least to be more than its start-up and the machine's noise.
+const (
+	DefaultMaxLoop = 500 * time.Millisecond
+	MinMaxLoop     = 50 * time.Millisecond
+	maxMaxLoop     = 10 * time.Second
+)
 
 // DefaultLayouts puts the code at each 16-byte offset of a cache line once
 // (see build.Layouts); MaxLayouts bounds the builds a verdict may ask for.

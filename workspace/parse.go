@@ -329,6 +329,12 @@ func (p *parser) mergeBench(dst *BenchConfig, src BenchConfig, at keyPath) error
 		}
 		dst.Layouts = src.Layouts
 	}
+	if def("max_loop") {
+		if src.MaxLoop.Duration < MinMaxLoop || src.MaxLoop.Duration > maxMaxLoop {
+			return p.errf(k("max_loop"), "must be from %v to %v of CPU time per run, e.g. \"500ms\"", MinMaxLoop, maxMaxLoop)
+		}
+		dst.MaxLoop = src.MaxLoop
+	}
 	if def("max_speedup") {
 		if src.MaxSpeedup <= 1 {
 			return p.errf(k("max_speedup"), "must be more than 1, e.g. 20")
@@ -360,7 +366,7 @@ func (p *parser) harness(dst *BenchConfig, own BenchConfig, at keyPath) error {
 	}
 	dst.Benchmarks, dst.Outputs = own.Benchmarks, own.Outputs
 	if dst.Format == benchformat.Process {
-		for _, key := range []string{"benchmarks", "outputs"} {
+		for _, key := range []string{"benchmarks", "outputs", "max_loop"} {
 			if p.defined(k(key)...) {
 				return p.errf(k(key), "needs a benchmark harness: set format = \"go\" or \"google-benchmark\"")
 			}

@@ -53,6 +53,10 @@ func module(t *testing.T) map[string]string {
 // would only add a candidate link per layout to each verdict. A harness
 // bench judged in four layouts is e2e/goharness's (a real module, whose
 // comment-only change is where layout matters).
+//
+// Loops of at most 100 ms (max_loop, a fifth of the default): a run's
+// start-up is a few milliseconds, so the loop is still nine tenths of a
+// run, and these cases hold the machine's bench turn a fifth as long.
 func config(goroot string) string {
 	ro := ""
 	if !strings.HasPrefix(goroot, "/usr/") {
@@ -63,6 +67,7 @@ pairs     = 8
 max_pairs = 8
 threshold = 0.1
 layouts   = 1
+max_loop  = "100ms"
 
 [targets.m]
 path    = "m"
