@@ -57,6 +57,18 @@ func (a *arena) skip(includes, cond string) map[string]string {
 		"\tunsigned long long r = 0;", "\tif ("+cond+") {\n\t\tputs(\"0\");\n\t\treturn 0;\n\t}\n\tunsigned long long r = 0;")
 }
 
+// walkOnceWhen is a program that, when cond holds, walks once where it
+// walked REPS times: the same answer for a quarter of the work. It is what
+// a patch that can tell hone's runs from the program's real ones would
+// do: with cond true in the bench alone, or in the gates and the bench
+// alike, every output is right and the speedup a lie that no output check
+// catches (skip's wrong answer would be).
+func (a *arena) walkOnceWhen(includes, cond string) map[string]string {
+	return a.Prog(
+		"#include <string.h>", "#include <string.h>\n"+includes,
+		"\tfor (int k = 0; k < REPS; k++)", "\tint reps = ("+cond+") ? 1 : REPS;\n\tfor (int k = 0; k < reps; k++)")
+}
+
 // judgeTarget proposes files for target (c or ci) and judges the patch.
 func (a *arena) judgeTarget(target, hypothesis string, files map[string]string) (*verdict.Entry, string) {
 	a.T.Helper()
@@ -192,11 +204,22 @@ func gamingCases() []game {
 		{"when PID 1 is hone's meter", "", `({ char b[64] = {0}; FILE *f = fopen("/proc/1/cmdline", "r"); f && fread(b, 1, 63, f) > 0 && strstr(b, "hone-jail-init"); })`},
 		{"by HOME", "", `getenv("HOME") && strcmp(getenv("HOME"), "/home/hone") == 0`},
 		{"by a meter's mount", "", `({ char b[1 << 16] = {0}; FILE *f = fopen("/proc/self/mountinfo", "r"); f && fread(b, 1, sizeof b - 1, f) > 0 && strstr(b, "/hone/meter"); })`},
+		// A bench run at a raised priority (nice) would take the cores
+		// ahead of the machine's other work, and tell the program so.
+		{"when its priority is raised", "#include <sys/resource.h>", "getpriority(PRIO_PROCESS, 0) < 0"},
 	} {
 		cases = append(cases, game{"skip the work " + d.what, func(t *testing.T, a *arena) {
-			e, _ := a.Judge("the bench looks different "+d.what, a.skip(d.includes, d.cond))
-			notAccepted(t, e, ledger.VerdictRejectedGate, ledger.VerdictRejectedBench)
-			if e.Verdict == ledger.VerdictRejectedBench && e.Speedup > 1.5 {
+			e, _ := a.Judge("the bench looks different "+d.what, a.walkOnceWhen(d.includes, d.cond))
+			// Where the jail hides the fact, the work is done and the
+			// patch changes nothing; where it cannot (HOME is the jail's,
+			// the parent its init, stdout a pipe), the faster patch looks
+			// at how it runs, and that needs a person.
+			if e.Verdict == ledger.VerdictNeedsHumanReview {
+				risky(t, e, "environment in ")
+				return
+			}
+			notAccepted(t, e, ledger.VerdictRejectedBench)
+			if e.Speedup > 1.5 {
 				t.Errorf("measured %.2fx", e.Speedup)
 			}
 		}})

@@ -34,6 +34,18 @@ var riskySymbols = []struct {
 	{"dynamic-code", []string{"dlopen", "dlmopen", "dlsym", "dlvsym", "syscall"}},
 	{"atomics", []string{"__atomic_", "__sync_"}},
 	{"fast-math", []string{"set_fast_math", "__set_fast_math"}},
+	// What tells a program how it was run (see environmentPattern),
+	// through libc or Go's os and syscall packages: the variables, the
+	// parent, the terminal and what the standard streams are, the
+	// priority, and the calls that open and stat /proc and /sys.
+	{"environment", []string{"getenv", "secure_getenv", "environ", "__environ", "getppid", "getpgid", "getsid", "getpriority",
+		"sched_getaffinity", "sched_getscheduler", "sched_getparam", "sched_getattr", "isatty", "ttyname", "ttyname_r",
+		"getrlimit", "getrlimit64", "prlimit", "prlimit64", "getauxval", "uname", "readlink", "readlinkat",
+		"fopen", "fopen64", "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "opendir",
+		"stat", "stat64", "lstat", "lstat64", "fstat", "fstat64", "fstatat", "fstatat64", "statx",
+		"__xstat", "__xstat64", "__lxstat", "__lxstat64", "__fxstat", "__fxstat64", "__fxstatat", "__fxstatat64",
+		"os.Getenv", "os.LookupEnv", "os.Environ", "os.Getppid", "os.Executable", "os.Hostname", "os.(*File).Stat",
+		"syscall.Getenv", "syscall.Environ", "syscall.Getppid", "syscall.Getpriority", "syscall.Fstat"}},
 }
 
 // riskyFlags are compiler options that trade correctness for speed or add
@@ -74,6 +86,12 @@ func Built(base, cand *build.Side) []string {
 				seen[fmt.Sprintf("%s in built %s (compiled with %s)", riskyFlags[flag], rel, flag)] = true
 			}
 		}
+		if c.symtab < b.symtab/2 {
+			// Every symbol signal above reads the symbol table; a build
+			// that strips it (or links statically, then strips) would
+			// hide them all.
+			seen[fmt.Sprintf("stripped in built %s (%d symbols where the baseline has %d)", rel, c.symtab, b.symtab)] = true
+		}
 		if c.initArray > b.initArray {
 			seen[fmt.Sprintf("constructors in built %s (.init_array grew from %d to %d entries)", rel, b.initArray, c.initArray)] = true
 		}
@@ -100,6 +118,7 @@ func symbolSignal(sym string) string {
 // elfFacts is what a binary says of itself.
 type elfFacts struct {
 	symbols   map[string]bool // every symbol name, defined or imported, versions cut off
+	symtab    int             // entries of the symbol tables, .symtab and .dynsym
 	flags     map[string]bool // risky options among its compile units' producers
 	initArray int             // entries of .init_array
 }
@@ -127,6 +146,7 @@ func readELF(root, rel string) (facts elfFacts, ok bool) {
 		return facts, false
 	}
 	for _, list := range [][]elf.Symbol{symbolsOf(ef.Symbols), symbolsOf(ef.DynamicSymbols)} {
+		facts.symtab += len(list)
 		for _, s := range list {
 			if name, _, _ := strings.Cut(s.Name, "@"); name != "" {
 				facts.symbols[name] = true

@@ -26,6 +26,22 @@ func TestScanDiff(t *testing.T) {
 		{"inline asm", `__asm__ volatile("nop");`, []string{"inline-asm in f"}},
 		{"fast math", "CFLAGS = -O2 -ffast-math", []string{"fast-math in f"}},
 		{"Ofast", "cc -Ofast -o prog prog.c", []string{"fast-math in f"}},
+		{"an include of sys/", "#include <sys/stat.h>", nil},
+		{"a variable named like a call", "int uname_len = 3;", nil},
+		{"getenv", `int reps = getenv("HOME") ? 1 : REPS;`, []string{"environment in f"}},
+		{"the parent", "if (getppid() == 1)", []string{"environment in f"}},
+		{"PID 1's command line", `FILE *f = fopen("/proc/1/cmdline", "r");`, []string{"environment in f"}},
+		{"the priority", "if (getpriority(PRIO_PROCESS, 0) < 0)", []string{"environment in f"}},
+		{"stdout's kind", "fstat(1, &st) == 0 && S_ISFIFO(st.st_mode)", []string{"environment in f"}},
+		{"stdout's kind through fileno", "fstat(fileno(stdout), &st);", []string{"environment in f"}},
+		{"a terminal", "if (!isatty(1)) setvbuf(stdout, 0, _IOFBF, 1 << 16);", []string{"environment in f"}},
+		{"environ", "for (char **e = environ; *e; e++)", []string{"environment in f"}},
+		{"a three-parameter main", "int main(int argc, char **argv, char **envp) {", []string{"environment in f"}},
+		{"a three-parameter main with arrays", "int main(int n, char *v[], char *e[])", []string{"environment in f"}},
+		{"a plain main", "int main(int argc, char **argv) {", nil},
+		{"go getenv", `if os.Getenv("HOME") == "/home/hone" {`, []string{"environment in f"}},
+		{"go parent", "if os.Getppid() == 1 {", []string{"environment in f"}},
+		{"go stdout", "fi, _ := os.Stdout.Stat()", []string{"environment in f"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diff := "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+" + tc.added + "\n"
