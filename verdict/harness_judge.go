@@ -108,8 +108,9 @@ func (b *Bench) benchmarksWhere(match func(*BenchmarkResult) bool) []string {
 // what the geometric mean can hide: a deciding benchmark whose cost per
 // iteration could not be measured gives no figure to accept on, nor does
 // one still undecided at max_pairs whose estimate is a regression past the
-// threshold; one that sped up more than max_speedup needs a person; the
-// others still undecided are named. A harness bench without outputs is flagged work
+// threshold (named in an inconclusive verdict's summary too); one that
+// sped up more than max_speedup needs a person; the others still undecided
+// are named. A harness bench without outputs is flagged work
 // unverified, at the head of the summary, whatever its verdict.
 func judgeHarness(e *Entry) {
 	b := e.Bench
@@ -122,6 +123,18 @@ func judgeHarness(e *Entry) {
 			e.Summary = oneLine(workUnverifiedPrefix + e.Summary)
 		}
 	}()
+	// Regressed needs a decision, which noise can keep away for as long as
+	// max_pairs: a deciding benchmark left undecided whose estimate is
+	// slower by more than the threshold is a regression its interval does
+	// not rule out, and a patch could make one noisy to hide it.
+	slow := b.benchmarksWhere(func(r *BenchmarkResult) bool {
+		return r.Decision == decUndecided && r.CPUStats.Speedup < 1-b.Threshold
+	})
+	if (e.Reason == ReasonInconclusive || e.Reason == ReasonNoChange) && len(slow) > 0 {
+		// Not accepted either way; the summary says what else it hides.
+		e.Summary = oneLine(e.Summary + "; may have regressed: " + strings.Join(slow, ", "))
+		return
+	}
 	if e.Reason != ReasonImproved {
 		return
 	}
@@ -132,13 +145,7 @@ func judgeHarness(e *Entry) {
 		e.Summary = e.Reason + ": " + figures + "; too small to measure: " + strings.Join(un, ", ")
 		return
 	}
-	// Regressed needs a decision, which noise can keep away for as long as
-	// max_pairs: a deciding benchmark left undecided whose estimate is
-	// slower by more than the threshold is a regression its interval does
-	// not rule out, and a patch could make one noisy to hide it.
-	if slow := b.benchmarksWhere(func(r *BenchmarkResult) bool {
-		return r.Decision == decUndecided && r.CPUStats.Speedup < 1-b.Threshold
-	}); len(slow) > 0 {
+	if len(slow) > 0 {
 		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive, fmt.Sprintf(
 			"%s may be slower by more than the %g%% threshold: still undecided after %d pairs, its interval does not rule that out, whatever the geometric mean", strings.Join(slow, ", "), b.Threshold*100, b.Pairs))
 		e.Summary = e.Reason + ": " + figures + "; may have regressed: " + strings.Join(slow, ", ")

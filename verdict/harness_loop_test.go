@@ -207,3 +207,22 @@ func TestHarnessPairsEachHaveTheirOwnSetup(t *testing.T) {
 		t.Errorf("%d setups with %d seeds for %d pairs", len(b.Setups), len(seeds), b.Pairs)
 	}
 }
+
+// Where the geometric mean itself is not faster, a deciding benchmark left
+// undecided that looks slower past the threshold is still named: the
+// verdict is a rejection either way, and its summary says what the mean
+// hides.
+func TestAnUnresolvedRegressionIsNamedInAVerdictThatIsNotFaster(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: jittery(map[string]float64{"BenchmarkA": 0.8, "BenchmarkB": 1.25}, 0.1)}
+	e := judged(t, harnessOf(m))
+	b := e.Bench.Benchmarks[1]
+	if b.Decision != decUndecided || b.CPUStats.Speedup >= 0.9 {
+		t.Fatalf("BenchmarkB %s at %.3f [%.3f, %.3f]; want it undecided, its estimate past the threshold", b.Decision, b.CPUStats.Speedup, b.CPUStats.CILow, b.CPUStats.CIHigh)
+	}
+	if e.Verdict != ledger.VerdictRejectedBench || e.Reason == ReasonImproved || !strings.Contains(e.Summary, "may have regressed: BenchmarkB") {
+		t.Fatalf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
+	if re := recompute(e); !sameVerdict(e, re) || re.Summary != e.Summary {
+		t.Errorf("recomputed %s (%s): %s", re.Verdict, re.Reason, re.Summary)
+	}
+}
