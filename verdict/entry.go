@@ -162,8 +162,8 @@ type Bench struct {
 	MaxSpeedup     float64  `toml:"max_speedup,omitempty" json:"max_speedup,omitempty"`
 	HarnessOutputs []string `toml:"harness_outputs,omitempty" json:"harness_outputs,omitempty"`
 	// MaxLoopSeconds is [bench] max_loop as the harness bench sized its
-	// counts; absent in entries written before the key, which sized for
-	// half a second.
+	// counts (the CPU time of a run at the smaller, at most); absent in
+	// entries written before the key, which sized for half a second.
 	MaxLoopSeconds float64 `toml:"max_loop_seconds,omitempty" json:"max_loop_seconds,omitempty"`
 	Metric         string  `toml:"metric" json:"metric"` // the deciding metric
 	Pairs          int     `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)

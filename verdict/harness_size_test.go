@@ -51,7 +51,7 @@ func TestMaxLoopBoundsTheSizedLoop(t *testing.T) {
 		t.Errorf("with max_loop 50ms the loop at N is %.3fs (max_loop %gs recorded)", loop, e.Bench.MaxLoopSeconds)
 	}
 	var text strings.Builder
-	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "counts sized for a loop of at most 50ms") {
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "counts sized for runs of at most 50ms at the smaller") {
 		t.Errorf("%v\n%s", err, text.String())
 	}
 }

@@ -156,7 +156,7 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 	}
 	loop := ""
 	if b.MaxLoopSeconds > 0 {
-		loop = fmt.Sprintf("; counts sized for a loop of at most %v", time.Duration(b.MaxLoopSeconds*float64(time.Second)).Round(time.Millisecond))
+		loop = fmt.Sprintf("; counts sized for runs of at most %v at the smaller", time.Duration(b.MaxLoopSeconds*float64(time.Second)).Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those%s):\n", b.Format, loop)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -104,11 +104,13 @@ type BenchConfig struct {
 	// toolchain allows (see build.Layouts); 1 opts out, for a build that
 	// must be bit-for-bit the shipped one.
 	Layouts int `toml:"layouts" json:"layouts"`
-	// MaxLoop bounds the CPU time of a harness benchmark's loop in a run
-	// at the smaller of its two counts (a run at the larger takes twice
-	// that). Longer loops bury the run's fixed cost deeper and cost the
-	// machine's bench turn longer: a maintainer whose benchmarks' set-up
-	// is cheap may shorten it. Harness benches only.
+	// MaxLoop bounds the CPU time of a harness benchmark's run at the
+	// smaller of its two counts, start-up and loop together (a run at the
+	// larger takes about twice the loop more). Longer runs bury the fixed
+	// cost deeper and hold the machine's bench turn longer: a maintainer
+	// whose benchmarks start in a few milliseconds on a quiet machine may
+	// shorten it. On a busy one start-up grows, and the loop with it
+	// shrinks. Harness benches only.
 	MaxLoop Duration `toml:"max_loop" json:"max_loop"`
 }
 
@@ -269,8 +271,8 @@ var DefaultBench = BenchConfig{
 }
 
 // DefaultMaxLoop is [bench] max_loop when hone.toml says nothing;
-// MinMaxLoop is the least it may be set to, the loop a harness run needs
-// at least to be more than its start-up and the machine's noise.
+// MinMaxLoop is the least it may be set to, the least loop a harness run
+// needs to be more than its start-up and the machine's noise.
 const (
 	DefaultMaxLoop = 500 * time.Millisecond
 	MinMaxLoop     = 50 * time.Millisecond
