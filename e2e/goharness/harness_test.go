@@ -220,13 +220,19 @@ func TestGoHarnessJudgesARealModule(t *testing.T) {
 		// later line number in the binary, so ten pairs may call it a little
 		// slower (regressed) rather than no-change: both are rejections. Under
 		// two hogs forty pairs once put it at 1.101x [0.962, 1.257], and ten
-		// at 1.536x [0.961, 2.499] (inconclusive): a point that far from 1
-		// is allowed only with an interval that still holds 1.
+		// at 1.536x [0.961, 2.499] (inconclusive), and once, under two hogs
+		// at max_loop 100ms, at 0.732x [0.496, 0.965], slower in one layout
+		// only (without it the interval reached 1.03): a point that far
+		// from 1 is allowed only with an interval that still holds 1, with
+		// or without its worst layout.
 		if e.Verdict != ledger.VerdictRejectedBench || e.Bench == nil {
 			t.Fatalf("comment-only: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
 		}
 		near := e.Speedup >= 0.8 && e.Speedup <= 1.25
 		if st := e.Bench.Stat(e.Bench.Metric); st != nil && st.CILow <= 1 && st.CIHigh >= 1 {
+			near = true
+		}
+		if l := e.Bench.Layout; l != nil && e.Speedup < 1 && l.WithoutWorst >= 1 {
 			near = true
 		}
 		if !near {
