@@ -34,18 +34,16 @@ var riskySymbols = []struct {
 	{"dynamic-code", []string{"dlopen", "dlmopen", "dlsym", "dlvsym", "syscall"}},
 	{"atomics", []string{"__atomic_", "__sync_"}},
 	{"fast-math", []string{"set_fast_math", "__set_fast_math"}},
-	// What tells a program how it was run (see environmentPattern),
-	// through libc or Go's os and syscall packages: the variables, the
-	// parent, the terminal and what the standard streams are, the
-	// priority, and the calls that open and stat /proc and /sys.
-	{"environment", []string{"getenv", "secure_getenv", "environ", "__environ", "getppid", "getpgid", "getsid", "getpriority",
-		"sched_getaffinity", "sched_getscheduler", "sched_getparam", "sched_getattr", "isatty", "ttyname", "ttyname_r",
-		"getrlimit", "getrlimit64", "prlimit", "prlimit64", "getauxval", "uname", "readlink", "readlinkat",
+	// What tells a program how it was run (environmentCalls, with their
+	// variants), through libc or Go's os and syscall packages, and the
+	// calls that open and stat /proc and /sys.
+	{"environment", append(append([]string{}, environmentCalls...), "environ", "__environ", "ttyname_r",
+		"getrlimit64", "prlimit64", "readlinkat",
 		"fopen", "fopen64", "open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "opendir",
 		"stat", "stat64", "lstat", "lstat64", "fstat", "fstat64", "fstatat", "fstatat64", "statx",
 		"__xstat", "__xstat64", "__lxstat", "__lxstat64", "__fxstat", "__fxstat64", "__fxstatat", "__fxstatat64",
 		"os.Getenv", "os.LookupEnv", "os.Environ", "os.Getppid", "os.Executable", "os.Hostname", "os.(*File).Stat",
-		"syscall.Getenv", "syscall.Environ", "syscall.Getppid", "syscall.Getpriority", "syscall.Fstat"}},
+		"syscall.Getenv", "syscall.Environ", "syscall.Getppid", "syscall.Getpriority", "syscall.Fstat")},
 }
 
 // riskyFlags are compiler options that trade correctness for speed or add

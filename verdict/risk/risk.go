@@ -30,22 +30,32 @@ var riskPatterns = sync.OnceValue(func() []riskPattern {
 		{"inline-asm", regexp.MustCompile(`\b(__asm__|__asm|asm\s*(volatile|goto)?\s*\()|^\s*TEXT\s+[·\w]`)},
 		{"fast-math", regexp.MustCompile(`-Ofast\b|-ffast-math\b|-funsafe-math-optimizations\b|-ffinite-math-only\b|-fno-math-errno\b|-freciprocal-math\b|-fassociative-math\b|#\s*pragma\s+(GCC|clang)\s+(optimize|fp\b)|#\s*pragma\s+STDC\s+FP_CONTRACT|#\s*pragma\s+float_control|__attribute__\s*\(\(.*\b_*optimize_*\b|\[\[gnu::optimize`)},
 		{"pragma", regexp.MustCompile(`\b_Pragma\s*\(|\b__pragma\s*\(`)},
-		{"environment", environmentPattern},
+		{"environment", environmentPattern()},
 	}
 })
 
-// environmentPattern matches code that looks at how its program was run:
-// its environment variables, its parent, its terminal, its priority, the
-// kernel's view of it (/proc, /sys). hone's runs cannot look like every
-// place a program runs: HOME is the jail's, the parent is the jail's init,
-// stdout is a pipe. A patch that keys its work on such a fact can do less
-// of it under hone alone and still print the right answer, which no gate
-// or output check catches; a faster patch that adds such a look needs a
-// person. A three-parameter main reads the environment without a call.
-var environmentPattern = regexp.MustCompile(`\b(getenv|secure_getenv|getppid|getpgid|getsid|getpriority|sched_getaffinity|sched_getscheduler|sched_getparam|sched_getattr|isatty|ttyname|getrlimit|prlimit|getauxval|uname|readlink)\s*\(|\b(environ|__environ)\b|/(proc|sys)/|` +
-	`\bfstat(64)?\s*\(\s*(0|1|2|STDIN_FILENO|STDOUT_FILENO|STDERR_FILENO|fileno\s*\(\s*std(in|out|err)\s*\))\s*,|\bos\.Std(in|out|err)\.Stat\b|` +
-	`\bos\.(Getenv|LookupEnv|Environ|Getppid|Getpgrp|Executable|Hostname)\b|\bsyscall\.(Getenv|Environ|Getppid|Getpriority)\b|` +
-	`\bmain\s*\(\s*int\s+\w+\s*,\s*char\s*\*\s*\*?\s*\w+\s*(\[\s*\])?\s*,`)
+// environmentCalls are the libc calls that tell a program how it was run:
+// its environment variables, its parent, its terminal, its priority and
+// limits, the machine. hone's runs cannot look like every place a program
+// runs (HOME is the jail's, the parent is the jail's init, stdout is a
+// pipe), so a patch that keys its work on such a fact can do less of it
+// under hone alone and still print the right answer, which no gate or
+// output check catches: a faster patch that adds such a look needs a
+// person. Both the source patterns and the built symbols start from them.
+var environmentCalls = []string{"getenv", "secure_getenv", "getppid", "getpgid", "getsid", "getpriority",
+	"sched_getaffinity", "sched_getscheduler", "sched_getparam", "sched_getattr", "isatty", "ttyname",
+	"getrlimit", "prlimit", "getauxval", "uname", "readlink"}
+
+// environmentPattern matches those calls in source, and the other looks
+// at how the program was run: environ, /proc and /sys paths, fstat on a
+// standard stream, Go's os and syscall equivalents, and a three-parameter
+// main, which reads the environment without a call.
+func environmentPattern() *regexp.Regexp {
+	return regexp.MustCompile(`\b(` + strings.Join(environmentCalls, "|") + `)\s*\(|\b(environ|__environ)\b|/(proc|sys)/|` +
+		`\bfstat(64)?\s*\(\s*(0|1|2|STDIN_FILENO|STDOUT_FILENO|STDERR_FILENO|fileno\s*\(\s*std(in|out|err)\s*\))\s*,|\bos\.Std(in|out|err)\.Stat\b|` +
+		`\bos\.(Getenv|LookupEnv|Environ|Getppid|Getpgrp|Executable|Hostname)\b|\bsyscall\.(Getenv|Environ|Getppid|Getpriority)\b|` +
+		`\bmain\s*\(\s*int\s+\w+\s*,\s*char\s*\*\s*\*?\s*\w+\s*(\[\s*\])?\s*,`)
+}
 
 // countOf counts the matches of re in text.
 func countOf(text []byte, re *regexp.Regexp) int {
