@@ -23,6 +23,12 @@ const (
 	// sizingRounds is how many times the calibration may measure and
 	// grow the count.
 	sizingRounds = 3
+	// startupCount is the count whose runs measure a run's fixed cost:
+	// next to no loop, and two rather than one because Go's testing runs
+	// a benchmark once at N = 1 before it runs the count it was given
+	// (except for a count of 1), so the set-up runs twice at every count
+	// hone measures.
+	startupCount = 2
 	// minLoopSeconds is the least CPU time the loop must take at the
 	// smaller count. Below it a run is start-up and the machine's noise:
 	// a busy machine once measured a 0.1 ms loop at twice a 3 ms run's
@@ -43,21 +49,21 @@ const ReasonNonlinear = "nonlinear"
 
 // size chooses a benchmark's two counts, N and 2N, so that the loop is
 // wantLoopShare of every run at N on both sides: starting from the count
-// the bench command fixes, each side is measured at N and 2N, the fixed
-// cost of a run and the cost of an iteration estimated from the two, and N
-// grown until the loop dominates. Both sides are sized because a faster
-// candidate's loop is a smaller share of its run: sized for the baseline
-// alone, a candidate four times faster would no longer scale as its loop
-// does. The larger N is used on both sides. A run's own CPU time bounds
-// the growth (a run at N costs at least its loop, so N*max_loop/t keeps
-// the loop within [bench] max_loop, however wrong the estimate), and
-// the baseline's bound holds for the candidate too, so a candidate whose
-// loop costs nothing can make the runs no longer than that. N is never
-// below the command's count.
+// the bench command fixes, each side's fixed cost is measured at
+// startupCount and its runs at N, and N grown until the loop dominates.
+// Both sides are sized because a faster candidate's loop is a smaller
+// share of its run: sized for the baseline alone, a candidate four times
+// faster would no longer scale as its loop does. The candidate starts from
+// the baseline's N, and the larger N is used on both sides. A run's own
+// CPU time bounds the growth (a run at N costs at least its loop, so
+// N*max_loop/t keeps the loop within [bench] max_loop, however wrong the
+// estimate), and the baseline's bound holds for the candidate too, so a
+// candidate whose loop costs nothing can make the runs no longer than
+// that. N is never below the command's count.
 func (hr *harnessRun) size(ctx context.Context, b *Bench, hb *harnessBenchmark) (*runFailure, error) {
-	limit, n := maxIterations, 0
+	limit, n := maxIterations, hb.res.CommandIterations
 	for _, cand := range []bool{false, true} {
-		got, bound, fail, err := hr.calibrate(ctx, b, hb, cand, hb.res.CommandIterations, limit)
+		got, bound, fail, err := hr.calibrate(ctx, b, hb, cand, n, limit)
 		if err != nil || fail != nil {
 			return fail, err
 		}
@@ -70,32 +76,50 @@ func (hr *harnessRun) size(ctx context.Context, b *Bench, hb *harnessBenchmark) 
 	return nil, nil
 }
 
-// calibrate sizes one side (see size) from the count from, in at most
-// sizingRounds rounds, each the least CPU time of two runs at N and of two
-// at 2N (start-up noise only ever adds), and returns its N and the largest count its runs show
-// to be safe: each round's bound holds alone, and the round at the
-// largest N, where the fixed cost weighs least, allows the most.
+// calibrate sizes one side (see size) from the count from and returns its
+// N and the largest count its runs show to be safe. The fixed cost is the
+// least CPU time of two runs at startupCount; then, in at most
+// sizingRounds rounds, the least of two runs at N gives the loop (start-up
+// noise only ever adds). Each round's bound holds alone, and the round at
+// the largest N, where the fixed cost weighs least, allows the most.
+//
+// The fixed cost is measured, not fitted from runs at N and 2N: on a
+// machine whose core speed moves a run's CPU time by 15-25%, twice the run
+// at N less the run at 2N is mostly that noise, tens of milliseconds of
+// "start-up" for a Go test binary that starts in five, and N grew to
+// whatever max_loop allowed: runs three to four times longer, for
+// intervals no narrower (a go-humanize benchmark at 1.09M iterations was
+// as noisy as at the command's 300,000).
 func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchmark, cand bool, from, limit int) (n, bound int, fail *runFailure, err error) {
+	least := func(count int) (float64, *runFailure, error) {
+		t := math.Inf(1)
+		for range 2 {
+			s, fail, err := hr.runAt(ctx, b, hb, hr.pick(cand), cand, count)
+			if err != nil || fail != nil {
+				return 0, fail, err
+			}
+			if fail := hb.countFailure(cand, s, count); fail != nil {
+				return 0, fail, nil
+			}
+			t = min(t, s.cpu)
+		}
+		return t, nil, nil
+	}
+	fixed, fail, err := least(startupCount)
+	if err != nil || fail != nil {
+		return 0, 0, fail, err
+	}
 	n = from
 	bound = n
 	for range sizingRounds {
-		t := [2]float64{math.Inf(1), math.Inf(1)}
-		for range 2 {
-			for k, count := range []int{n, countFactor * n} {
-				s, fail, err := hr.runAt(ctx, b, hb, hr.pick(cand), cand, count)
-				if err != nil || fail != nil {
-					return 0, 0, fail, err
-				}
-				if fail := hb.countFailure(cand, s, count); fail != nil {
-					return 0, 0, fail, nil
-				}
-				t[k] = min(t[k], s.cpu)
-			}
+		t, fail, err := least(n)
+		if err != nil || fail != nil {
+			return 0, 0, fail, err
 		}
-		if t[0] > 0 {
-			bound = max(bound, min(int(float64(n)*hr.protocol.MaxLoop.Seconds()/t[0]), maxIterations))
+		if t > 0 {
+			bound = max(bound, min(int(float64(n)*hr.protocol.MaxLoop.Seconds()/t), maxIterations))
 		}
-		next := min(nextCount(n, t[0], t[1]), bound, limit)
+		next := min(nextCount(n, fixed, t), bound, limit)
 		if next <= n {
 			break
 		}
@@ -104,22 +128,22 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 	return n, bound, nil, nil
 }
 
-// nextCount returns the count the runs at n (CPU time short) and
-// countFactor*n (long) call for. Where the extra iterations cost nothing
+// nextCount returns the count that a fixed cost of fixed CPU time and a
+// run of atN at n iterations call for. Where the iterations cost nothing
 // measurable, the count grows sixteenfold to find the loop; otherwise to
-// what the fitted fixed cost and cost per iteration ask for, with a loop
-// of at least minLoopSeconds, and at most sixteenfold in one round.
-func nextCount(n int, short, long float64) int {
-	loop := (long - short) / float64(countFactor-1)
-	if loop <= 0 || short <= 0 {
+// what the fixed cost and the cost per iteration ask for, with a loop of
+// at least minLoopSeconds, and at most sixteenfold in one round.
+func nextCount(n int, fixed, atN float64) int {
+	loop := atN - max(fixed, 0)
+	if loop <= 0 || atN <= 0 {
 		return min(n*16, maxIterations)
 	}
-	if loop/short >= wantLoopShare && loop >= minLoopSeconds {
+	if loop/atN >= wantLoopShare && loop >= minLoopSeconds {
 		return n
 	}
 	perOp := loop / float64(n)
 	// A tenth more than the model asks for, against the estimate's noise.
-	want := 1.1 * max(wantLoopShare/(1-wantLoopShare)*(short-loop), minLoopSeconds) / perOp
+	want := 1.1 * max(wantLoopShare/(1-wantLoopShare)*(atN-loop), minLoopSeconds) / perOp
 	return max(n, int(math.Ceil(min(want, 16*float64(n), maxIterations))))
 }
 

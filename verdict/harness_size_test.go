@@ -4,28 +4,55 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hone-perf/hone/internal/jail"
 )
 
 // The count grows until the loop is most of a run and long enough to
-// measure; a run at 2N that a busy machine made cost twice a tiny run at N
+// measure; a run at N that a busy machine made cost twice its fixed cost
 // does not stop it.
 func TestNextCountGrowsUntilTheLoopDominatesAndCanBeMeasured(t *testing.T) {
 	for _, c := range []struct {
-		name        string
-		n           int
-		short, long float64
-		lo, hi      int
+		name       string
+		n          int
+		fixed, atN float64
+		lo, hi     int
 	}{
-		{"the loop dominates", 1000, 0.2, 0.39, 1000, 1000},
-		{"start-up dominates, at most sixteenfold a round", 1000, 0.1, 0.11, 16_000, 16_000},
+		{"the loop dominates", 1000, 0.01, 0.2, 1000, 1000},
+		{"start-up dominates, at most sixteenfold a round", 1000, 0.09, 0.1, 16_000, 16_000},
 		{"no measurable loop", 1000, 0.01, 0.009, 16_000, 16_000},
 		{"noise that doubles a tiny run", 200, 0.003, 0.006, 3200, 3200},
-		{"a short loop that dominates", 1000, 0.011, 0.021, 5000, 6000},
+		{"a short loop that dominates", 1000, 0.001, 0.011, 5000, 6000},
 	} {
-		got := nextCount(c.n, c.short, c.long)
+		got := nextCount(c.n, c.fixed, c.atN)
 		if got < c.lo || got > c.hi {
-			t.Errorf("%s: nextCount(%d, %v, %v) = %d, want %d to %d", c.name, c.n, c.short, c.long, got, c.lo, c.hi)
+			t.Errorf("%s: nextCount(%d, %v, %v) = %d, want %d to %d", c.name, c.n, c.fixed, c.atN, got, c.lo, c.hi)
 		}
+	}
+}
+
+// On a machine whose core speed moves each run's CPU time by a quarter, a
+// loop that is already 98% of a run at the command's count keeps that
+// count. Fitted from runs at N and 2N, that noise read as tens of
+// milliseconds of start-up, and N grew to what max_loop allowed: every
+// run several times longer for an interval no narrower.
+func TestNoiseOnABusyMachineDoesNotInflateTheCount(t *testing.T) {
+	grown := 0
+	for seed := range uint64(8) {
+		m := &harnessMeter{names: []string{"BenchmarkA"}, answer: costs(map[string]float64{"BenchmarkA": 1}), speed: busyCores(seed)}
+		hr := harnessOf(m)
+		// 100,000 iterations of 1 µs: a loop of 100 ms beside 2 ms of start-up.
+		for _, spec := range []*jail.Spec{&hr.baseline, &hr.candidate} {
+			spec.Command = strings.Replace(spec.Command, "=100x", "=100000x", 1)
+		}
+		e := judged(t, hr)
+		if n := e.Bench.Benchmarks[0].Counts[0]; n != 100000 {
+			grown++
+			t.Logf("seed %d: sized to %d", seed, n)
+		}
+	}
+	if grown > 0 {
+		t.Errorf("%d of 8 verdicts grew a count whose loop already dominates", grown)
 	}
 }
 

@@ -160,12 +160,13 @@ func TestHarnessFasterOnEveryBenchmarkIsAcceptedOnTheGeomean(t *testing.T) {
 	}
 	// Each pair runs every benchmark at two counts on both sides; the
 	// benchmarks' order changes from pair to pair. Each side's first runs
-	// size the counts: twice at 100 and 200 iterations, then at the
-	// counts that make the loop dominate.
+	// size the counts: twice at 2 iterations (the fixed cost), then twice
+	// at each count until the loop dominates; the candidate starts from
+	// the baseline's count, so it needs no more runs than the baseline.
 	if a := b.Benchmarks[0]; a.Counts[0] < 10000 || a.Counts[1] != 2*a.Counts[0] || a.BaselineScaling < 1.85 || a.CandidateScaling < 1.8 {
 		t.Errorf("counts %v, scalings %.3f and %.3f", a.Counts, a.BaselineScaling, a.CandidateScaling)
 	}
-	if m.runs["cand BenchmarkA"] <= 2*b.Pairs || m.runs["cand BenchmarkB"] != m.runs["base BenchmarkB"] {
+	if m.runs["cand BenchmarkA"] <= 2*b.Pairs || m.runs["cand BenchmarkB"] > m.runs["base BenchmarkB"] {
 		t.Errorf("runs %v for %d pairs", m.runs, b.Pairs)
 	}
 	firsts := map[string]bool{}
