@@ -134,7 +134,7 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 // what the fixed cost and the cost per iteration ask for, with a loop of
 // at least minLoopSeconds, and at most sixteenfold in one round.
 func nextCount(n int, fixed, atN float64) int {
-	loop := atN - max(fixed, 0)
+	loop := atN - fixed
 	if loop <= 0 || atN <= 0 {
 		return min(n*16, maxIterations)
 	}
