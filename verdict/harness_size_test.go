@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/ledger"
 )
 
 // The count grows until the loop is most of a run and long enough to
@@ -80,5 +81,37 @@ func TestMaxLoopBoundsTheSizedLoop(t *testing.T) {
 	var text strings.Builder
 	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "counts sized for runs of at most 50ms at the smaller") {
 		t.Errorf("%v\n%s", err, text.String())
+	}
+}
+
+// A candidate's harness can tell its sizing runs by their count (two
+// iterations, startupCount) and burn CPU time there, to look like a run
+// that is mostly start-up and ask for a larger count. It gets no count
+// past the baseline's max_loop bound, and no verdict it did not earn:
+// sizing chooses N, never a sample, and every pair still measures the
+// marginal cost of N more iterations.
+func TestHarnessBurningCPUWhileSizedBuysNothing(t *testing.T) {
+	burn := func(cand bool, count int) float64 {
+		if cand && count == startupCount {
+			return 0.3
+		}
+		return 0
+	}
+	for _, c := range []struct {
+		name   string
+		ratio  float64
+		accept bool
+	}{{"no faster", 1, false}, {"honestly twice as fast", 0.5, true}} {
+		m := &harnessMeter{names: []string{"BenchmarkA"}, answer: costs(map[string]float64{"BenchmarkA": c.ratio}), burn: burn}
+		hr := harnessOf(m)
+		e := judged(t, hr)
+		r := e.Bench.Benchmarks[0]
+		// costs: the baseline's iterations cost 1 µs to 1.02 µs.
+		if loop := float64(r.Counts[0]) * 1.02e-6; loop > hr.protocol.MaxLoop.Seconds()*1.05 {
+			t.Errorf("%s: N = %d, a baseline loop of %.3fs past max_loop %v", c.name, r.Counts[0], loop, hr.protocol.MaxLoop.Duration)
+		}
+		if accepted := e.Verdict == ledger.VerdictAccepted; accepted != c.accept {
+			t.Errorf("%s: %s (%s) at %.3fx, want accepted %v", c.name, e.Verdict, e.Reason, e.Speedup, c.accept)
+		}
 	}
 }

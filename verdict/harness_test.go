@@ -50,6 +50,10 @@ type harnessMeter struct {
 	// speed, when set, scales each measured run's CPU time: the speed of
 	// the core it happened to run on.
 	speed func() float64
+	// burn, when set, is CPU time in seconds a run spends beyond its
+	// start-up and loop, by side and asked count: a harness that can tell
+	// which runs size it.
+	burn func(cand bool, count int) float64
 }
 
 var (
@@ -103,6 +107,9 @@ func (f *harnessMeter) measure(_ context.Context, spec jail.Spec, _ string) (map
 	out, cost := f.output(cand, []string{name}, f.runs[spec.Dir+" "+name], askedCount(spec.Command))
 	a := f.answer(cand, name, f.runs[spec.Dir+" "+name])
 	cpu := (harnessStartup + cost) / 1e9
+	if f.burn != nil {
+		cpu += f.burn(cand, askedCount(spec.Command))
+	}
 	if f.speed != nil {
 		cpu *= f.speed()
 	}
