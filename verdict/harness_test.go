@@ -104,11 +104,12 @@ func (f *harnessMeter) measure(_ context.Context, spec jail.Spec, _ string) (map
 	}
 	f.runs[spec.Dir+" "+name]++
 	f.order = append(f.order, spec.Dir+" "+name)
-	out, cost := f.output(cand, []string{name}, f.runs[spec.Dir+" "+name], askedCount(spec.Command))
+	count := askedCount(spec.Command)
+	out, cost := f.output(cand, []string{name}, f.runs[spec.Dir+" "+name], count)
 	a := f.answer(cand, name, f.runs[spec.Dir+" "+name])
 	cpu := (harnessStartup + cost) / 1e9
 	if f.burn != nil {
-		cpu += f.burn(cand, askedCount(spec.Command))
+		cpu += f.burn(cand, count)
 	}
 	if f.speed != nil {
 		cpu *= f.speed()

@@ -62,7 +62,8 @@ func parse(b []byte) ([]record, error) {
 // packages names each record's test package: the outermost *.test process
 // among its ancestors (or itself). A parent exits after its children, so a
 // record's parent is the next record with the parent's pid; pids are
-// reused, so an earlier one cannot be.
+// reused, so an earlier one cannot be. A parent is always a later record,
+// so the walk up ends.
 func packages(rs []record) []string {
 	next := map[int]int{} // pid -> index of the nearest later record with it
 	parent := make([]int, len(rs))
@@ -77,7 +78,7 @@ func packages(rs []record) []string {
 	out := make([]string, len(rs))
 	for i := range rs {
 		name := ""
-		for j, hops := i, 0; j >= 0 && hops < 1000; j, hops = parent[j], hops+1 {
+		for j := i; j >= 0; j = parent[j] {
 			if strings.HasSuffix(rs[j].comm, ".test") {
 				name = rs[j].comm
 			}
@@ -106,10 +107,15 @@ func (t *tally) add(r record, sub string) {
 	if t.by == nil {
 		t.by = map[string]*tally{}
 	}
-	if t.by[sub] == nil {
-		t.by[sub] = &tally{}
+	of(t.by, sub).add(r, "")
+}
+
+// of returns m's tally for key, made on first use.
+func of(m map[string]*tally, key string) *tally {
+	if m[key] == nil {
+		m[key] = &tally{}
 	}
-	t.by[sub].add(r, "")
+	return m[key]
 }
 
 func sorted(m map[string]*tally) []string {
@@ -129,14 +135,8 @@ func sorted(m map[string]*tally) []string {
 func report(w io.Writer, rs []record) {
 	pkgs, cmds, total := map[string]*tally{}, map[string]*tally{}, &tally{}
 	for i, name := range packages(rs) {
-		if pkgs[name] == nil {
-			pkgs[name] = &tally{}
-		}
-		pkgs[name].add(rs[i], rs[i].comm)
-		if cmds[rs[i].comm] == nil {
-			cmds[rs[i].comm] = &tally{}
-		}
-		cmds[rs[i].comm].add(rs[i], "")
+		of(pkgs, name).add(rs[i], rs[i].comm)
+		of(cmds, rs[i].comm).add(rs[i], "")
 		total.add(rs[i], "")
 	}
 	fmt.Fprintf(w, "%d processes, %.0f s of CPU recorded, %.1fM minor faults\n\nby test package (processes, CPU s; its costliest commands as count/CPU s):\n", total.n, total.cpu, total.minflt/1e6)
