@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/patch"
@@ -264,13 +265,7 @@ func TestStdio(t *testing.T) {
 		t.Skip("builds hone")
 	}
 	dir := newWorkspace(t)
-	hone := filepath.Join(t.TempDir(), "hone")
-	build := exec.Command("go", "build", "-o", hone, "./cmd/hone")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(hone, "mcp", "--workspace", filepath.Join(dir, "targets"))
+	cmd := exec.Command(e2e.Hone(t), "mcp", "--workspace", filepath.Join(dir, "targets"))
 	cmd.Stderr = os.Stderr
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {

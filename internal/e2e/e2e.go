@@ -1,103 +1,202 @@
 // Package e2e gives end-to-end test packages outside cmd/hone the real hone
-// binary, built once per test process, so that each suite can live in a
-// package of its own (and so within its own go test time limit) while
-// driving hone exactly as a user's shell does.
+// binary, built once per version of hone's sources and shared by every test
+// process that asks for it, so that each suite can live in a package of its
+// own (and so within its own go test time limit) while driving hone exactly
+// as a user's shell does.
 package e2e
 
 import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/internal/reexec"
 )
 
 var (
 	once     sync.Once
-	dir, bin string
+	bin      string
 	buildErr error
 )
 
-// Main runs the tests of a package that calls Hone and removes the binary
-// afterwards. Call it from TestMain. It calls reexec.Init first, for the
-// tests that run hone's packages in process (gowarm's build).
+// Main runs the tests of a package that calls Hone. Call it from TestMain.
+// It calls reexec.Init first, for the tests that run hone's packages in
+// process (gowarm's build).
 func Main(m *testing.M) {
 	reexec.Init()
-	code := m.Run()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // Hone returns the path of a hone binary built from this module, in a
 // folder every user may read and search (attack suites run hone as an
 // ordinary user too). It is built without cgo, as the release is.
+//
+// A suite run has seventeen test packages that drive the binary, and go
+// test runs four at once: each linking its own 31 MB hone cost about two
+// seconds of CPU and 370 MB of memory, at the moment four packages start
+// together. So the binary is kept under a key of everything it is built
+// from, and the first test process to need a key builds it while the
+// others wait for it.
 func Hone(tb testing.TB) string {
 	tb.Helper()
-	once.Do(build)
+	once.Do(func() { bin, buildErr = build() })
 	if buildErr != nil {
 		tb.Fatalf("building hone: %v", buildErr)
 	}
 	return bin
 }
 
-func build() {
-	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+// keep is how long a build nobody has asked for stays: long enough for a
+// checkout's next runs, short enough that old versions do not pile up.
+const keep = 24 * time.Hour
+
+func build() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
-		buildErr = err
-		return
+		return "", err
 	}
-	if dir, buildErr = os.MkdirTemp("", "hone-e2e-"); buildErr != nil {
-		return
+	root := strings.TrimSpace(string(out))
+	key, err := buildKey(root)
+	if err != nil {
+		return "", err
 	}
-	if buildErr = os.Chmod(dir, 0o755); buildErr != nil {
-		return
+	base, err := ownDir(filepath.Join(os.TempDir(), fmt.Sprintf("hone-e2e-%d", os.Geteuid())))
+	if err != nil {
+		return "", err
 	}
-	bin = filepath.Join(dir, "hone")
-	if buildErr = openSources(strings.TrimSpace(string(root))); buildErr != nil {
-		return
+	dir := filepath.Join(base, key)
+	bin := filepath.Join(dir, "hone")
+	if _, err := os.Stat(bin); err == nil {
+		now := time.Now()
+		return bin, os.Chtimes(dir, now, now)
 	}
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hone")
-	cmd.Dir = strings.TrimSpace(string(root))
+	lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	tmp, err := os.MkdirTemp(base, key+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "build", "-o", filepath.Join(tmp, "hone"), "./cmd/hone")
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		buildErr = &buildError{err: err, out: string(out)}
+		return "", &buildError{err: err, out: string(out)}
 	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", err
+	}
+	prune(base, key)
+	return bin, nil
 }
 
-// sourcesTemplate lists the files of this module that the binary is built
-// from: each package's Go files and embedded files.
-const sourcesTemplate = `{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
-{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}
+// listTemplate prints, for hone and each package it imports, the package's
+// build ID (which changes with its sources, its imports' and the
+// toolchain's), and for this module's packages each Go and embedded file.
+const listTemplate = `id {{.ImportPath}} {{.BuildID}}
+{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}file {{$d}}/{{.}}
+{{end}}{{range .EmbedFiles}}file {{$d}}/{{.}}
 {{end}}{{end}}{{end}}`
 
-// openSources opens every file the binary is built from. go test caches a
-// package's result by what its own process read; the build is another
-// process, so without this a package that imports none of hone's packages
-// would pass from the cache after hone changed.
-func openSources(root string) error {
-	cmd := exec.Command("go", "list", "-deps", "-f", sourcesTemplate, "./cmd/hone")
+// buildKey names the binary the sources in root build, and opens every
+// file of this module it is built from: go test caches a package's result
+// by what its own process read, and the build is another process, so
+// without this a package that imports none of hone's packages would pass
+// from the cache after hone changed.
+func buildKey(root string) (string, error) {
+	cmd := exec.Command("go", "list", "-deps", "-export", "-f", listTemplate, "./cmd/hone")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.Output()
 	if err != nil {
-		return err
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return "", &buildError{err: err, out: string(exit.Stderr)}
+		}
+		return "", err
 	}
-	files := append(strings.Split(string(out), "\n"), filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
-	for _, f := range files {
-		if f == "" {
+	h := sha256.New()
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		kind, rest, _ := strings.Cut(sc.Text(), " ")
+		switch kind {
+		case "id":
+			fmt.Fprintln(h, rest)
+		case "file":
+			f, err := os.Open(rest)
+			if err != nil {
+				return "", err
+			}
+			f.Close()
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return "", err
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+// ownDir makes path a folder of this account's that anyone may search but
+// only this account may write, or refuses the one that is there if it is
+// not: it is in a shared temporary folder, and a binary in it is run by
+// root's tests.
+func ownDir(path string) (string, error) {
+	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return "", fmt.Errorf("%s is not a folder of this account's that only it may write: remove it and run the tests again", path)
+	}
+	return path, nil
+}
+
+// prune removes what in base nobody has asked for in keep (builds, their
+// lock files, folders of builds that died), other than key's.
+func prune(base, key string) {
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, key) {
 			continue
 		}
-		h, err := os.Open(f)
-		if err != nil {
-			return err
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > keep {
+			os.RemoveAll(filepath.Join(base, name))
 		}
-		h.Close()
 	}
-	return nil
 }
 
 type buildError struct {
