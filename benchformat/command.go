@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -113,7 +114,7 @@ var (
 		Go:              "add -test.benchtime=Nx (or -benchtime=Nx through go test), for example -test.benchtime=1000x",
 		GoogleBenchmark: "add --benchmark_min_time=Nx (Google Benchmark 1.8 or later), for example --benchmark_min_time=1000x",
 	}
-	fixedCount = regexp.MustCompile(`^[1-9][0-9]*x$`)
+	fixedCount = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[1-9][0-9]*x$`) })
 )
 
 // findHarness returns the one simple command that sets the iteration flag.
@@ -173,7 +174,7 @@ func checkGo(h *harness) error {
 	if !bt.lit {
 		return errs.Invalidf("write the value of -benchtime out in the bench command, without expansions: %s", iterationHelp[Go])
 	}
-	if !fixedCount.MatchString(bt.value) {
+	if !fixedCount().MatchString(bt.value) {
 		return errs.Invalidf("-benchtime=%.40s adapts the iteration count to the code's speed: %s", bt.value, iterationHelp[Go])
 	}
 	if h.last("bench") == nil {
@@ -198,7 +199,7 @@ func checkGoogle(h *harness) error {
 	if !mt.lit {
 		return errs.Invalidf("write the value of --benchmark_min_time out in the bench command, without expansions: %s", iterationHelp[GoogleBenchmark])
 	}
-	if !fixedCount.MatchString(mt.value) {
+	if !fixedCount().MatchString(mt.value) {
 		return errs.Invalidf("--benchmark_min_time=%.40s adapts the iteration count to the code's speed: %s", mt.value, iterationHelp[GoogleBenchmark])
 	}
 	if f := h.last("format"); f == nil || !f.lit || f.value != "json" {

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
@@ -194,7 +195,7 @@ func (r *Request) validate(lim workspace.PatchConfig) error {
 		return errs.Usagef("class %d is not a playbook class; use 1 to %d", r.Class, MaxClass)
 	case ledger.NormalizeHypothesis(r.Hypothesis) == "":
 		return errs.Usagef("a hypothesis is required: say in words why the patch should be faster")
-	case r.Author != "" && (len(r.Author) > maxAuthorBytes || !authorRE.MatchString(r.Author)):
+	case r.Author != "" && (len(r.Author) > maxAuthorBytes || !authorRE().MatchString(r.Author)):
 		return errs.Usagef("--author %q is not \"Name <email>\" on one line of at most %d bytes", r.Author, maxAuthorBytes)
 	}
 	return nil
@@ -202,7 +203,7 @@ func (r *Request) validate(lim workspace.PatchConfig) error {
 
 const maxAuthorBytes = 256
 
-var authorRE = regexp.MustCompile(`^[^<>\x00-\x1f\x7f]+ <[^<>\s]+>$`)
+var authorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^<>\x00-\x1f\x7f]+ <[^<>\s]+>$`) })
 
 // gitUser is the repository's git user as "Name <email>", or "" when git
 // has none configured.
@@ -214,7 +215,7 @@ func gitUser(ctx context.Context, dir string) string {
 	if i := strings.LastIndexByte(ident, '>'); i > 0 {
 		ident = ident[:i+1]
 	}
-	if !authorRE.MatchString(ident) {
+	if !authorRE().MatchString(ident) {
 		return ""
 	}
 	return ident

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hone-perf/hone/internal/errs"
 )
@@ -57,20 +58,24 @@ func (f *Finding) String() string {
 
 var (
 	// ==123==ERROR: AddressSanitizer: heap-use-after-free on address ...
-	errorHeader = regexp.MustCompile(`^==\d+==ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer|MemorySanitizer|HWAddressSanitizer): (.*)$`)
+	errorHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^==\d+==ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer|MemorySanitizer|HWAddressSanitizer): (.*)$`)
+	})
 	// WARNING: ThreadSanitizer: data race (pid=123)
-	tsanHeader = regexp.MustCompile(`^WARNING: (ThreadSanitizer): (.*?)(?: \(pid=\d+\))?$`)
+	tsanHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^WARNING: (ThreadSanitizer): (.*?)(?: \(pid=\d+\))?$`)
+	})
 	// file.c:12:5: runtime error: signed integer overflow: ...
-	ubsanHeader = regexp.MustCompile(`^(.+?):(\d+):\d+: runtime error: (.*)$`)
-	summary     = regexp.MustCompile(`^SUMMARY: (\w+): (.*)$`)
+	ubsanHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+?):(\d+):\d+: runtime error: (.*)$`) })
+	summary     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^SUMMARY: (\w+): (.*)$`) })
 	// #0 0x55d in suffix_object /src/json.c:123   (sanitizer_common)
 	// #0 worker /src/race.c:3 (race+0x11d9)      (ThreadSanitizer)
-	frameLine = regexp.MustCompile(`^\s*#\d+ (?:0x[0-9a-f]+ )?(?:in )?(.*)$`)
-	module    = regexp.MustCompile(` \([^()]*\+0x[0-9a-f]+\)$`)
-	location  = regexp.MustCompile(`^(.+?):(\d+)(?::\d+)?$`)
+	frameLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#\d+ (?:0x[0-9a-f]+ )?(?:in )?(.*)$`) })
+	module    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` \([^()]*\+0x[0-9a-f]+\)$`) })
+	location  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+?):(\d+)(?::\d+)?$`) })
 	// Go's race detector: "  main.bump()" then "      /src/main.go:13 +0x8d".
-	goFunc = regexp.MustCompile(`^\s+(\S.*)\(.*\)$`)
-	goLoc  = regexp.MustCompile(`^\s+(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`)
+	goFunc = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+(\S.*)\(.*\)$`) })
+	goLoc  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`) })
 )
 
 // Report finds the first AddressSanitizer, LeakSanitizer, UBSan or
@@ -101,7 +106,7 @@ func Report(stderr []byte) *Finding {
 // header recognises the first line of a report.
 func header(l string) *Finding {
 	f := &Finding{Header: errs.ClipTo(strings.TrimSpace(l), 200)}
-	if m := errorHeader.FindStringSubmatch(l); m != nil {
+	if m := errorHeader().FindStringSubmatch(l); m != nil {
 		f.Sanitizer, f.Kind = m[1], firstField(m[2])
 		switch {
 		case m[1] == "LeakSanitizer":
@@ -111,7 +116,7 @@ func header(l string) *Finding {
 		}
 		return f
 	}
-	if m := tsanHeader.FindStringSubmatch(l); m != nil {
+	if m := tsanHeader().FindStringSubmatch(l); m != nil {
 		kind, _, _ := strings.Cut(m[2], " (")
 		f.Sanitizer, f.Kind = m[1], strings.ReplaceAll(strings.TrimSpace(kind), " ", "-")
 		if f.Kind == "" {
@@ -119,7 +124,7 @@ func header(l string) *Finding {
 		}
 		return f
 	}
-	if m := ubsanHeader.FindStringSubmatch(l); m != nil {
+	if m := ubsanHeader().FindStringSubmatch(l); m != nil {
 		f.Sanitizer, f.Kind = "UndefinedBehaviorSanitizer", ubsanKind(m[3])
 		f.File, f.Line = m[1], atoi(m[2])
 		return f
@@ -137,7 +142,7 @@ func header(l string) *Finding {
 func frames(f *Finding, lines []string) {
 	found := false
 	for _, l := range lines {
-		if m := summary.FindStringSubmatch(l); m != nil {
+		if m := summary().FindStringSubmatch(l); m != nil {
 			if k := firstField(m[2]); k != "" && f.Kind != "memory-leak" && f.Sanitizer != "ThreadSanitizer" {
 				f.Kind = k
 			}
@@ -149,16 +154,16 @@ func frames(f *Finding, lines []string) {
 		if found {
 			continue
 		}
-		m := frameLine.FindStringSubmatch(l)
+		m := frameLine().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
-		rest := module.ReplaceAllString(m[1], "")
+		rest := module().ReplaceAllString(m[1], "")
 		sp := strings.LastIndexByte(rest, ' ')
 		if sp < 0 {
 			continue
 		}
-		fn, loc := rest[:sp], location.FindStringSubmatch(rest[sp+1:])
+		fn, loc := rest[:sp], location().FindStringSubmatch(rest[sp+1:])
 		if loc == nil || !own(fn, loc[1]) {
 			continue
 		}
@@ -172,7 +177,7 @@ func goFrames(f *Finding, lines []string) {
 		if strings.HasPrefix(l, "==================") {
 			return
 		}
-		if m := goLoc.FindStringSubmatch(l); m != nil && fn != "" {
+		if m := goLoc().FindStringSubmatch(l); m != nil && fn != "" {
 			if own(fn, m[1]) {
 				f.Function, f.File, f.Line = fn, m[1], atoi(m[2])
 				return
@@ -180,7 +185,7 @@ func goFrames(f *Finding, lines []string) {
 			fn = ""
 			continue
 		}
-		if m := goFunc.FindStringSubmatch(l); m != nil {
+		if m := goFunc().FindStringSubmatch(l); m != nil {
 			fn = m[1]
 		}
 	}

@@ -4,11 +4,14 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
-	cMainRE      = regexp.MustCompile(`^\s*(?:(?:static|extern)\s+)?(?:int|void)?\s*main\s*\(`)
-	cDirectiveRE = regexp.MustCompile(`^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b`)
+	cMainRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(?:(?:static|extern)\s+)?(?:int|void)?\s*main\s*\(`)
+	})
+	cDirectiveRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b`) })
 )
 
 // definesMain reports whether a C or C++ file always defines main: the
@@ -23,7 +26,7 @@ func definesMain(file string) bool {
 	}
 	depth := 0
 	for _, line := range strings.Split(stripCComments(string(b)), "\n") {
-		if m := cDirectiveRE.FindStringSubmatch(line); m != nil {
+		if m := cDirectiveRE().FindStringSubmatch(line); m != nil {
 			switch m[1] {
 			case "if", "ifdef", "ifndef":
 				depth++
@@ -34,7 +37,7 @@ func definesMain(file string) bool {
 			}
 			continue
 		}
-		if depth == 0 && cMainRE.MatchString(line) {
+		if depth == 0 && cMainRE().MatchString(line) {
 			return true
 		}
 	}

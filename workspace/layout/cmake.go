@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // buildFileIn is a build file of a project, with its directory relative to
@@ -59,15 +60,17 @@ func isHarnessName(name string) bool {
 }
 
 var (
-	cmakeCommentRE = regexp.MustCompile(`(?m)#.*$`)
-	cmakeProjectRE = regexp.MustCompile(`(?i)\bproject\s*\(\s*([A-Za-z0-9_.+-]+)`)
-	cmakeExeRE     = regexp.MustCompile(`(?i)\badd_executable\s*\(\s*([^\s)]+)([^)]*)\)`)
-	cmakeTestRE    = regexp.MustCompile(`(?i)\badd_test\s*\(([^)]*)\)`)
-	genexTargetRE  = regexp.MustCompile(`^\$<TARGET_FILE:([^>]+)>$`)
+	cmakeCommentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)#.*$`) })
+	cmakeProjectRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bproject\s*\(\s*([A-Za-z0-9_.+-]+)`) })
+	cmakeExeRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\badd_executable\s*\(\s*([^\s)]+)([^)]*)\)`) })
+	cmakeTestRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\badd_test\s*\(([^)]*)\)`) })
+	genexTargetRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$<TARGET_FILE:([^>]+)>$`) })
 	// A configure step that writes where the sources are: file() with a
 	// writing mode, or configure_file() whose output names the source
 	// directory.
-	cmakeWritesSourceRE = regexp.MustCompile(`(?is)\b(file\s*\(\s*(?:RENAME|WRITE|APPEND|COPY|REMOVE|REMOVE_RECURSE|TOUCH|GENERATE)\b[^)]*|configure_file\s*\(\s*\S+\s+)\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR)\}`)
+	cmakeWritesSourceRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?is)\b(file\s*\(\s*(?:RENAME|WRITE|APPEND|COPY|REMOVE|REMOVE_RECURSE|TOUCH|GENERATE)\b[^)]*|configure_file\s*\(\s*\S+\s+)\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR)\}`)
+	})
 )
 
 // sourceWrite is a CMakeLists.txt whose configure changes the source tree.
@@ -77,7 +80,7 @@ type sourceWrite struct{ dir, what string }
 // source directory when configured (zlib's renames the tracked zconf.h).
 func writesSourceTree(files []buildFileIn) (sourceWrite, bool) {
 	for _, f := range files {
-		if m := cmakeWritesSourceRE.FindStringSubmatch(f.text); m != nil {
+		if m := cmakeWritesSourceRE().FindStringSubmatch(f.text); m != nil {
 			what := strings.Join(strings.Fields(m[1]), " ")
 			if i := strings.IndexByte(what, '('); i > 0 {
 				what = strings.TrimSpace(what[:i])
@@ -89,7 +92,7 @@ func writesSourceTree(files []buildFileIn) (sourceWrite, bool) {
 }
 
 func detectCMake(p *project, l *Layout) {
-	files := p.collect("CMakeLists.txt", cmakeCommentRE)
+	files := p.collect("CMakeLists.txt", cmakeCommentRE())
 	p.need("cmake", "ctest", "make", "cc")
 	src := p.fromPath(p.dir)
 	l.Build = &Command{Run: script(p.env(),
@@ -114,10 +117,10 @@ func detectCMake(p *project, l *Layout) {
 	tested := map[string]bool{}
 	hasTests := false
 	for _, f := range files {
-		if m := cmakeProjectRE.FindStringSubmatch(f.text); m != nil && l.Name == "" {
+		if m := cmakeProjectRE().FindStringSubmatch(f.text); m != nil && l.Name == "" {
 			l.Name = m[1]
 		}
-		for _, m := range cmakeTestRE.FindAllStringSubmatch(f.text, -1) {
+		for _, m := range cmakeTestRE().FindAllStringSubmatch(f.text, -1) {
 			hasTests = true
 			args := strings.Fields(m[1])
 			cmd := ""
@@ -130,7 +133,7 @@ func detectCMake(p *project, l *Layout) {
 			if cmd == "" && len(args) > 1 && !strings.EqualFold(args[0], "NAME") {
 				cmd = args[1]
 			}
-			if g := genexTargetRE.FindStringSubmatch(cmd); g != nil {
+			if g := genexTargetRE().FindStringSubmatch(cmd); g != nil {
 				cmd = g[1]
 			}
 			tested[cmd] = true
@@ -157,7 +160,7 @@ func cmakeProgram(files []buildFileIn, tested map[string]bool) (dir, exe string)
 		if inDataDir(f.dir) {
 			continue
 		}
-		for _, m := range cmakeExeRE.FindAllStringSubmatch(f.text, -1) {
+		for _, m := range cmakeExeRE().FindAllStringSubmatch(f.text, -1) {
 			name, args := m[1], strings.ToUpper(m[2])
 			if tested[name] || isHarnessName(name) || !shellSafe(name) || strings.Contains(args, "IMPORTED") || strings.Contains(args, "ALIAS") {
 				continue

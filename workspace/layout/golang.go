@@ -10,13 +10,14 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 )
 
 // benchFuncRE finds a testing.B benchmark in a _test.go file.
-var benchFuncRE = regexp.MustCompile(`(?m)^func Benchmark\w*\(\s*\w+\s+\*testing\.B\s*\)`)
+var benchFuncRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^func Benchmark\w*\(\s*\w+\s+\*testing\.B\s*\)`) })
 
 func detectGo(p *project, l *Layout) {
 	mf, err := modfile.ParseLax(p.file, p.read(p.file), nil)
@@ -117,7 +118,7 @@ func (p *project) goBenchPackage() string {
 		if !strings.HasSuffix(rel, "_test.go") {
 			return
 		}
-		if b, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(rel))); err == nil && benchFuncRE.Match(b) {
+		if b, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(rel))); err == nil && benchFuncRE().Match(b) {
 			dirs = appendNew(dirs, path.Dir(rel))
 		}
 	})

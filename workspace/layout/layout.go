@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hone-perf/hone/internal/errs"
 )
@@ -315,7 +316,7 @@ func topSources(root, system string) []string {
 	var out []string
 	for _, e := range ents {
 		name, low := e.Name(), strings.ToLower(e.Name())
-		if !e.Type().IsRegular() || !slices.Contains(exts, path.Ext(name)) || notSource.MatchString(low) {
+		if !e.Type().IsRegular() || !slices.Contains(exts, path.Ext(name)) || notSource().MatchString(low) {
 			continue
 		}
 		if slices.Contains(cExts, path.Ext(name)) && definesMain(filepath.Join(root, name)) {
@@ -326,7 +327,7 @@ func topSources(root, system string) []string {
 	return out
 }
 
-var notSource = regexp.MustCompile(`test|bench|fuzz|example|demo|sample`)
+var notSource = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`test|bench|fuzz|example|demo|sample`) })
 
 func join(dir, name string) string {
 	if dir == "." || dir == "" {

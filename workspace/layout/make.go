@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // makefile is what init reads of a Makefile: its variables, its rules and
@@ -23,9 +24,11 @@ type makefile struct {
 }
 
 var (
-	makeVarRE  = regexp.MustCompile(`^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(?:::=|:=|\?=|\+=|!=|=)\s*(.*)$`)
-	makeRuleRE = regexp.MustCompile(`^([^\t#:=][^:=]*?)\s*::?\s*([^=]*)$`)
-	makeRefRE  = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_.]*)[)}]`)
+	makeVarRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(?:::=|:=|\?=|\+=|!=|=)\s*(.*)$`)
+	})
+	makeRuleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^\t#:=][^:=]*?)\s*::?\s*([^=]*)$`) })
+	makeRefRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_.]*)[)}]`) })
 )
 
 func parseMakefile(text []byte) *makefile {
@@ -44,13 +47,13 @@ func parseMakefile(text []byte) *makefile {
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
-		if v := makeVarRE.FindStringSubmatch(line); v != nil {
+		if v := makeVarRE().FindStringSubmatch(line); v != nil {
 			if _, ok := m.vars[v[1]]; !ok {
 				m.vars[v[1]] = strings.TrimSpace(v[2])
 			}
 			continue
 		}
-		r := makeRuleRE.FindStringSubmatch(line)
+		r := makeRuleRE().FindStringSubmatch(line)
 		if r == nil {
 			continue
 		}
@@ -77,8 +80,8 @@ func parseMakefile(text []byte) *makefile {
 // one remains.
 func (m *makefile) expand(s string) (string, bool) {
 	for range 8 {
-		next := makeRefRE.ReplaceAllStringFunc(s, func(ref string) string {
-			if v, ok := m.vars[makeRefRE.FindStringSubmatch(ref)[1]]; ok {
+		next := makeRefRE().ReplaceAllStringFunc(s, func(ref string) string {
+			if v, ok := m.vars[makeRefRE().FindStringSubmatch(ref)[1]]; ok {
 				return v
 			}
 			return ref
@@ -128,7 +131,7 @@ func (m *makefile) program() string {
 	return ""
 }
 
-var subMakeRE = regexp.MustCompile(`^\$[({]MAKE[)}]\s+-C\s+(\S+)\s*(.*)$`)
+var subMakeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$[({]MAKE[)}]\s+-C\s+(\S+)\s*(.*)$`) })
 
 // subProgram finds the executable of a project whose top Makefile only
 // hands its goals to the Makefiles of its directories (lz4's `lz4-release:
@@ -137,7 +140,7 @@ var subMakeRE = regexp.MustCompile(`^\$[({]MAKE[)}]\s+-C\s+(\S+)\s*(.*)$`)
 func (p *project) subProgram(m *makefile) string {
 	for _, goal := range m.goals() {
 		for _, line := range m.recipes[goal] {
-			sm := subMakeRE.FindStringSubmatch(line)
+			sm := subMakeRE().FindStringSubmatch(line)
 			if sm == nil {
 				continue
 			}

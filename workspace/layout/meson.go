@@ -1,19 +1,24 @@
 package layout
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 var (
-	mesonCommentRE = regexp.MustCompile(`(?m)#.*$`)
-	mesonProjectRE = regexp.MustCompile(`\bproject\s*\(\s*'([^']+)'`)
-	mesonExeRE     = regexp.MustCompile(`(?:\b(\w+)\s*=\s*)?\bexecutable\s*\(\s*'([^']+)'`)
-	mesonTestRE    = regexp.MustCompile(`\b(?:test|benchmark)\s*\(\s*'[^']*'\s*,\s*(?:(\w+)\s*[,)]|executable\s*\(\s*'([^']+)')`)
+	mesonCommentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)#.*$`) })
+	mesonProjectRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bproject\s*\(\s*'([^']+)'`) })
+	mesonExeRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:\b(\w+)\s*=\s*)?\bexecutable\s*\(\s*'([^']+)'`) })
+	mesonTestRE    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:test|benchmark)\s*\(\s*'[^']*'\s*,\s*(?:(\w+)\s*[,)]|executable\s*\(\s*'([^']+)')`)
+	})
 	// Any test() call, its name a literal or an expression (inih's
 	// test('test_' + name, runtest, ...) in a foreach).
-	mesonAnyTestRE = regexp.MustCompile(`(?:^|[^\w.])(?:test|benchmark)\s*\(`)
+	mesonAnyTestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[^\w.])(?:test|benchmark)\s*\(`) })
 )
 
 func detectMeson(p *project, l *Layout) {
-	files := p.collect("meson.build", mesonCommentRE)
+	files := p.collect("meson.build", mesonCommentRE())
 	p.need("meson", "ninja", "cc")
 	l.Build = &Command{Run: script(p.env(),
 		"meson setup --buildtype=debugoptimized $HONE_OUT/build "+p.fromPath(p.dir),
@@ -24,13 +29,13 @@ func detectMeson(p *project, l *Layout) {
 	testedVar, testedExe := map[string]bool{}, map[string]bool{}
 	hasTests := false
 	for _, f := range files {
-		if m := mesonProjectRE.FindStringSubmatch(f.text); m != nil && l.Name == "" {
+		if m := mesonProjectRE().FindStringSubmatch(f.text); m != nil && l.Name == "" {
 			l.Name = m[1]
 		}
-		for _, m := range mesonTestRE.FindAllStringSubmatch(f.text, -1) {
+		for _, m := range mesonTestRE().FindAllStringSubmatch(f.text, -1) {
 			testedVar[m[1]], testedExe[m[2]] = true, true
 		}
-		hasTests = hasTests || mesonAnyTestRE.MatchString(f.text)
+		hasTests = hasTests || mesonAnyTestRE().MatchString(f.text)
 	}
 	if hasTests {
 		p.buildTreeGate(l, "meson test -C /tmp/build --no-rebuild --print-errorlogs", "The project's Meson tests, built by the build command (--no-rebuild).")
@@ -53,7 +58,7 @@ func mesonProgram(files []buildFileIn, testedVar, testedExe map[string]bool) (di
 		if inDataDir(f.dir) {
 			continue
 		}
-		for _, m := range mesonExeRE.FindAllStringSubmatch(f.text, -1) {
+		for _, m := range mesonExeRE().FindAllStringSubmatch(f.text, -1) {
 			if (m[1] != "" && testedVar[m[1]]) || testedExe[m[2]] || isHarnessName(m[2]) || !shellSafe(m[2]) {
 				continue
 			}
