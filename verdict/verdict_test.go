@@ -20,7 +20,11 @@ func TestMuchFasterIsAccepted(t *testing.T) {
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
 	st := e.Bench.Stat(workspace.MetricCPUTime)
-	if st.CILow < 2 || st.P >= 0.05 {
+	// Four times less work, not four times less time: a run's exec and
+	// input generation cost as much as one REPS of the loop here (baseline
+	// 20.4 ms, candidate 8.1 ms), so the true ratio is about 2.5, and its
+	// interval's low end fell to 1.97 on a two-core machine.
+	if st.CILow < 1.6 || st.P >= 0.05 {
 		t.Errorf("a 4x cheaper workload measured %+v", st)
 	}
 	if len(e.Gates) != 3 {

@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/internal/reexec"
 )
@@ -21,6 +24,14 @@ import (
 func TestMain(m *testing.M) {
 	if reexec.Init() {
 		return
+	}
+	// In the test process, not in the hones testscript starts from it: the
+	// jails of both run from the jail's helper beside the test binary.
+	if filepath.Base(os.Args[0]) != "hone" {
+		flag.Parse()
+		if !testing.Short() {
+			e2e.InstallHelper()
+		}
 	}
 	testscript.Main(m, map[string]func(){
 		"hone": func() { os.Exit(Main(os.Args[1:])) },

@@ -59,6 +59,38 @@ func Hone(tb testing.TB) string {
 	return bin
 }
 
+// InstallHelper puts the jail's helper beside this test binary, as an
+// install puts it beside hone, so that the jails the tests start run
+// their stager and meter from it rather than from the test binary (a
+// cmd/hone test binary starts as slowly as hone). It does nothing when
+// one is there already, or when the helper cannot be built: the jail then
+// re-runs the test binary, which internal/jail's own tests cover.
+func InstallHelper() {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	dst := filepath.Join(filepath.Dir(exe), helperName)
+	if _, err := os.Lstat(dst); err == nil {
+		return
+	}
+	once.Do(func() { bin, buildErr = build() })
+	if buildErr != nil {
+		return
+	}
+	src := filepath.Join(filepath.Dir(bin), helperName)
+	if os.Link(src, dst) == nil {
+		return
+	}
+	if b, err := os.ReadFile(src); err == nil {
+		_ = os.WriteFile(dst, b, 0o755)
+	}
+}
+
+// helperName is jail.HelperName (internal/jail's tests import this
+// package, so it cannot import theirs; TestHelperNameIsTheJails checks).
+const helperName = "hone-jail"
+
 // keep is how long a build nobody has asked for stays: long enough for a
 // checkout's next runs, short enough that old versions do not pile up.
 const keep = 24 * time.Hour
@@ -102,7 +134,8 @@ func build() (string, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "build", "-o", filepath.Join(tmp, "hone"), "./cmd/hone")
+	// The jail's helper beside it, as an install has it.
+	cmd := exec.Command("go", "build", "-o", tmp+"/", "./cmd/hone", "./cmd/hone-jail")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -115,7 +148,7 @@ func build() (string, error) {
 	return bin, nil
 }
 
-// listTemplate prints, for hone and each package it imports, the package's
+// listTemplate prints, for hone, its jail helper and each package they import, the package's
 // build ID (which changes with its sources, its imports' and the
 // toolchain's), and for this module's packages each Go and embedded file.
 const listTemplate = `id {{.ImportPath}} {{.BuildID}}
@@ -129,7 +162,7 @@ const listTemplate = `id {{.ImportPath}} {{.BuildID}}
 // without this a package that imports none of hone's packages would pass
 // from the cache after hone changed.
 func buildKey(root string) (string, error) {
-	cmd := exec.Command("go", "list", "-deps", "-export", "-f", listTemplate, "./cmd/hone")
+	cmd := exec.Command("go", "list", "-deps", "-export", "-f", listTemplate, "./cmd/hone", "./cmd/hone-jail")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.Output()

@@ -2,11 +2,21 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hone-perf/hone/internal/jail"
 )
+
+func TestHelperNameIsTheJails(t *testing.T) {
+	if helperName != jail.HelperName {
+		t.Errorf("helperName %q, jail.HelperName %q", helperName, jail.HelperName)
+	}
+}
 
 // Test processes that ask for hone at once get one binary, and a later ask
 // finds it rather than linking it again.
@@ -40,6 +50,10 @@ func TestHoneIsBuiltOnceAndShared(t *testing.T) {
 	}
 	if again != paths[0] || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
 		t.Errorf("a second ask built hone again: %s (%v) after %s (%v)", again, after.ModTime(), paths[0], before.ModTime())
+	}
+	out, err := exec.Command(filepath.Join(filepath.Dir(again), helperName), "id").Output()
+	if err != nil || strings.TrimSpace(string(out)) != jail.ImplementationID() {
+		t.Errorf("the jail's helper beside hone says %q, %v; want this jail's ID %s", out, err, jail.ImplementationID())
 	}
 	if fi, err := os.Stat(filepath.Dir(again)); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("the binary's folder: %v, %v; want 0755 so other accounts can run it", fi.Mode(), err)

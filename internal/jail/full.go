@@ -27,7 +27,11 @@ func runFull(ctx context.Context, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "jail: bwrap is not installed")
 	}
-	v := &view{staged: acct.uid != os.Getuid()}
+	r, err := roleExecutable()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "jail: cannot find hone's own executable to run the meter")
+	}
+	v := &view{staged: acct.uid != os.Getuid(), roles: r}
 	if err := checkMounts(s.Mounts); err != nil {
 		return nil, err
 	}
@@ -54,7 +58,7 @@ func runFull(ctx context.Context, s Spec) (*Result, error) {
 
 	var cmd *exec.Cmd
 	if v.staged {
-		cmd = exec.Command("/proc/self/exe")
+		cmd = exec.Command(v.roles.start)
 		cmd.Args = append(append(append([]string{stagerName, strconv.Itoa(acct.uid), strconv.Itoa(acct.gid), bwrap, "--"}, v.stage...), "--"), args...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	} else {

@@ -32,13 +32,22 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "attack" {
 		os.Exit(attack(os.Args[1], os.Args[2:]))
 	}
+	if iso := os.Getenv("JAILTEST_METER_FROM"); iso != "" {
+		// Plays a hone installed where the test put it: says what its
+		// roles start from and how large the meter its jail ran is.
+		os.Exit(meterFrom(iso))
+	}
 	if cmd := os.Getenv("JAILTEST_HONE_RUNS"); cmd != "" {
 		// Plays a hone that is killed while its command runs.
 		_, err := Run(context.Background(), Spec{Command: cmd, Isolation: os.Getenv("JAILTEST_ISOLATION")})
 		fmt.Println(err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if helperDir != "" {
+		os.RemoveAll(helperDir)
+	}
+	os.Exit(code)
 }
 
 func attack(name string, args []string) int {

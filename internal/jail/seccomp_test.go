@@ -138,11 +138,13 @@ func TestCandidateCannotUseThe32BitABI(t *testing.T) {
 	on := strings.TrimSpace(string(run(t, spec).Stdout.Bytes()))
 	spec.Seccomp.Off = true
 	off := strings.TrimSpace(string(run(t, spec).Stdout.Bytes()))
-	if on != "-1" {
-		t.Errorf("a 32-bit getpid under the filter returned %s, want -1 (EPERM)", on)
-	}
+	// A kernel without the 32-bit ABI kills the program at int $0x80
+	// (SIGSEGV, no output), filter or not: there is nothing to refuse.
 	if off == "-1" || off == "" {
 		t.Skipf("the kernel has no 32-bit ABI (getpid without the filter: %q)", off)
+	}
+	if on != "-1" {
+		t.Errorf("a 32-bit getpid under the filter returned %q, want -1 (EPERM)", on)
 	}
 }
 

@@ -16,6 +16,7 @@ type view struct {
 	// stagerMain): bwrap, running as the jail user, may be unable to reach
 	// them by path.
 	staged bool
+	roles  roles // where the stager and the meter start from
 	args   []string
 	files  []*os.File
 	stage  []string // fd:path pairs the stager binds under stageDir
@@ -123,11 +124,7 @@ func (v *view) build(s Spec) ([]string, error) {
 			return nil, err
 		}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "jail: cannot find hone's own executable to run the meter")
-	}
-	if err := v.bind(exe, meterDir+"/"+meterName, false); err != nil {
+	if err := v.bind(v.roles.file, meterDir+"/"+meterName, false); err != nil {
 		return nil, err
 	}
 	if err := v.filter(s); err != nil {

@@ -71,7 +71,11 @@ func runWeak(ctx context.Context, s Spec) (*Result, error) {
 		p.Rlimits.NProc = 0
 	}
 
-	cmd := exec.Command("/proc/self/exe")
+	r, err := roleExecutable()
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "jail: cannot find hone's own executable to run the meter")
+	}
+	cmd := exec.Command(r.start)
 	cmd.Args = []string{meterName}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = lvl.attr()

@@ -21,7 +21,7 @@ var rank = map[string]int{
 	// End-to-end suites and what they share: they drive the built binary.
 	"e2e/testbed": 7,
 
-	"cmd/hone": 6,
+	"cmd/hone": 6, "cmd/hone-jail": 6,
 
 	// Use cases that compose others: the demo, the agent runner, the guards.
 	"demo": 5, "harness/agent": 5, "guard": 5,
@@ -52,6 +52,8 @@ var rank = map[string]int{
 	"internal/errs": 0, "internal/reexec": 0, "internal/atomicfile": 0, "internal/gitpath": 0,
 	"internal/safetext": 0, "internal/signing": 0, "internal/hostinfo": 0,
 	"internal/perfstat": 0, "internal/refdoc": 0,
+	// The module's go.mod and go.sum, embedded.
+	".": 0,
 	// A developer's tool that reads process accounting: the standard
 	// library only.
 	"scripts/suitecpu": 0,

@@ -7,12 +7,19 @@
 package reexec
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 )
+
+// Source is this file, for the jail's ImplementationID: the helper that
+// plays the jail's parts dispatches through it.
+//
+//go:embed reexec.go
+var Source []byte
 
 var (
 	mu         sync.Mutex

@@ -7,6 +7,7 @@ package testproc
 
 import (
 	"bufio"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/reexec"
 )
 
@@ -87,12 +89,20 @@ func CopyExecutable(t testing.TB, dst string) {
 // Main is the TestMain of a package whose tests start hone's executable
 // (the test binary) as one of the programs registered with internal/reexec
 // (the jail's meter, the differential driver, the Go cache program):
-// reexec.Init first, then each of setup (in the test process only: a
+// reexec.Init first, the jail's helper beside the test binary, then each
+// of setup (in the test process only: a
 // package whose tests run in parallel sets its environment here, not with
 // t.Setenv), then the tests.
 func Main(m *testing.M, setup ...func()) {
 	if reexec.Init() {
 		return
+	}
+	// The jails the tests start run from the jail's helper, as hone's do
+	// where it is installed; -short runs start too few to pay for its
+	// build.
+	flag.Parse()
+	if !testing.Short() {
+		e2e.InstallHelper()
 	}
 	for _, f := range setup {
 		f()
