@@ -37,9 +37,15 @@ func TestConcurrentWritersAllArriveThroughTheirInboxes(t *testing.T) {
 	const writers, each = 8, 2
 	var wg sync.WaitGroup
 	failures := make(chan error, writers*each)
+	// Every clone first: a local clone hardlinks the remote's objects and
+	// checks each link against its source, and a push arriving meanwhile
+	// (its incoming objects folder) fails that check ("hardlink different
+	// from source").
+	ledgers := make([]*ledger.Ledger, writers)
 	for w := range writers {
-		dir := clone(fmt.Sprintf("w%d", w))
-		l := openLedger(t, dir)
+		ledgers[w] = openLedger(t, clone(fmt.Sprintf("w%d", w)))
+	}
+	for w, l := range ledgers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
