@@ -141,7 +141,11 @@ func gamingCases() []game {
 		{"an honest 4x faster patch is still accepted", func(t *testing.T, a *arena) {
 			e, _ := a.Judge("one walk is enough", a.Prog("#define REPS 4", onceFaster))
 			testbed.WantVerdict(t, e, ledger.VerdictAccepted)
-			if st := e.Bench.Stat(e.Bench.Metric); st.CILow < 2 || e.InputSeed == 0 || len(e.Bench.Outputs) != e.Bench.Pairs || len(e.Bench.Setups) != e.Bench.Pairs {
+			// Four times less work is not four times less time: each run's
+			// exec and input generation cost about one walk here (baseline
+			// 22.9 ms, candidate 9.9 ms), so the true ratio is about 2.4 and
+			// the interval's low end fell to 1.99 on a two-core machine.
+			if st := e.Bench.Stat(e.Bench.Metric); st.CILow < 1.6 || e.InputSeed == 0 || len(e.Bench.Outputs) != e.Bench.Pairs || len(e.Bench.Setups) != e.Bench.Pairs {
 				t.Errorf("speedup %+v, seed %d", st, e.InputSeed)
 			}
 		}},
