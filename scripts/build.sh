@@ -1,6 +1,6 @@
 #!/bin/sh
-# build.sh: builds hone the way it ships, and its jail helper hone-jail
-# beside it. Usage: scripts/build.sh [OUTPUT] [go build flags...]
+# build.sh: builds hone the way it ships, and its jail helper
+# hone-jail-helper beside it. Usage: scripts/build.sh [OUTPUT] [go build flags...]
 #
 # CGO_ENABLED=0 makes a static binary. hone links net and os/user, which
 # otherwise pull in cgo and so the dynamic loader and libc at every start:
@@ -15,4 +15,4 @@ out=${1:-hone}
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$version" -o "$out" "$@" ./cmd/hone
 # The jail's helper beside it, where hone looks for it (see the README).
-CGO_ENABLED=0 exec go build -trimpath -o "$(dirname "$out")/hone-jail" ./cmd/hone-jail
+CGO_ENABLED=0 exec go build -trimpath -o "$(dirname "$out")/hone-jail-helper" ./cmd/hone-jail-helper

@@ -89,7 +89,7 @@ func InstallHelper() {
 
 // helperName is jail.HelperName (internal/jail's tests import this
 // package, so it cannot import theirs; TestHelperNameIsTheJails checks).
-const helperName = "hone-jail"
+const helperName = "hone-jail-helper"
 
 // keep is how long a build nobody has asked for stays: long enough for a
 // checkout's next runs, short enough that old versions do not pile up.
@@ -135,7 +135,7 @@ func build() (string, error) {
 		return "", err
 	}
 	// The jail's helper beside it, as an install has it.
-	cmd := exec.Command("go", "build", "-o", tmp+"/", "./cmd/hone", "./cmd/hone-jail")
+	cmd := exec.Command("go", "build", "-o", tmp+"/", "./cmd/hone", "./cmd/hone-jail-helper")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -162,7 +162,7 @@ const listTemplate = `id {{.ImportPath}} {{.BuildID}}
 // without this a package that imports none of hone's packages would pass
 // from the cache after hone changed.
 func buildKey(root string) (string, error) {
-	cmd := exec.Command("go", "list", "-deps", "-export", "-f", listTemplate, "./cmd/hone", "./cmd/hone-jail")
+	cmd := exec.Command("go", "list", "-deps", "-export", "-f", listTemplate, "./cmd/hone", "./cmd/hone-jail-helper")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.Output()

@@ -24,7 +24,7 @@ import (
 // re-executed costs what its 31 MB and its dependencies' package
 // initialisation cost: about 22 ms of CPU and 800 page faults per start on
 // this project's machine, twice a run, against 6 ms and 240 for a program
-// of this package alone (cmd/hone-jail). So hone starts that program when
+// of this package alone (cmd/hone-jail-helper). So hone starts that program when
 // it is installed beside hone's own executable, and only when it may trust
 // it as it trusts itself: the same owner or root, nobody else may write it
 // or its folder, and it implements the very jail this hone was built with
@@ -33,7 +33,7 @@ import (
 // passed over, and hone plays both parts itself as before.
 
 // HelperName is the helper's file name, beside hone's executable.
-const HelperName = "hone-jail"
+const HelperName = "hone-jail-helper"
 
 // sources are this package's files, for ImplementationID.
 //

@@ -74,7 +74,7 @@ var helperBuild struct {
 	err  error
 }
 
-// buildHelper builds cmd/hone-jail once per test process.
+// buildHelper builds cmd/hone-jail-helper once per test process.
 func buildHelper(t *testing.T) string {
 	t.Helper()
 	helperBuild.once.Do(func() {
@@ -85,7 +85,7 @@ func buildHelper(t *testing.T) string {
 			return
 		}
 		helperBuild.path = filepath.Join(dir, HelperName)
-		out, err := exec.Command("go", "build", "-o", helperBuild.path, "../../cmd/hone-jail").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", helperBuild.path, "../../cmd/hone-jail-helper").CombinedOutput()
 		if err != nil {
 			helperBuild.err = fmt.Errorf("%v\n%s", err, out)
 		}
@@ -167,7 +167,7 @@ func must(err error) {
 // with another jail's helper beside it runs both parts itself.
 func TestJailRunsFromTheHelperBesideHone(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds cmd/hone-jail")
+		t.Skip("builds cmd/hone-jail-helper")
 	}
 	helper := buildHelper(t)
 	helperSize := size(t, helper)

@@ -21,7 +21,7 @@ var rank = map[string]int{
 	// End-to-end suites and what they share: they drive the built binary.
 	"e2e/testbed": 7,
 
-	"cmd/hone": 6, "cmd/hone-jail": 6,
+	"cmd/hone": 6, "cmd/hone-jail-helper": 6,
 
 	// Use cases that compose others: the demo, the agent runner, the guards.
 	"demo": 5, "harness/agent": 5, "guard": 5,

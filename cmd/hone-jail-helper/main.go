@@ -1,11 +1,11 @@
-// Command hone-jail is the jail's meter and root stager on their own,
+// Command hone-jail-helper is the jail's meter and root stager on their own,
 // without the rest of hone: hone starts both for every jailed run, and this
 // program starts in about a quarter of hone's time. Install it beside hone
-// (go install ./cmd/hone ./cmd/hone-jail); hone uses it only when it
+// (go install ./cmd/hone ./cmd/hone-jail-helper); hone uses it only when it
 // implements the very jail hone was built with, and otherwise plays both
 // parts itself.
 //
-// Run by hand, `hone-jail id` prints which jail it implements.
+// Run by hand, `hone-jail-helper id` prints which jail it implements.
 package main
 
 import (
@@ -24,6 +24,6 @@ func main() {
 		fmt.Println(jail.ImplementationID())
 		return
 	}
-	fmt.Fprintln(os.Stderr, "hone-jail: hone starts this program for its jails; `hone-jail id` prints which jail it implements")
+	fmt.Fprintln(os.Stderr, "hone-jail-helper: hone starts this program for its jails; `hone-jail-helper id` prints which jail it implements")
 	os.Exit(2)
 }
