@@ -115,6 +115,8 @@ func build() (string, error) {
 		now := time.Now()
 		return bin, os.Chtimes(dir, now, now)
 	}
+	// A plain flock, not internal/lock: lock's tests import testproc,
+	// which imports this package.
 	lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return "", err
