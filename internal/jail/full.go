@@ -29,7 +29,7 @@ func runFull(ctx context.Context, s Spec) (*Result, error) {
 	}
 	r, err := roleExecutable()
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "jail: cannot find hone's own executable to run the meter")
+		return nil, err
 	}
 	v := &view{staged: acct.uid != os.Getuid(), roles: r}
 	if err := checkMounts(s.Mounts); err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone"
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/reexec"
 )
 
@@ -74,7 +75,7 @@ type roles struct {
 var roleExecutable = sync.OnceValues(func() (roles, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return roles{}, err
+		return roles{}, errs.Wrap(errs.Failure, err, "jail: cannot find hone's own executable to run the meter")
 	}
 	if helper, ok := trustedHelper(exe); ok {
 		return roles{start: helper, file: helper}, nil

@@ -73,7 +73,7 @@ func runWeak(ctx context.Context, s Spec) (*Result, error) {
 
 	r, err := roleExecutable()
 	if err != nil {
-		return nil, errs.Wrap(errs.Failure, err, "jail: cannot find hone's own executable to run the meter")
+		return nil, err
 	}
 	cmd := exec.Command(r.start)
 	cmd.Args = []string{meterName}
