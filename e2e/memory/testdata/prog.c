@@ -1,6 +1,8 @@
 /* The memory suite's target: REPS walks over an input made from the seed
    the verdict draws (argv[1]), each giving the same result, so an honest
-   patch can do less work without changing the output. */
+   patch can do less work without changing the output. A walk costs a few
+   milliseconds, so that the shell or thread a helper test's patch starts
+   beside the honest cut cannot hide the cut in a noisy bench. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +10,7 @@
 #define REPS 4
 #define N 4096
 
-static volatile unsigned long long steps = 2000000;
+static volatile unsigned long long steps = 6000000;
 static volatile unsigned long long sink; /* keeps every walk from being elided */
 static unsigned long long data[N];
 
