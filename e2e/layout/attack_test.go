@@ -11,12 +11,12 @@ import (
 // The target built by its own Makefile, which a patch may change.
 const makefile = "prog: prog.c\n\t$(CC) -O2 -fno-toplevel-reorder -fno-align-functions -fno-align-loops -fno-align-jumps -fno-align-labels -o $(OUT)/prog prog.c\n"
 
-func makeWorkspace(t *testing.T) *workspace {
-	return openWorkspace(t, map[string]string{"targets/c/Makefile": makefile}, func(config string) string {
+func makeWorkspace(t *testing.T, edits ...func(string) string) *workspace {
+	return openWorkspace(t, map[string]string{"targets/c/Makefile": makefile}, append([]func(string) string{func(config string) string {
 		start := strings.Index(config, "build = ")
 		end := start + strings.Index(config[start:], "\n")
 		return config[:start] + `build = "make -s OUT=$HONE_OUT"` + config[end:]
-	})
+	}}, edits...)...)
 }
 
 // walkOnce is the honest 2x patch of prog.c.
@@ -69,7 +69,7 @@ func TestAgentCannotRefuseTheLayoutsByFailingInThem(t *testing.T) {
 // an acceptance measured in a placement the candidate chose.
 func TestAgentCannotForgeTheRelinkMark(t *testing.T) {
 	t.Parallel()
-	w := makeWorkspace(t)
+	w := makeWorkspace(t, twelvePairs)
 	forged := "prog: prog.c\n" +
 		"\t$(CC) -O2 -fno-toplevel-reorder -fno-align-functions -fno-align-loops -fno-align-jumps -fno-align-labels -o $(OUT)/prog.linked prog.c\n" +
 		"\tcp $(OUT)/prog.linked $(OUT)/prog\n" +

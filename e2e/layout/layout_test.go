@@ -194,13 +194,27 @@ func TestLayoutOnlyCandidatesAreNeitherFasterNorSlower(t *testing.T) {
 	t.Logf("%d of 5 verdicts flagged layout-sensitive", sensitive)
 }
 
+// twelvePairs is the fixture's hone.toml with looks at six and twelve
+// pairs, for the tests that want an honest 2x patch accepted; six pairs
+// cannot reach the first look's level, so the decision comes at twelve,
+// three a layout. At the fixture's eight, the patch is also judged
+// without its best layout's two pairs, and the 95% interval of the six
+// left is the range of their ratios: one pair slowed by the machine sent
+// an honest 1.96x [1.265, 2.131] to "depends on one layout". The interval
+// of nine pairs leaves an outlier out.
+func twelvePairs(config string) string {
+	const pairs = "pairs = 4\nmax_pairs = 8\n"
+	if !strings.Contains(config, pairs) {
+		panic("the layout fixture's hone.toml no longer says " + pairs)
+	}
+	return strings.Replace(config, pairs, "pairs = 6\nmax_pairs = 12\n", 1)
+}
+
 // Honest work is still accepted over the layouts, in every layout.
 func TestHonestSpeedupIsStillAcceptedOverLayouts(t *testing.T) {
 	t.Parallel()
-	w := newWorkspace(t)
-	honest := w.judge("compute the walk once", func(s string) string {
-		return strings.Replace(s, "\tvolatile unsigned long sink = spin(seed | 3, 30000000);\n\t(void)sink;\n", "", 1)
-	})
+	w := openWorkspace(t, nil, twelvePairs)
+	honest := w.judge("compute the walk once", walkOnce)
 	if honest.Verdict != ledger.VerdictAccepted {
 		t.Errorf("the honest 2x patch: %s (%s): %s", honest.Verdict, honest.Reason, honest.Summary)
 	}
