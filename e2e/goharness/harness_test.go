@@ -85,6 +85,11 @@ max_pairs = 10
 # fast path (8.5x) waited for a second look at twenty. One look at ten
 # decides the fast path and rejects the comment.
 threshold = 0.1
+# The fast path is 7.3x [6.8, 8.2] on this machine idle; under two hogs
+# its marginal cost measured 20.8x [9.9, 43.2], past the default of 20,
+# and the verdict was implausible. Whether a loop that much faster gets a
+# person is e2e/harness's subject, not this test's.
+max_speedup = 60
 
 [targets.humanize]
 path    = "lib"
