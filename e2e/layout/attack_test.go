@@ -12,11 +12,14 @@ import (
 const makefile = "prog: prog.c\n\t$(CC) -O2 -fno-toplevel-reorder -fno-align-functions -fno-align-loops -fno-align-jumps -fno-align-labels -o $(OUT)/prog prog.c\n"
 
 func makeWorkspace(t *testing.T, edits ...func(string) string) *workspace {
-	return openWorkspace(t, map[string]string{"targets/c/Makefile": makefile}, append([]func(string) string{func(config string) string {
-		start := strings.Index(config, "build = ")
-		end := start + strings.Index(config[start:], "\n")
-		return config[:start] + `build = "make -s OUT=$HONE_OUT"` + config[end:]
-	}}, edits...)...)
+	return openWorkspace(t, map[string]string{"targets/c/Makefile": makefile}, append([]func(string) string{buildWithMake}, edits...)...)
+}
+
+// buildWithMake is hone.toml with the target built by its Makefile.
+func buildWithMake(config string) string {
+	start := strings.Index(config, "build = ")
+	end := start + strings.Index(config[start:], "\n")
+	return config[:start] + `build = "make -s OUT=$HONE_OUT"` + config[end:]
 }
 
 // walkOnce is the honest 2x patch of prog.c.
