@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict"
 )
 
 // faultAroundMemo keeps (seed, answer) in the page cache without a call
@@ -142,6 +143,14 @@ func faultAroundFile(t *testing.T) string { return memoFile(t, 1, 64*11*16*4096)
 // program does. On a target whose runs all get the same input, the runs
 // after the first find their answer there, and the bench decides the
 // candidate faster; only the unseeded flag keeps it from "accepted".
+//
+// The host may take the memo away: a machine that pages out memory left
+// untouched for a minute (DAMON's pageout, as on the VMs CI runs on) drops
+// the memo's pages whenever the verdict waits that long for the bench's
+// turn, and the runs after each drop compute their answer again. The bench
+// is then inconclusive (CI measured 2.17x, half its pairs at 7x and half at
+// 0.7x), which is not "accepted" either. So what the test needs, to prove
+// anything, is one candidate run that found its answer, not a decision.
 func TestFaultAroundMemoOutlivesRunsUnderTheFilter(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, unseeded)
@@ -153,9 +162,24 @@ func TestFaultAroundMemoOutlivesRunsUnderTheFilter(t *testing.T) {
 	if e.Environment.Seccomp == "" || !e.HasFlag(ledger.FlagUnseeded) {
 		t.Errorf("seccomp %q, reason %q, flags %q: want the filter on and the verdict held for the unseeded target", e.Environment.Seccomp, e.Reason, e.Flags)
 	}
-	if e.Bench == nil || !slices.Contains(e.Bench.Decisions, "faster") {
+	if !someRunRecalled(e) {
 		t.Fatalf("the memo made no run faster (%s, %s): the test proves nothing about fresh seeds", e.Verdict, e.Reason)
 	}
+}
+
+// someRunRecalled is whether a candidate bench run took under half the
+// fastest baseline run's time: one that printed a remembered answer (the
+// pin does four walks, and the memo's recall is a few dozen page faults).
+func someRunRecalled(e *verdict.Entry) bool {
+	if e.Bench == nil {
+		return false
+	}
+	for _, s := range e.Bench.Samples {
+		if s.Metric == e.Bench.Metric && len(s.Baseline) > 0 && len(s.Candidate) > 0 {
+			return slices.Min(s.Candidate) < slices.Min(s.Baseline)/2
+		}
+	}
+	return false
 }
 
 // The same memo on a seeded target: every bench pair and gate run has a
