@@ -6,7 +6,7 @@
 # kept in $SUITE_TIMES_OUT (default /tmp/suite-times.json) for a closer look.
 #
 #   bash scripts/suite-times.sh                      # the whole suite, 5-15 min
-#   bash scripts/suite-times.sh ./e2e/gaming/... -- -run TestOptimizer
+#   bash scripts/suite-times.sh ./e2e/gaming -- -run TestGaming
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v jq >/dev/null || { echo "suite-times.sh needs jq (apt-get install jq)" >&2; exit 1; }

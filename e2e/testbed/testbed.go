@@ -2,8 +2,8 @@
 // share: a repository with a C target built by make, gated by a self-test
 // and a golden file, every secret and host resource an attack goes for, and
 // the checks that the host is unchanged after a case. Each suite lives in a
-// package of its own (e2e/attack, e2e/gaming, e2e/gaming/rules, ...),
-// within its own go test time limit, and drives the real hone binary.
+// package of its own (e2e/attack, e2e/gaming, ...), within its own go test
+// time limit, and drives the real hone binary.
 package testbed
 
 import (
@@ -333,15 +333,9 @@ func (a *Arena) Diff(files map[string]string) string {
 
 func (a *Arena) ProposeDiff(hypothesis, diff string) string {
 	a.T.Helper()
-	return a.ProposeDiffTo("c", hypothesis, diff)
-}
-
-// ProposeDiffTo proposes diff for target and returns the patch's id.
-func (a *Arena) ProposeDiffTo(target, hypothesis, diff string) string {
-	a.T.Helper()
 	file := filepath.Join(a.Tmp, "patch.diff")
 	a.WriteAs(file, diff)
-	out := a.MustHone("patch", "propose", target, "--hotspot", "walk", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+	out := a.MustHone("patch", "propose", "c", "--hotspot", "walk", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
 	var p struct {
 		PatchID string `json:"patch_id"`
 	}
@@ -513,15 +507,8 @@ func (a *Arena) Unchanged(before Snapshot, ledger map[string]bool, patch, raw st
 // Judge proposes files as one attack, judges it, and checks the host.
 func (a *Arena) Judge(hypothesis string, files map[string]string) (*verdict.Entry, string) {
 	a.T.Helper()
-	return a.JudgeTarget("c", hypothesis, files)
-}
-
-// JudgeTarget is Judge for another target of the workspace (the gaming
-// fixture's "ci", counted in instructions).
-func (a *Arena) JudgeTarget(target, hypothesis string, files map[string]string) (*verdict.Entry, string) {
-	a.T.Helper()
 	before, ledger := a.Snapshot(), a.LedgerEntries()
-	id := a.ProposeDiffTo(target, hypothesis, a.Diff(files))
+	id := a.Propose(hypothesis, files)
 	e, raw := a.Verdict(id)
 	a.Unchanged(before, ledger, id, raw)
 	return e, raw
