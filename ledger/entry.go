@@ -128,6 +128,10 @@ const (
 	FlagOneLayout = "one-layout"
 	// FlagLayoutSensitive: the speedup moved between layouts by about the threshold.
 	FlagLayoutSensitive = "layout-sensitive"
+	// FlagTestMeter: the bench was measured by the work its runs declared,
+	// the meter of hone's own test builds (internal/testbuild), not by the
+	// clock. Only a test build accepts such an entry.
+	FlagTestMeter = "test-meter"
 )
 
 // HasFlag reports whether c carries flag.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/testbuild"
 )
 
 // validID reports whether s has the shape of an entry id: 12 hex digits of
@@ -86,6 +87,8 @@ func (c *Common) check() error {
 		return errs.Invalidf("ledger entry %s: a proposal entry needs patch_id", c.ID)
 	case strings.ContainsAny(c.PatchID, " \t\n/"):
 		return errs.Invalidf("ledger entry %s: patch_id %q contains a space or slash", c.ID, c.PatchID)
+	case c.HasFlag(FlagTestMeter) && !testbuild.WorkMeter:
+		return errs.Invalidf("ledger entry %s was measured by hone's test meter (flag %s), which only hone's own test builds have; a release hone never takes it as a verdict", c.ID, FlagTestMeter)
 	}
 	return nil
 }

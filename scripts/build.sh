@@ -12,6 +12,14 @@ set -eu
 cd "$(dirname "$0")/.."
 out=${1:-hone}
 [ $# -gt 0 ] && shift
+# The hone_testmeter tag makes hone's test build, whose verdicts measure
+# the work a run declares instead of time: never a release.
+case " $* ${GOFLAGS:-} " in
+*hone_testmeter*)
+	echo "build.sh: the hone_testmeter tag builds hone for its own tests (verdicts not measured by the clock); a release never carries it" >&2
+	exit 2
+	;;
+esac
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$version" -o "$out" "$@" ./cmd/hone
 # The jail's helper beside it, where hone looks for it (see the README).

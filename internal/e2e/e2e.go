@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/internal/reexec"
+	"github.com/hone-perf/hone/internal/testbuild"
 )
 
 var (
@@ -50,13 +51,43 @@ func Main(m *testing.M) {
 // together. So the binary is kept under a key of everything it is built
 // from, and the first test process to need a key builds it while the
 // others wait for it.
+//
+// It is a test build (internal/testbuild): its verdicts are measured by the
+// work each bench run declares, not by the clock, except under the
+// measurement tier (HONE_TIER=measure), and the entries it makes say so. A
+// test of the unit tier (-short) that asks for it is skipped: hone's
+// binary starts jails.
 func Hone(tb testing.TB) string {
 	tb.Helper()
-	once.Do(func() { bin, buildErr = build() })
+	if testing.Short() {
+		tb.Skip("drives the hone binary, which starts jails: not in the unit tier (-short)")
+	}
+	once.Do(func() { bin, buildErr = build(testbuild.Tag) })
 	if buildErr != nil {
 		tb.Fatalf("building hone: %v", buildErr)
 	}
 	return bin
+}
+
+var (
+	releaseOnce sync.Once
+	releaseBin  string
+	releaseErr  error
+)
+
+// ReleaseHone is hone built as scripts/build.sh builds it, without the
+// test build's work meter: for the tests that check what a release build
+// refuses.
+func ReleaseHone(tb testing.TB) string {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("builds hone: not in the unit tier (-short)")
+	}
+	releaseOnce.Do(func() { releaseBin, releaseErr = build("") })
+	if releaseErr != nil {
+		tb.Fatalf("building release hone: %v", releaseErr)
+	}
+	return releaseBin
 }
 
 // InstallHelper puts the jail's helper beside this test binary, as an
@@ -74,7 +105,7 @@ func InstallHelper() {
 	if _, err := os.Lstat(dst); err == nil {
 		return
 	}
-	once.Do(func() { bin, buildErr = build() })
+	once.Do(func() { bin, buildErr = build(testbuild.Tag) })
 	if buildErr != nil {
 		return
 	}
@@ -95,13 +126,15 @@ const helperName = "hone-jail-helper"
 // checkout's next runs, short enough that old versions do not pile up.
 const keep = 24 * time.Hour
 
-func build() (string, error) {
+// build builds hone and its helper with tags (a comma-separated list, or
+// none) under a key of everything they are built from.
+func build(tags string) (string, error) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
 		return "", err
 	}
 	root := strings.TrimSpace(string(out))
-	key, err := buildKey(root)
+	key, err := buildKey(root, tags)
 	if err != nil {
 		return "", err
 	}
@@ -137,7 +170,7 @@ func build() (string, error) {
 		return "", err
 	}
 	// The jail's helper beside it, as an install has it.
-	cmd := exec.Command("go", "build", "-o", tmp+"/", "./cmd/hone", "./cmd/hone-jail-helper")
+	cmd := exec.Command("go", "build", "-tags="+tags, "-o", tmp+"/", "./cmd/hone", "./cmd/hone-jail-helper")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -163,8 +196,8 @@ const listTemplate = `id {{.ImportPath}} {{.BuildID}}
 // by what its own process read, and the build is another process, so
 // without this a package that imports none of hone's packages would pass
 // from the cache after hone changed.
-func buildKey(root string) (string, error) {
-	cmd := exec.Command("go", "list", "-deps", "-export", "-f", listTemplate, "./cmd/hone", "./cmd/hone-jail-helper")
+func buildKey(root, tags string) (string, error) {
+	cmd := exec.Command("go", "list", "-tags="+tags, "-deps", "-export", "-f", listTemplate, "./cmd/hone", "./cmd/hone-jail-helper")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.Output()
@@ -176,6 +209,7 @@ func buildKey(root string) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
+	fmt.Fprintln(h, "tags", tags)
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for sc.Scan() {
 		kind, rest, _ := strings.Cut(sc.Text(), " ")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/testbuild"
 )
 
 func TestHelperNameIsTheJails(t *testing.T) {
@@ -28,7 +29,7 @@ func TestHoneIsBuiltOnceAndShared(t *testing.T) {
 	paths := make([]string, 3)
 	errs := make([]error, 3)
 	for i := range paths {
-		wg.Go(func() { paths[i], errs[i] = build() })
+		wg.Go(func() { paths[i], errs[i] = build(testbuild.Tag) })
 	}
 	wg.Wait()
 	for i := range paths {
@@ -40,7 +41,7 @@ func TestHoneIsBuiltOnceAndShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := build()
+	again, err := build(testbuild.Tag)
 	if err != nil {
 		t.Fatal(err)
 	}

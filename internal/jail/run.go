@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,9 @@ import (
 // the full jail is not available here (the message says what to install),
 // or when ctx was cancelled, in which case the whole jail has been killed.
 func Run(ctx context.Context, s Spec) (*Result, error) {
+	if unitTier() {
+		return nil, errs.Failuref("the unit tier (go test -short) starts no jail: mark the test with tier.Jail(t), which runs it in the default tier (bash scripts/test.sh)")
+	}
 	if !reexec.Initialized() {
 		return nil, errs.Failuref("the jail's meter is this executable re-run, and main (or TestMain) did not call reexec.Init first; call it there")
 	}
@@ -214,4 +218,13 @@ func closeFiles(fs []*os.File) {
 	for _, f := range fs {
 		f.Close()
 	}
+}
+
+// unitTier reports whether this process is a test binary run with -short:
+// the unit tier, which is hermetic. Only test binaries define test.short,
+// so a release hone never refuses here. This is the one backstop; tests
+// skip before they get here through tier.Jail.
+func unitTier() bool {
+	f := flag.Lookup("test.short")
+	return f != nil && f.Value.String() == "true"
 }
