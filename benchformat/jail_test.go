@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // runInJail runs a bench command the way a verdict will: in the jail, the
@@ -31,6 +32,7 @@ func runInJail(t *testing.T, command string, env ...string) (*Run, *jail.Result)
 // does four times Light's), start-up and set-up included, however busy the
 // machine.
 func TestPerBenchmarkCPUTimeInTheJailRanksTheWork(t *testing.T) {
+	tier.Jail(t)
 	if err := jail.Check("deny"); err != nil {
 		t.Skip(err)
 	}
@@ -73,6 +75,7 @@ func TestPerBenchmarkCPUTimeInTheJailRanksTheWork(t *testing.T) {
 // harness's ns/op then shows a huge gain. The meter charges the whole
 // process, so the per-op CPU time does not move.
 func TestCandidateCannotHideWorkBeforeTheTimerStarts(t *testing.T) {
+	tier.Jail(t)
 	if err := jail.Check("deny"); err != nil {
 		t.Skip(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -93,6 +94,7 @@ var cFiles = map[string]string{
 // symlinks as symlinks, modes kept, and no filter of the repository's own
 // configuration runs while it is made.
 func TestCheckoutIsTheTreeWithoutGit(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	files := map[string]string{}
 	for k, v := range cFiles {
@@ -132,6 +134,7 @@ func TestCheckoutIsTheTreeWithoutGit(t *testing.T) {
 // against), deletes one, or writes a new file under protect, is refused,
 // naming the file.
 func TestBuildCannotRewriteTheCheckout(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	for _, tc := range []struct{ name, build, want string }{
 		{"rewrite the golden file", "echo forged > testdata/golden", "changed the tracked file targets/t/testdata/golden"},
@@ -154,6 +157,7 @@ func TestBuildCannotRewriteTheCheckout(t *testing.T) {
 // Gates see a private copy of the checkout, thrown away after each run,
 // and the build output read-only: nothing one run writes reaches the next.
 func TestRunsCannotRememberAnythingInTheirTrees(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, cFiles, cTarget)
 	s := f.build(f.start(false), Candidate, f.pin)
@@ -176,6 +180,7 @@ func TestRunsCannotRememberAnythingInTheirTrees(t *testing.T) {
 // root the whole built tree is root's, so the jail user cannot write it.
 // What the build shut even to its owner is opened up for gates to read.
 func TestBuildCannotLeaveASetuidProgramOnTheHost(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, cFiles, strings.Replace(cTarget, `build = "`, `build = "cp /bin/true $HONE_OUT/su && chmod 4755 $HONE_OUT/su && mkdir $HONE_OUT/shut && touch $HONE_OUT/shut/f && chmod 0 $HONE_OUT/shut/f $HONE_OUT/shut && `, 1))
 	s := f.build(f.start(false), Candidate, f.pin)

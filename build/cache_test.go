@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // cacheEntries lists the build cache's entries.
@@ -24,6 +26,7 @@ func cacheEntries(t *testing.T, f *fixture) []string {
 // The pin's build is cached: a later baseline of the same tree is a
 // verified copy of it and nothing runs; candidates are never cached.
 func TestBaselineBuildIsCached(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, cFiles, cTarget)
 	first := f.build(f.start(false), Baseline, f.pin)
@@ -48,6 +51,7 @@ func TestBaselineBuildIsCached(t *testing.T) {
 // it) is found before the entry is used: the entry is discarded, the
 // baseline rebuilt from the pin, and the first differing file named.
 func TestRewrittenCachedBaselineIsDiscarded(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
@@ -99,6 +103,7 @@ func TestRewrittenCachedBaselineIsDiscarded(t *testing.T) {
 }
 
 func TestFailedBuildIsNotCached(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, cFiles, strings.Replace(cTarget, "prog.c &&", "missing.c &&", 1))
 	s := f.build(f.start(false), Baseline, f.pin)

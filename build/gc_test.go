@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/scratch"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // hone gc trims the build cache to its bound, least recently used entry
 // first, never touches a live or kept run folder, and says what it freed.
 func TestGCTrimsTheCacheOldestFirst(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, cFiles, cTarget)
 	old := f.pin

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // goFiles is a Go module with one dependency, taken from hone's own
@@ -82,9 +84,7 @@ func trustedFiles(t *testing.T, r *Run) int {
 // write it directly.
 func TestCandidateCannotWriteTheGoBuildCache(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("a cold Go build takes seconds")
-	}
+	tier.Jail(t)
 	if _, err := lookGo(); err != nil {
 		t.Skip("no go command")
 	}

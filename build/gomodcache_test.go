@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // A gate that lists the module cache into its log (which the ledger keeps
 // and pushes) sees, for a C target, nothing; for a Go target, only hone's
 // own cache: never what the host user's GOMODCACHE holds.
 func TestGateCannotListTheUsersModuleCache(t *testing.T) {
+	tier.Jail(t)
 	if _, err := lookGo(); err != nil {
 		t.Skip("no go command")
 	}

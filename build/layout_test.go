@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // A build that compiles and links in separate steps, the usual shape of
@@ -50,6 +52,7 @@ func symbols(t *testing.T, path string, names ...string) map[string]uint64 {
 // serves all three layouts: the others are its links made again, the very
 // binaries a build of their own gives.
 func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, layoutFiles, layoutTarget)
 	r := f.start(false)
@@ -107,6 +110,7 @@ func TestLayoutBuildsMoveTheProgramsCodeByTheirPad(t *testing.T) {
 // A build that makes a file of what it linked leaves one the relinks do
 // not reach: each layout is then built on its own, and still moves.
 func TestLayoutsOfABuildThatRewritesItsLinkAreBuiltEach(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, layoutFiles, "[targets.t]\nbuild = \"cc -O2 -o prog.tmp main.c hot.c && { cat prog.tmp; echo; } > $HONE_OUT/prog && chmod +x $HONE_OUT/prog\"\n")
 	r := f.start(false)
@@ -133,6 +137,7 @@ func TestLayoutsOfABuildThatRewritesItsLinkAreBuiltEach(t *testing.T) {
 
 // A C++ program links through the c++ wrapper of the same shim.
 func TestCXXLayoutBuildMovesTheProgramsCode(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, map[string]string{"targets/t/prog.cc": "#include <cstdio>\nint main() { std::puts(\"hi\"); return 0; }\n"},
 		"[targets.t]\nbuild = \"c++ -O2 -o $HONE_OUT/prog prog.cc\"\n")
@@ -181,6 +186,7 @@ func TestLayoutsCoverEveryOffsetOfALine(t *testing.T) {
 // A Go target's layouts are function orders its own linker draws: each
 // puts main's functions elsewhere and prints what the plain build prints.
 func TestGoLayoutsReorderTheProgramsFunctions(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, goFiles(t), goTarget)
 	f.warmGo() // the subject is the layouts' link, not a cold build
@@ -236,6 +242,7 @@ fn main() {
 // written after the links may have been made from them. rustup's
 // toolchains are in root's home, which the jail reads only as read_only.
 func TestRustLayoutsMoveTheProgramsCode(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	cargo, err := exec.LookPath("cargo")
 	home := filepath.Dir(filepath.Dir(cargo))
@@ -286,6 +293,7 @@ build = "RUSTUP_HOME=%s CARGO_HOME=%s cargo build --release --offline -q --targe
 // of that makes a build's layouts each build again. They are relinked,
 // into the very programs their own builds give.
 func TestLayoutsOfCMakeAndMesonBuildsAreRelinked(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	for _, c := range []struct{ tool, file, text, build string }{
 		{"cmake", "CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(t C)\nadd_library(hot STATIC hot.c)\nadd_executable(prog main.c)\ntarget_link_libraries(prog hot)\n",

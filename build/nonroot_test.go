@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/testproc"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // When hone is an ordinary user the jail runs as that user, and what a
@@ -19,9 +20,7 @@ func TestBuildWorksForAnOrdinaryUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become an ordinary user")
 	}
-	if testing.Short() {
-		t.Skip("runs the build tests again")
-	}
+	tier.Jail(t)
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
 		t.Skip("no setpriv to become an ordinary user")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/sanitize"
 )
 
@@ -32,6 +33,7 @@ int main(void) {
 // The sanitizer build of the pin is cached apart from the plain one: a
 // second run reuses each, and neither is taken for the other.
 func TestSanitizerBuildRunsItsGatesWithTheSanitizerAndIsCachedApart(t *testing.T) {
+	tier.Jail(t)
 	t.Parallel()
 	f := newFixture(t, uafFiles, uafTarget)
 	r := f.start(false)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -83,6 +84,7 @@ func near(t *testing.T, what string, got, want, tol float64) {
 // `go tool pprof` reads the same ranking and hottest lines from the pprof
 // file.
 func TestRunC(t *testing.T) {
+	tier.Jail(t)
 	need(t, "perf", "cc", "go")
 	src := readTestdata(t, "twofuncs.c")
 	ws := newWorkspace(t, `
@@ -171,6 +173,7 @@ func readFile(t *testing.T, name string) []byte {
 // with DWARF unwinding on its own and says why; code with frame pointers
 // keeps them; and hone.toml's call_graph still forces a mode.
 func TestCodeWithoutFramePointersGetsRealCallers(t *testing.T) {
+	tier.Jail(t)
 	need(t, "perf", "cc")
 	cases := []struct {
 		target, cflags, callGraph string // how hone.toml builds and profiles it
@@ -228,6 +231,7 @@ func TestCodeWithoutFramePointersGetsRealCallers(t *testing.T) {
 // the frame-pointer recording is kept, and the entry says why. The wrapper
 // stands in for such a perf, which this machine does not have.
 func TestPerfWithoutDWARFKeepsFramePointerStacks(t *testing.T) {
+	tier.Jail(t)
 	need(t, "perf", "cc")
 	real, _ := exec.LookPath("perf")
 	bin := t.TempDir()
@@ -281,9 +285,7 @@ func counter(e *Entry, name string) *Counter {
 // itself (format = "pprof") and under perf, whose frame-pointer callchains
 // also give inclusive shares. Its assertions hold on a busy machine.
 func TestRunGo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a Go target's first build in the jail compiles the standard library")
-	}
+	tier.Jail(t)
 	need(t, "perf", "go")
 	src := readTestdata(t, "gowork/main.go")
 	ws := newWorkspace(t, `

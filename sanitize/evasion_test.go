@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 func TestEvasiveSpellings(t *testing.T) {
@@ -52,6 +54,7 @@ func TestEvasiveSpellings(t *testing.T) {
 // A candidate that behaves only when the sanitizer watches passes the
 // gate: the gate alone cannot catch it, and its source must be flagged.
 func TestCandidateThatBehavesOnlyUnderTheSanitizerIsFlagged(t *testing.T) {
+	tier.Jail(t)
 	g := newGate(t, []string{Address}, "uaf_hidden.c")
 	g.build(t, "cc -o /hone/out/prog uaf_hidden.c")
 	clean(t, g.run(t, "/hone/out/prog"))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // gate builds a sample program and runs it the way a verdict runs a
@@ -120,6 +121,7 @@ func clean(t *testing.T, res *jail.Result) {
 const ccBuild = "cc -O2 -o /hone/out/prog uaf.c"
 
 func TestUseAfterFreeThatPassesWithoutASanIsCaughtByAddress(t *testing.T) {
+	tier.Jail(t)
 	plain := newGate(t, nil, "uaf.c")
 	plain.build(t, ccBuild)
 	clean(t, plain.run(t, "/hone/out/prog"))
@@ -132,6 +134,7 @@ func TestUseAfterFreeThatPassesWithoutASanIsCaughtByAddress(t *testing.T) {
 // make's built-in rule compiles with $(CC) $(CFLAGS): the flags come in
 // through the environment as well as the shim.
 func TestSignedOverflowIsCaughtByUndefined(t *testing.T) {
+	tier.Jail(t)
 	plain := newGate(t, nil, "overflow.c")
 	plain.build(t, "make overflow")
 	clean(t, plain.run(t, "./overflow"))
@@ -142,6 +145,7 @@ func TestSignedOverflowIsCaughtByUndefined(t *testing.T) {
 }
 
 func TestCleanProgramPassesEverySanitizer(t *testing.T) {
+	tier.Jail(t)
 	g := newGate(t, []string{Address, Undefined, Leak}, "clean.c")
 	g.build(t, "cc -o /hone/out/prog clean.c")
 	res := g.run(t, "/hone/out/prog")
@@ -155,6 +159,7 @@ func TestCleanProgramPassesEverySanitizer(t *testing.T) {
 // task it clones without CLONE_THREAD (a process to the meter's counter);
 // it runs only when the gate asks for leaks, and works under the filter.
 func TestLeaksFailTheGateOnlyWhenAsked(t *testing.T) {
+	tier.Jail(t)
 	g := newGate(t, []string{Address}, "leak.c")
 	g.build(t, "cc -o /hone/out/prog leak.c")
 	clean(t, g.run(t, "/hone/out/prog"))
@@ -173,6 +178,7 @@ func TestLeaksFailTheGateOnlyWhenAsked(t *testing.T) {
 }
 
 func TestDataRaceIsCaughtByThread(t *testing.T) {
+	tier.Jail(t)
 	g := newGate(t, []string{Thread}, "race.c")
 	g.build(t, "cc -o /hone/out/prog race.c -lpthread")
 	caught(t, g.run(t, "/hone/out/prog"), "data-race", "worker race.c:8")
@@ -181,6 +187,7 @@ func TestDataRaceIsCaughtByThread(t *testing.T) {
 // Flags that come before the shim's, from a Makefile or a build script the
 // candidate may edit, cannot turn the sanitizer off or make it recover.
 func TestCandidateCannotTurnTheSanitizerOffWithItsOwnFlags(t *testing.T) {
+	tier.Jail(t)
 	g := newGate(t, []string{Address, Undefined}, "uaf.c", "overflow.c")
 	g.build(t, "cc -fno-sanitize=all -fsanitize-recover=all -o /hone/out/uaf uaf.c")
 	caught(t, g.run(t, "/hone/out/uaf"), "heap-use-after-free", "suffix_object uaf.c:10")
@@ -191,6 +198,7 @@ func TestCandidateCannotTurnTheSanitizerOffWithItsOwnFlags(t *testing.T) {
 // The program's own __asan_default_options would make ASan log to
 // /dev/null and exit 0; the options in the environment come later and win.
 func TestCandidateCannotSilenceTheSanitizerFromItsCode(t *testing.T) {
+	tier.Jail(t)
 	g := newGate(t, []string{Address}, "uaf_quiet.c")
 	g.build(t, "cc -o /hone/out/prog uaf_quiet.c")
 	caught(t, g.run(t, "/hone/out/prog"), "heap-use-after-free", "suffix_object uaf_quiet.c:15")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 func copyProgram(t *testing.T, name string) string {
@@ -21,9 +22,7 @@ func copyProgram(t *testing.T, name string) string {
 // A Go gate with `thread` builds with the race detector through GOFLAGS,
 // in the jail, with the Go toolchain the system provides.
 func TestGoRaceBuildThroughEnvReportsTheRace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds Go's standard library with -race")
-	}
+	tier.Jail(t)
 	if _, err := os.Stat("/usr/local/go/bin/go"); err != nil {
 		t.Skip("no Go toolchain under /usr/local/go for the jail")
 	}

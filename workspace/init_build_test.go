@@ -13,6 +13,7 @@ import (
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // Each sample project in testdata/layouts is hone's own: init must find it,
@@ -24,6 +25,7 @@ import (
 // private copy of the built checkout and $HONE_OUT read-only. {seed} is
 // replaced and HONE_SEED set, as issue 13's verdict will do.
 func TestInitWritesCommandsThatWorkInTheJail(t *testing.T) {
+	tier.Jail(t)
 	tests := []struct {
 		sample string
 		tools  []string // needed on this machine

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // Each test here performs an attack a candidate's code could make on the
@@ -15,6 +17,7 @@ import (
 // failed and that the host is unchanged.
 
 func TestCandidateCannotWriteOutsideItsScratch(t *testing.T) {
+	tier.Jail(t)
 	hostDir := t.TempDir()
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -52,6 +55,7 @@ func TestCandidateCannotWriteOutsideItsScratch(t *testing.T) {
 }
 
 func TestCandidateCannotSeeHostDirectories(t *testing.T) {
+	tier.Jail(t)
 	home, _ := os.UserHomeDir()
 	hostDir := t.TempDir()
 	writeFile(t, hostDir, "private", "secret\n", 0o644)
@@ -70,6 +74,7 @@ func TestCandidateCannotSeeHostDirectories(t *testing.T) {
 }
 
 func TestCandidateCannotReadRootOnlyFile(t *testing.T) {
+	tier.Jail(t)
 	root(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "key", "PRIVATE KEY\n", 0o600)
@@ -83,6 +88,7 @@ func TestCandidateCannotReadRootOnlyFile(t *testing.T) {
 }
 
 func TestCandidateCannotReadShadowOrHostSecrets(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "cat /etc/shadow /etc/gshadow /etc/sudoers; ls /etc/ssh /etc/ssl/private; ls /etc"})
 	out := string(res.Stdout.Bytes())
 	if strings.Contains(out, "root:") {
@@ -98,6 +104,7 @@ func TestCandidateCannotReadShadowOrHostSecrets(t *testing.T) {
 // A host file given as stdin could be reopened for writing through
 // /proc/self/fd/0; the jail only ever gets a pipe.
 func TestCandidateCannotReopenStdinOnTheHost(t *testing.T) {
+	tier.Jail(t)
 	p := writeFile(t, t.TempDir(), "input", "original\n", 0o666)
 	f, err := os.Open(p)
 	if err != nil {
@@ -114,6 +121,7 @@ func TestCandidateCannotReopenStdinOnTheHost(t *testing.T) {
 }
 
 func TestCandidateCannotFillScratchOrDev(t *testing.T) {
+	tier.Jail(t)
 	lim := Limits{Scratch: 4 << 20, Shm: 2 << 20}
 	cmd := ""
 	for _, p := range []string{"/tmp/f", "/var/tmp/f", "/home/hone/f", "/dev/shm/f", "/w/f", "/dev/f", "/f"} {
@@ -139,6 +147,7 @@ func TestCandidateCannotFillScratchOrDev(t *testing.T) {
 }
 
 func TestCandidateCannotRememberBetweenRuns(t *testing.T) {
+	tier.Jail(t)
 	tree := t.TempDir()
 	writeFile(t, tree, "input", "x\n", 0o644)
 	places := []string{"/tmp/m", "/var/tmp/m", "/home/hone/m", "/dev/shm/m", "/w/m", "/w/input"}
@@ -158,6 +167,7 @@ func TestCandidateCannotRememberBetweenRuns(t *testing.T) {
 }
 
 func TestCandidateCannotWriteIntoReadOnlyMount(t *testing.T) {
+	tier.Jail(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "golden", "expected\n", 0o666)
 	res := run(t, Spec{Command: "echo forged > /g/golden; echo new > /g/new; rm -f /g/golden; chmod 777 /g; cat /g/golden", Mounts: []Mount{{Host: dir, Jail: "/g", Mode: ReadOnly}}})
@@ -176,6 +186,7 @@ func TestCandidateCannotWriteIntoReadOnlyMount(t *testing.T) {
 // the run. A symlink planted in it (by an earlier run) must not hand over
 // what it points to.
 func TestCandidateCannotGainHostFilesThroughReadWriteMount(t *testing.T) {
+	tier.Jail(t)
 	root(t)
 	out, secret := t.TempDir(), t.TempDir()
 	target := writeFile(t, secret, "key", "PRIVATE\n", 0o600)
@@ -201,6 +212,7 @@ func TestCandidateCannotGainHostFilesThroughReadWriteMount(t *testing.T) {
 }
 
 func TestCandidateCannotWriteThroughCopyIntoHost(t *testing.T) {
+	tier.Jail(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "golden", "expected\n", 0o666)
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o777); err != nil {

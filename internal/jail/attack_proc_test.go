@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/testproc"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // Each test here performs an attack a candidate's code could make on the
@@ -20,6 +21,7 @@ import (
 // left behind.
 
 func TestCandidateCannotConnectToHostUnixSocket(t *testing.T) {
+	tier.Jail(t)
 	hidden := t.TempDir()
 	shared := t.TempDir()
 	var got []string
@@ -61,6 +63,7 @@ func TestCandidateCannotConnectToHostUnixSocket(t *testing.T) {
 }
 
 func TestCandidateCannotReachHostLoopback(t *testing.T) {
+	tier.Jail(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +88,7 @@ func TestCandidateCannotReachHostLoopback(t *testing.T) {
 }
 
 func TestCandidateCannotEnterAnotherNamespace(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{
 		Command: attackPath + " setns; unshare -Ur true && echo new user namespace; unshare -n true && echo new network namespace; nsenter -t 1 -n true && echo entered",
 		Mounts:  []Mount{attackMount(t)},
@@ -96,6 +100,7 @@ func TestCandidateCannotEnterAnotherNamespace(t *testing.T) {
 }
 
 func TestCandidateCannotSeeHostProcesses(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "ls /proc"})
 	for _, f := range strings.Fields(string(res.Stdout.Bytes())) {
 		if pid, err := strconv.Atoi(f); err == nil && pid > 10 {
@@ -108,6 +113,7 @@ func TestCandidateCannotSeeHostProcesses(t *testing.T) {
 }
 
 func TestCandidateCannotReadOrForgeTheMeter(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: attackPath + " meter", Mounts: []Mount{attackMount(t)}})
 	if out := string(res.Stdout.Bytes()); out != "done\n" {
 		t.Errorf("the meter was reachable through /proc/1:\n%s", out)
@@ -118,6 +124,7 @@ func TestCandidateCannotReadOrForgeTheMeter(t *testing.T) {
 }
 
 func TestCandidateCannotKillOrStopTheMeter(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "for s in TERM INT HUP QUIT USR1 USR2 ABRT SEGV BUS PIPE ALRM XCPU STOP KILL; do kill -$s 1; done; echo survived"})
 	if !res.Success() || string(res.Stdout.Bytes()) != "survived\n" {
 		t.Errorf("%s: %s %s", res.Describe(), res.Stdout.Bytes(), res.Stderr.Bytes())
@@ -125,6 +132,7 @@ func TestCandidateCannotKillOrStopTheMeter(t *testing.T) {
 }
 
 func TestCandidateCannotInheritHoneDescriptors(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "ls /proc/self/fd", Stdin: strings.NewReader("")})
 	if got := strings.Fields(string(res.Stdout.Bytes())); strings.Join(got, " ") != "0 1 2 3" {
 		t.Errorf("open descriptors in the jail: %v (want 0 1 2 and ls's own)", got)
@@ -132,6 +140,7 @@ func TestCandidateCannotInheritHoneDescriptors(t *testing.T) {
 }
 
 func TestCandidateCannotForkPastTheProcessLimit(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: attackPath + " forks 200", Mounts: []Mount{attackMount(t)}, Limits: Limits{Procs: 40}})
 	out := string(res.Stdout.Bytes())
 	n, _ := strconv.Atoi(strings.TrimSpace(out[strings.LastIndex(out, "forked ")+len("forked "):]))
@@ -144,6 +153,7 @@ func TestCandidateCannotForkPastTheProcessLimit(t *testing.T) {
 }
 
 func TestForkBombIsContainedAndGone(t *testing.T) {
+	tier.Jail(t)
 	marker := "hone-bomb-" + strconv.Itoa(os.Getpid())
 	start := time.Now()
 	res := run(t, Spec{Command: "b() { sleep 30 # " + marker + "\n b & b & }; b", Limits: Limits{Procs: 64}, Timeout: 3 * time.Second})
@@ -156,6 +166,7 @@ func TestForkBombIsContainedAndGone(t *testing.T) {
 }
 
 func TestCandidateCannotLeaveADaemonRunning(t *testing.T) {
+	tier.Jail(t)
 	marker := "hone-daemon-" + strconv.Itoa(os.Getpid())
 	cmd := "setsid sh -c 'sleep 1000 # " + marker + "' & (sh -c 'sleep 1000 # " + marker + "' &) ; nohup sh -c 'sleep 1000 # " + marker + "' >/dev/null 2>&1 & sleep 0.2"
 	res := run(t, Spec{Command: cmd})
@@ -223,6 +234,7 @@ func TestKilledHoneLeavesNothingRunning(t *testing.T) {
 // Work handed to a helper that is still alive when the main process exits
 // is charged: the run costs as much CPU as doing the work inline.
 func TestCandidateCannotHideWorkInAHelperThatOutlivesIt(t *testing.T) {
+	tier.Jail(t)
 	helper := hideWork(t, "helper")
 	if helper.Leftover != 1 {
 		t.Errorf("leftover %d, want the helper", helper.Leftover)
@@ -235,6 +247,7 @@ func TestCandidateCannotHideWorkInAHelperThatOutlivesIt(t *testing.T) {
 }
 
 func TestCandidateCannotHideWorkInAChildTheKernelReaps(t *testing.T) {
+	tier.Jail(t)
 	hideWork(t, "autoreap")
 }
 

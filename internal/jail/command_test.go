@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 func TestPlainWordsDecidesWhenTheShellIsNeeded(t *testing.T) {
@@ -85,6 +87,7 @@ func TestPlainWordsNeedsTheShellWhenIFSIsSet(t *testing.T) {
 // command gives the same stdout and exit status both ways. (The shell lists
 // its environment in its own order, so env's output is compared as a set.)
 func TestDirectExecBehavesLikeTheShell(t *testing.T) {
+	tier.Jail(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "script", "echo from a script without a shebang \"$@\"\n", 0o755)
 	writeFile(t, dir, "noexec", "#!/bin/sh\necho never\n", 0o644)

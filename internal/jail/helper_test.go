@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // meterFrom runs a jail in isolation iso and prints the executable its
@@ -166,9 +168,7 @@ func must(err error) {
 // the meter from the helper, in both isolations, and its runs work; one
 // with another jail's helper beside it runs both parts itself.
 func TestJailRunsFromTheHelperBesideHone(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cmd/hone-jail-helper")
-	}
+	tier.Jail(t)
 	helper := buildHelper(t)
 	helperSize := size(t, helper)
 	withHelper := install(t, func(dir string) { install0755(t, helper, filepath.Join(dir, HelperName)) })

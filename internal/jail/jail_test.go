@@ -13,9 +13,11 @@ import (
 
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 func TestRunReportsExitStatusAndOutput(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "echo out; echo err >&2; exit 3"})
 	if res.ExitCode != 3 || res.Success() || res.Signaled {
 		t.Errorf("exit = %d (signaled %v), want 3", res.ExitCode, res.Signaled)
@@ -35,6 +37,7 @@ func TestRunReportsExitStatusAndOutput(t *testing.T) {
 }
 
 func TestRunFeedsStdin(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "tr a-z A-Z", Stdin: strings.NewReader("hello\n")})
 	if got := string(res.Stdout.Bytes()); got != "HELLO\n" || res.Shell {
 		t.Errorf("stdout = %q (shell %v)", got, res.Shell)
@@ -42,6 +45,7 @@ func TestRunFeedsStdin(t *testing.T) {
 }
 
 func TestEnvironmentIsExactlyWhatHoneSets(t *testing.T) {
+	tier.Jail(t)
 	t.Setenv("HONE_SECRET_TOKEN", "x")
 	res := run(t, Spec{Command: "env", Dir: "/tmp", Path: []string{"/opt/tool/bin"}, Env: []string{"HONE_OUT=/out", "LANG=C.UTF-8"}})
 	got := strings.Split(strings.TrimSpace(string(res.Stdout.Bytes())), "\n")
@@ -58,6 +62,7 @@ func TestEnvironmentIsExactlyWhatHoneSets(t *testing.T) {
 }
 
 func TestJailHasNoPrivileges(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "grep -E '^(NoNewPrivs|CapEff|CapBnd|CapPrm|CapAmb)' /proc/self/status"})
 	for _, want := range []string{"NoNewPrivs:\t1", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "CapPrm:\t0000000000000000", "CapAmb:\t0000000000000000"} {
 		if !strings.Contains(string(res.Stdout.Bytes()), want) {
@@ -67,6 +72,7 @@ func TestJailHasNoPrivileges(t *testing.T) {
 }
 
 func TestCompilesAndRunsCInTheJail(t *testing.T) {
+	tier.Jail(t)
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no C compiler")
 	}
@@ -82,6 +88,7 @@ func TestCompilesAndRunsCInTheJail(t *testing.T) {
 }
 
 func TestMakeWorksInACopy(t *testing.T) {
+	tier.Jail(t)
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}
@@ -100,6 +107,7 @@ func TestMakeWorksInACopy(t *testing.T) {
 // A copy is the same tree: modes, symlinks (not followed) and modification
 // times survive, so make sees up-to-date targets as up to date.
 func TestCopyKeepsModesLinksAndTimes(t *testing.T) {
+	tier.Jail(t)
 	tree := t.TempDir()
 	writeFile(t, tree, "run.sh", "#!/bin/sh\necho ran\n", 0o705)
 	writeFile(t, tree, "data", "d\n", 0o604)
@@ -129,9 +137,7 @@ func mtime(t *testing.T, p string) string {
 }
 
 func TestGoBuildsWithAWritableCache(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a Go build takes a while")
-	}
+	tier.Jail(t)
 	goroot := "/usr/local/go"
 	if _, err := os.Stat(filepath.Join(goroot, "bin/go")); err != nil {
 		t.Skip("no Go toolchain at /usr/local/go")
@@ -155,6 +161,7 @@ func TestGoBuildsWithAWritableCache(t *testing.T) {
 }
 
 func TestTimeoutKillsAndStillReports(t *testing.T) {
+	tier.Jail(t)
 	start := time.Now()
 	res := run(t, Spec{Command: "sleep 100", Timeout: 300 * time.Millisecond})
 	if !res.TimedOut || res.Success() || !res.Signaled {
@@ -166,6 +173,7 @@ func TestTimeoutKillsAndStillReports(t *testing.T) {
 }
 
 func TestCancelKillsAndErrs(t *testing.T) {
+	tier.Jail(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -179,6 +187,7 @@ func TestCancelKillsAndErrs(t *testing.T) {
 }
 
 func TestOutputCapKeepsHashOfAll(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "seq 1 100000", OutputCap: 100})
 	if !res.Stdout.Truncated() || len(res.Stdout.Bytes()) != 100 || res.Stdout.Len() < 500000 {
 		t.Errorf("cap not applied: kept %d of %d", len(res.Stdout.Bytes()), res.Stdout.Len())
@@ -189,6 +198,7 @@ func TestOutputCapKeepsHashOfAll(t *testing.T) {
 }
 
 func TestFileSizeLimit(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: "head -c 100000 /dev/zero > /tmp/big", Limits: Limits{FileSize: 4096}})
 	if res.Success() {
 		t.Error("writing past RLIMIT_FSIZE succeeded")
@@ -196,6 +206,7 @@ func TestFileSizeLimit(t *testing.T) {
 }
 
 func TestCopyLargerThanScratchFailsTheRun(t *testing.T) {
+	tier.Jail(t)
 	tree := t.TempDir()
 	writeFile(t, tree, "big", strings.Repeat("x", 2<<20), 0o644)
 	res, err := Run(context.Background(), Spec{Command: "/bin/true", Mounts: []Mount{{Host: tree, Jail: "/w", Mode: Copy}}, Limits: Limits{Scratch: 1 << 20}})
@@ -208,6 +219,7 @@ func TestCopyLargerThanScratchFailsTheRun(t *testing.T) {
 }
 
 func TestInvalidSpecsAreRefusedBeforeAnythingRuns(t *testing.T) {
+	tier.Jail(t)
 	dir := t.TempDir()
 	for name, s := range map[string]Spec{
 		"empty command":      {},
@@ -243,6 +255,7 @@ func TestInvalidSpecsAreRefusedBeforeAnythingRuns(t *testing.T) {
 // The root stager binds hone's directories in a mount namespace of its
 // own: the host's mount table is the same after a run.
 func TestRunLeavesHostMountsAlone(t *testing.T) {
+	tier.Jail(t)
 	before, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +268,7 @@ func TestRunLeavesHostMountsAlone(t *testing.T) {
 }
 
 func TestConcurrentRunsStayApart(t *testing.T) {
+	tier.Jail(t)
 	const n = 4
 	results := make(chan string, n)
 	for i := range n {
@@ -281,6 +295,7 @@ func TestConcurrentRunsStayApart(t *testing.T) {
 // the jail, with the data limit lifted and ptrace let through the filter,
 // as sanitizer builds have them.
 func TestSanitizersWorkInTheJail(t *testing.T) {
+	tier.Jail(t)
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no C compiler")
 	}

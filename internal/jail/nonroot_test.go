@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/testproc"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // When hone is not root the jail runs as hone's own user, and bwrap binds
@@ -16,9 +17,7 @@ import (
 // that user may execute.
 func TestJailWorksForAnOrdinaryUser(t *testing.T) {
 	root(t)
-	if testing.Short() {
-		t.Skip("runs most of the suite again")
-	}
+	tier.Jail(t)
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
 		t.Skip("no setpriv to become an ordinary user")

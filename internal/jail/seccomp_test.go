@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // Each test here makes, from inside the jail, the calls a run could use to
@@ -45,6 +47,7 @@ func probeIn(t *testing.T, s Spec) (calls, tool map[string]string, res *Result) 
 }
 
 func TestCandidateCannotProbeSharedKernelState(t *testing.T) {
+	tier.Jail(t)
 	calls, _, res := probeIn(t, Spec{})
 	for _, name := range probed {
 		if calls[name] != "EPERM" {
@@ -64,6 +67,7 @@ func TestCandidateCannotProbeSharedKernelState(t *testing.T) {
 // Without the filter the same probes reach the kernel: the filter, not
 // something else in the jail, is what refuses them.
 func TestProbesReachTheKernelWithoutTheFilter(t *testing.T) {
+	tier.Jail(t)
 	calls, _, res := probeIn(t, Spec{Seccomp: Seccomp{Off: true}})
 	for _, name := range []string{"readahead", "fadvise64", "mincore", "madvise-willneed", "preadv2-nowait", "process_vm_readv"} {
 		if calls[name] == "EPERM" {
@@ -76,6 +80,7 @@ func TestProbesReachTheKernelWithoutTheFilter(t *testing.T) {
 }
 
 func TestOnlySanitizerGatesMayTrace(t *testing.T) {
+	tier.Jail(t)
 	calls, _, _ := probeIn(t, Spec{Seccomp: Seccomp{Ptrace: true}})
 	if calls["ptrace"] == "EPERM" {
 		t.Errorf("ptrace refused with Seccomp.Ptrace: LeakSanitizer could not stop the threads it checks")
@@ -89,6 +94,7 @@ func TestOnlySanitizerGatesMayTrace(t *testing.T) {
 // perf_event_open, and nothing else the filter denies, tool and command
 // alike.
 func TestMeasuringToolMayOpenCountersAndNothingElse(t *testing.T) {
+	tier.Jail(t)
 	calls, tool, res := probeIn(t, Spec{Tool: attackPath + " tool"})
 	if tool == nil {
 		t.Fatalf("the tool did not run: %s", res.Stdout.Bytes())
@@ -110,6 +116,7 @@ func TestMeasuringToolMayOpenCountersAndNothingElse(t *testing.T) {
 }
 
 func TestOperatorCanTurnTheFilterOff(t *testing.T) {
+	tier.Jail(t)
 	t.Setenv("HONE_SECCOMP", "off")
 	calls, _, res := probeIn(t, Spec{})
 	if calls["readahead"] == "EPERM" || res.Seccomp != "" {
@@ -120,6 +127,7 @@ func TestOperatorCanTurnTheFilterOff(t *testing.T) {
 // The 32-bit ABI (int $0x80) has call numbers of its own, which a filter
 // for x86_64's would let through: every such call is refused.
 func TestCandidateCannotUseThe32BitABI(t *testing.T) {
+	tier.Jail(t)
 	if runtime.GOARCH != "amd64" {
 		t.Skip("x86_64 only")
 	}
@@ -150,6 +158,7 @@ func TestCandidateCannotUseThe32BitABI(t *testing.T) {
 
 // perf stat, as the verdict's meter runs it, still counts under the filter.
 func TestPerfCountsUnderTheFilter(t *testing.T) {
+	tier.Jail(t)
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("no perf")
 	}

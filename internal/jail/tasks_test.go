@@ -1,10 +1,15 @@
 package jail
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
+)
 
 // A run that hides work in short-lived helpers is seen by how many tasks it
 // started, whoever reaped them.
 func TestRunCountsEveryTaskItStarts(t *testing.T) {
+	tier.Jail(t)
 	one := run(t, Spec{Command: "/bin/true"})
 	four := run(t, Spec{Command: "/bin/sh -c '/bin/true; /bin/true; /bin/true; exit 0'"})
 	if one.Tasks != 1 || four.Tasks != 4 {
@@ -18,6 +23,7 @@ func TestRunCountsEveryTaskItStarts(t *testing.T) {
 // child exits meanwhile, and the shell prints "Cannot fork": honest
 // scripts broke. Children exit here during every fork the shell makes.
 func TestShellForksNeverFailWhileChildrenExit(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Command: `i=0; while [ $i -lt 200 ]; do (true &); x=$(echo hi | cat); i=$((i+1)); done; echo done`})
 	if got := string(res.Stdout.Bytes()); res.ExitCode != 0 || got != "done\n" || len(res.Stderr.Tail(200)) != 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, done, nothing", res.ExitCode, got, res.Stderr.Tail(200))

@@ -7,9 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 func TestRootCreatesTheJailUserOnce(t *testing.T) {
+	tier.Jail(t)
 	root(t)
 	name := "hone-jail-t" + strconv.Itoa(os.Getpid())
 	t.Cleanup(func() { _ = exec.Command("userdel", name).Run() })
@@ -30,6 +33,7 @@ func TestRootCreatesTheJailUserOnce(t *testing.T) {
 }
 
 func TestJailRunsAsANumericUser(t *testing.T) {
+	tier.Jail(t)
 	root(t)
 	res := run(t, Spec{Command: "id -u", User: "65534"})
 	if res.HostUID != 65534 {

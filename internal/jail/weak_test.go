@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/testproc"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // Weak isolation runs the same meter on the host: jail paths in the Spec
 // become host paths, a Copy mount becomes a per-run copy, and HOME and
 // TMPDIR are fresh for every run.
 func TestWeakIsolationTranslatesJailPaths(t *testing.T) {
+	tier.Jail(t)
 	tree := t.TempDir()
 	writeFile(t, tree, "input", "from the host\n", 0o644)
 	out := t.TempDir()
@@ -45,6 +47,7 @@ func TestWeakIsolationTranslatesJailPaths(t *testing.T) {
 }
 
 func TestWeakIsolationStillKillsAndCharges(t *testing.T) {
+	tier.Jail(t)
 	marker := "hone-weak-" + strconv.Itoa(os.Getpid())
 	res := run(t, Spec{Isolation: "weak", Command: "setsid sh -c 'sleep 1000 # " + marker + "' & i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"})
 	if !res.Success() || res.Leftover < 1 || res.CPU() < time.Millisecond {
@@ -56,6 +59,7 @@ func TestWeakIsolationStillKillsAndCharges(t *testing.T) {
 }
 
 func TestWeakIsolationTimesOut(t *testing.T) {
+	tier.Jail(t)
 	res := run(t, Spec{Isolation: "weak", Command: "sleep 100", Timeout: 300 * time.Millisecond})
 	if !res.TimedOut || res.Success() {
 		t.Errorf("want a timeout, got %s", res.Describe())
