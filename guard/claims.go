@@ -17,7 +17,7 @@ func checkFleetRefs(ctx context.Context, rc *Receive) ([]Violation, error) {
 func fleetNamespaces(*Policy) []Namespace {
 	return []Namespace{
 		{Refs: ledger.InboxRefPrefix + "<writer>/{ledger,notes}", Writer: "each writer (agents, runners, people), its own",
-			Checks: "the ledger branch's and the notes' rules: appends only, entries only, verdicts signed by an allowed signer; never deleted"},
+			Checks: "the ledger branch's and the notes' rules: appends only, entries only, verdicts signed by an allowed signer; never deleted; no path the branch or another inbox holds with other bytes"},
 		{Refs: ledger.ClaimRefPrefix + "<patch-id>", Writer: "runners whose key allowed_signers lists",
 			Checks: "created once by a listed key with a live lease; moved only to a child signed by the same key (heartbeat) or, after expiry, another listed key (takeover); deleted only with a verdict signed by its key"},
 		{Refs: ledger.RunnerRefPrefix + "<runner>", Writer: "that runner",

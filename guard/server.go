@@ -44,7 +44,7 @@ func (p *Policy) Namespaces() []Namespace {
 		out = append(out, Namespace{Refs: pat, Writer: "agents", Checks: "every commit the protected base does not hold stays inside the target the ref names, against each parent"})
 	}
 	out = append(out,
-		Namespace{Refs: "refs/heads/" + c.Ledger.Branch, Writer: signed, Checks: "appends only, on the first-parent history (the order of arrival runners queue by); only entries, their attachments and the README; well-formed entries at their own paths; one proposal per patch id, at the target's pin, arriving with its patch ref"},
+		Namespace{Refs: "refs/heads/" + c.Ledger.Branch, Writer: signed, Checks: "appends only, on the first-parent history (the order of arrival runners queue by); only entries, their attachments (added with their entry) and the README; no path an inbox holds with other bytes; well-formed entries at their own paths; one proposal per patch id, at the target's pin, arriving with its patch ref"},
 		Namespace{Refs: c.Ledger.NotesRef, Writer: "anyone", Checks: "appends only; every added line is the note line of a verdict entry of the ledger after the push"},
 		Namespace{Refs: ledger.PatchRefPrefix + "<id>", Writer: "anyone, with its proposal", Checks: "created once, never moved or deleted; the one-parent commit its proposal names, on the proposal's pin, inside its target; no commit or tree another patch id holds"},
 		Namespace{Refs: "refs/heads/*, refs/tags/* (new)", Writer: "anyone", Checks: "not a name spelled like a commit id, a branch named like a short pin, or a name another ref already answers to"},

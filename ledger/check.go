@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -35,6 +36,9 @@ type Server struct {
 	// carries them (a writer's pull folds the branch in) is judged only by
 	// what is new.
 	known string
+	// heldByInboxes: the commits the writers' inbox ledgers hold are not
+	// judged again (CheckBranch).
+	heldByInboxes bool
 }
 
 // Refusal is one reason a push of the ledger's refs is refused.
@@ -77,6 +81,21 @@ func (s *Server) newCommits(ctx context.Context, old, new plumbing.Hash) ([]plum
 	if s.known != "" {
 		if tip, err := git.Output(ctx, s.Dir, "rev-parse", "--verify", "--quiet", "--end-of-options", s.known+"^{commit}"); err == nil && tip != "" {
 			args = append(args, "^"+tip)
+		}
+	}
+	if s.heldByInboxes {
+		// What a writer's inbox holds was judged when it arrived; a fold
+		// that brings it to the branch or to another inbox is judged by
+		// what it adds itself.
+		out, err := git.Output(ctx, s.Dir, "for-each-ref", "--format=%(objectname) %(refname)", InboxRefPrefix)
+		if err != nil {
+			return nil, errs.Wrap(errs.Failure, err, "cannot list the inboxes")
+		}
+		for _, line := range strings.Split(out, "\n") {
+			h, ref, ok := strings.Cut(line, " ")
+			if _, what, isInbox := ParseInboxRef(ref); ok && isInbox && what == "ledger" && plumbing.IsHash(h) {
+				args = append(args, "^"+h)
+			}
 		}
 	}
 	out, err := git.Run(ctx, git.Cmd{Dir: s.Dir, Args: args})
@@ -159,7 +178,9 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 		}
 		return out, nil, err
 	}
-	commits, err := s.newCommits(ctx, old, new)
+	withInboxes := *s
+	withInboxes.heldByInboxes = true
+	commits, err := withInboxes.newCommits(ctx, old, new)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,13 +209,21 @@ func (s *Server) CheckBranch(ctx context.Context, old, new plumbing.Hash) ([]Ref
 			continue
 		}
 		var sig *sigInfo
+		added := make(map[string]bool, len(ch.novel))
 		for _, f := range ch.novel {
+			added[f.path] = true
+		}
+		for _, f := range ch.novel {
+			if f.mode != filemode.Regular {
+				out = append(out, Refusal{Ref: s.Branch, Path: f.path, Rule: fmt.Sprintf("commit %s adds it with mode %o; every ledger file is a plain file (100644)", short, uint32(f.mode))})
+				continue
+			}
 			if !isEntryPath(f.path) {
-				if ok, err := s.attachmentOrReadme(c.tree, f.path); err != nil || !ok {
-					if err != nil {
-						return nil, nil, err
-					}
+				switch attachmentOrReadme(f.path, added) {
+				case fileStray:
 					out = append(out, Refusal{Ref: s.Branch, Path: f.path, Rule: fmt.Sprintf("commit %s adds a file that is not an entry (<target>/<kind>/<hh>/<id>.toml), an attachment beside one (<id>.<name>) or the README; the ledger branch holds nothing else", short)})
+				case fileLateAttachment:
+					out = append(out, Refusal{Ref: s.Branch, Path: f.path, Rule: fmt.Sprintf("commit %s adds an attachment without its entry; an attachment is written by the commit that adds its entry, never later", short)})
 				}
 				continue
 			}
@@ -390,20 +419,32 @@ func (s *Server) eachEntry(ctx context.Context, tip plumbing.Hash, kind Kind, fn
 	return nil
 }
 
-// attachmentOrReadme reports whether p, a file of the ledger tree root
-// that is not an entry, is the README or an attachment <id>.<name> beside
-// its entry <id>.toml.
-func (s *Server) attachmentOrReadme(root plumbing.Hash, p string) (bool, error) {
+// What a ledger file that is not an entry is to the commit that adds it.
+const (
+	fileOK             = iota // the README, or an attachment the commit adds with its entry
+	fileStray                 // neither the README nor named like an attachment
+	fileLateAttachment        // named like an attachment, but its entry is not added with it
+)
+
+// attachmentOrReadme judges p, a file a commit adds that is not an entry:
+// the README, or an attachment <id>.<name> beside an entry <id>.toml that
+// the same commit adds (added holds every path it adds). An attachment
+// added later, by anyone, is refused: whoever wrote an entry wrote all of
+// it, and nobody else may put a file beside it that another ledger could
+// hold with other bytes.
+func attachmentOrReadme(p string, added map[string]bool) int {
 	if p == "README.md" {
-		return true, nil
+		return fileOK
 	}
 	dir, name := path.Split(p)
 	id, att, ok := strings.Cut(name, ".")
 	if !ok || !validID(id) || !validName(att) || strings.Count(p, "/") != 3 {
-		return false, nil
+		return fileStray
 	}
-	_, found, err := lookupIn(s.src, root, dir+id+".toml")
-	return found, err
+	if !added[dir+id+".toml"] {
+		return fileLateAttachment
+	}
+	return fileOK
 }
 
 func pathKind(p string) Kind {

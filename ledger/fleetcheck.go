@@ -44,7 +44,11 @@ type fleetCheck struct {
 //     ledger already has a verdict on (other than error) is refused, claimed
 //     or not, unless a person's --rejudge wrote it; nor is such a patch
 //     claimed again;
-//   - a runner's record is written by its own signer only and never deleted.
+//   - a runner's record is written by its own signer only and never deleted;
+//   - no ledger ref is given a file that the branch or any inbox already
+//     holds, or that another ref of the same push brings, with other
+//     bytes: every fold of every writer takes the union of them all, so
+//     one such path would stop every fold that meets both.
 //
 // It returns the refusals and the proposals the inbox updates add, by
 // patch id.
@@ -76,6 +80,9 @@ func (s *Server) CheckFleet(ctx context.Context, updates []Update, now time.Time
 				return nil, nil, err
 			}
 		}
+	}
+	if err := fc.conflicts(ctx, ledgerUpdates); err != nil {
+		return nil, nil, err
 	}
 	if err := fc.verdicts(ctx, ledgerUpdates); err != nil {
 		return nil, nil, err
@@ -483,4 +490,66 @@ func (fc *fleetCheck) verdictsOn(ctx context.Context, patch string) ([]string, e
 		}
 	}
 	return fc.judged[patch], nil
+}
+
+// conflicts refuses every file the commits of ups add (the ones no ledger
+// ref of the server holds yet) at a path that a ledger ref of the server,
+// or another update of this push, holds with other bytes.
+func (fc *fleetCheck) conflicts(ctx context.Context, ups []Update) error {
+	tips, err := fc.ledgerTips(ctx)
+	if err != nil {
+		return err
+	}
+	type claim struct {
+		ref  string
+		hash plumbing.Hash
+	}
+	pushed := map[string]claim{}
+	for _, u := range ups {
+		if u.New.IsZero() {
+			continue
+		}
+		args := []string{"rev-list", "--no-merges", u.New.String(), "--not"}
+		for _, t := range append(tips, u.Old) {
+			if !t.IsZero() {
+				args = append(args, t.String())
+			}
+		}
+		list, err := git.Run(ctx, git.Cmd{Dir: fc.s.Dir, Args: args})
+		if err != nil {
+			return errs.Wrap(errs.Failure, err, "cannot list the pushed ledger commits")
+		}
+		for _, h := range strings.Fields(string(list)) {
+			c, err := fc.s.src.commitInfo(plumbing.NewHash(h))
+			if err != nil {
+				return err
+			}
+			ch, err := changeOf(fc.s.src, c)
+			if err != nil {
+				return err
+			}
+			for _, f := range ch.novel {
+				if prev, ok := pushed[f.path]; ok && prev.hash != f.hash {
+					fc.out = append(fc.out, Refusal{Ref: u.Ref, Path: f.path, Rule: fmt.Sprintf("commit %s adds this file, which %s in the same push adds with other bytes; a ledger path holds one content everywhere", git.Short(h), prev.ref)})
+					continue
+				}
+				pushed[f.path] = claim{u.Ref, f.hash}
+				for _, t := range tips {
+					tc, err := fc.s.src.commitInfo(t)
+					if err != nil {
+						return err
+					}
+					held, ok, err := lookupIn(fc.s.src, tc.tree, f.path)
+					if err != nil {
+						return err
+					}
+					if ok && held != f.hash {
+						fc.out = append(fc.out, Refusal{Ref: u.Ref, Path: f.path, Rule: fmt.Sprintf("commit %s adds this file, which a ledger ref of this remote already holds with other bytes; a ledger path holds one content everywhere, or no fold could merge the two", git.Short(h))})
+						break
+					}
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -76,57 +78,88 @@ func (l *Ledger) ownWriterID(ctx context.Context) string {
 	return ""
 }
 
+// SkippedInbox is a writer's inbox a pull did not fold: it holds a file the
+// local ledger (or an inbox folded before it) holds with other bytes.
+// Entries never change, so the two cannot both be right; the inbox folded
+// first is kept, and this one waits for `hone ledger verify` and a person.
+type SkippedInbox struct {
+	Ref  string `json:"ref"`
+	Path string `json:"path"`
+}
+
 // foldInboxes merges the fetched inbox refs (what each writer's inbox held)
 // into the local ledger and notes. The ledger gains at most one commit,
 // whose parents are the local tip and every inbox that brought something:
 // whether one does is a tree union in memory, cheap when it brings nothing
 // (the shared subtrees are not read), so no per-inbox record is written
-// and a pull that fails half way simply folds again. This clone's own
-// inbox is skipped: it only ever holds what this clone's branch held.
-func (l *Ledger) foldInboxes(ctx context.Context, fetched map[string]plumbing.Hash) (added int, err error) {
-	var ledgers []plumbing.Hash
+// and a pull that fails half way simply folds again. Inboxes are folded in
+// the order of their names, so every clone makes the same choice; one
+// that conflicts with what is folded before it is skipped and reported,
+// never allowed to stop the fold of the others.
+//
+// This clone's own inbox is folded like the others, and is a parent of the
+// fold whenever the branch does not hold its tip already, even when it
+// brings no file: the next push of the inbox is then a fast-forward of
+// whatever the remote's inbox holds, so nothing put on top of it there
+// stops this clone's pushes.
+func (l *Ledger) foldInboxes(ctx context.Context, fetched map[string]plumbing.Hash) (added int, skipped []SkippedInbox, err error) {
 	own := l.ownWriterID(ctx)
 	notesTip, _, err := l.refs.Read(l.ws.Config.Ledger.NotesRef)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	for ref, h := range fetched {
+	refs := make([]string, 0, len(fetched))
+	for ref := range fetched {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	var ledgers []foldSource
+	for _, ref := range refs {
+		h := fetched[ref]
 		writer, what, _ := ParseInboxRef(ref)
 		switch {
-		case writer == own:
 		case what == "notes":
 			if h == notesTip {
 				continue
 			}
 			if _, err := l.mergeNotes(ctx, h); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 		default:
-			ledgers = append(ledgers, h)
+			ledgers = append(ledgers, foldSource{ref: ref, tip: h, own: writer == own})
 		}
 	}
 	if len(ledgers) == 0 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	return l.mergeMany(ctx, ledgers)
 }
 
-// mergeMany brings ledger commits rs into the branch in one commit: the
+// foldSource is one inbox a fold takes in.
+type foldSource struct {
+	ref string
+	tip plumbing.Hash
+	own bool // this clone's own inbox: a parent whenever the branch lacks it
+}
+
+// mergeMany brings the inbox ledgers rs into the branch in one commit: the
 // union of the local tree and theirs, with the local tip and each of rs
-// that added anything as parents. With no local branch yet, the first of
-// rs is taken as it is.
-func (l *Ledger) mergeMany(ctx context.Context, rs []plumbing.Hash) (int, error) {
+// that added anything as parents. An inbox whose tree conflicts with the
+// union so far is left out and reported. With no local branch yet, the
+// first of rs is taken as it is.
+func (l *Ledger) mergeMany(ctx context.Context, rs []foldSource) (int, []SkippedInbox, error) {
 	held, err := l.writeLock(ctx)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer held.Release()
 	var from, to plumbing.Hash
+	var skipped []SkippedInbox
 	_, err = repo.UpdateRef(ctx, l.refs, l.branchRef(), func(cur plumbing.Hash, ok bool) (plumbing.Hash, error) {
-		from, to = cur, cur
+		from, to, skipped = cur, cur, nil
 		rest := rs
 		if !ok {
-			cur, rest = rs[0], rs[1:]
+			cur, rest = rs[0].tip, rs[1:]
 		}
 		tree, err := l.obj.commitTree(cur)
 		if err != nil {
@@ -134,16 +167,29 @@ func (l *Ledger) mergeMany(ctx context.Context, rs []plumbing.Hash) (int, error)
 		}
 		parents := []plumbing.Hash{cur}
 		for _, r := range rest {
-			rTree, err := l.obj.commitTree(r)
+			rTree, err := l.obj.commitTree(r.tip)
 			if err != nil {
 				return from, err
 			}
 			u, err := l.union(tree, rTree, "")
+			var conflict *pathConflict
+			if errors.As(err, &conflict) {
+				skipped = append(skipped, SkippedInbox{Ref: r.ref, Path: conflict.path})
+				continue
+			}
 			if err != nil {
 				return from, err
 			}
+			if u == tree && r.own {
+				if in, err := l.isAncestor(ctx, r.tip, cur); err != nil {
+					return from, err
+				} else if !in {
+					parents = append(parents, r.tip)
+				}
+				continue
+			}
 			if u != tree {
-				tree, parents = u, append(parents, r)
+				tree, parents = u, append(parents, r.tip)
 			}
 		}
 		if len(parents) == 1 {
@@ -154,15 +200,18 @@ func (l *Ledger) mergeMany(ctx context.Context, rs []plumbing.Hash) (int, error)
 		return to, err
 	})
 	if err != nil || to == from {
-		return 0, err
+		return 0, skipped, err
 	}
 	if err := l.advanceAnchor(ctx, from, to); err != nil {
-		return 0, err
+		return 0, skipped, err
 	}
+	var n int
 	if from.IsZero() {
-		return l.entriesGained(from, to)
+		n, err = l.entriesGained(from, to)
+	} else {
+		n, err = l.countAdded(from, to)
 	}
-	return l.countAdded(from, to)
+	return n, skipped, err
 }
 
 // Adopt merges commits of this clone's own making into the branch and the

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -24,7 +25,11 @@ type SyncReport struct {
 	EntriesAdded  int      `json:"entries_added"`
 	PatchesAdded  int      `json:"patches_added"`
 	PatchConflict []string `json:"patch_conflicts,omitempty"` // patch ids whose commit differs between the sides; the local one is kept
-	Pushed        bool     `json:"pushed"`
+	// InboxesSkipped are the writers' inboxes the fold left out: each holds
+	// a file the ledger (or an inbox folded before it) holds with other
+	// bytes. The rest were folded.
+	InboxesSkipped []SkippedInbox `json:"inboxes_skipped,omitempty"`
+	Pushed         bool           `json:"pushed"`
 
 	// Push only: what it did to the remote. RemoteLedger and RemoteNotes are
 	// created, updated or up-to-date (empty when this clone has none), or
@@ -166,11 +171,12 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	}
 	if len(inboxes) > 0 {
 		before, _, _ := l.refs.Read(branch)
-		n, err := l.foldInboxes(ctx, inboxes)
+		n, skipped, err := l.foldInboxes(ctx, inboxes)
 		if err != nil {
 			return nil, nil, err
 		}
 		rep.EntriesAdded += n
+		rep.InboxesSkipped = skipped
 		if after, ok, _ := l.refs.Read(branch); ok && after != before {
 			rep.Ledger = foldedWord(rep.Ledger, before.IsZero())
 		}
@@ -349,7 +355,7 @@ func (l *Ledger) union(a, b plumbing.Hash, prefix string) (plumbing.Hash, error)
 				merged[i].Hash, changed = sub, true
 			}
 		default:
-			return plumbing.ZeroHash, errs.Invalidf("ledger integrity: %s%s differs between the two ledgers; nothing was merged, run `hone ledger verify` on both sides", prefix, e.Name)
+			return plumbing.ZeroHash, &pathConflict{path: prefix + e.Name}
 		}
 	}
 	if !changed {
@@ -357,3 +363,13 @@ func (l *Ledger) union(a, b plumbing.Hash, prefix string) (plumbing.Hash, error)
 	}
 	return l.obj.writeTree(merged)
 }
+
+// pathConflict is a path two ledgers hold with different content: entries
+// never change, so the two cannot be merged. As an error it is Invalid.
+type pathConflict struct{ path string }
+
+func (c *pathConflict) Error() string {
+	return fmt.Sprintf("ledger integrity: %s differs between the two ledgers; nothing was merged, run `hone ledger verify` on both sides", c.path)
+}
+
+func (c *pathConflict) Unwrap() error { return errs.Invalidf("%s", c.Error()) }

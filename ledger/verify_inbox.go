@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -67,6 +68,13 @@ func (l *Ledger) verifyInboxes(ctx context.Context, rep *VerifyReport) error {
 		if err != nil {
 			return err
 		}
+		if in.what == "ledger" {
+			if path, err := l.conflictWithBranch(in.tip); err != nil {
+				return err
+			} else if path != "" {
+				refused = append(refused, Refusal{Ref: in.ref, Path: path, Rule: "holds this file with other bytes than the ledger branch; a pull folds everything else and skips this inbox"})
+			}
+		}
 		for _, r := range refused {
 			at := in.ref
 			if r.Path != "" {
@@ -76,4 +84,27 @@ func (l *Ledger) verifyInboxes(ctx context.Context, rep *VerifyReport) error {
 		}
 	}
 	return nil
+}
+
+// conflictWithBranch is a path the ledger commit tip holds with other
+// content than the local branch, or "".
+func (l *Ledger) conflictWithBranch(tip plumbing.Hash) (string, error) {
+	cur, ok, err := l.refs.Read(l.branchRef())
+	if err != nil || !ok {
+		return "", err
+	}
+	a, err := l.obj.commitTree(cur)
+	if err != nil {
+		return "", err
+	}
+	b, err := l.obj.commitTree(tip)
+	if err != nil {
+		return "", err
+	}
+	_, err = l.union(a, b, "")
+	var c *pathConflict
+	if errors.As(err, &c) {
+		return c.path, nil
+	}
+	return "", err
 }

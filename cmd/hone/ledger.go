@@ -458,6 +458,9 @@ func ledgerSyncRun(ctx context.Context, opts *ledgerSyncOptions) error {
 		for _, id := range rep.PatchConflict {
 			opts.out.note("patch %s has another commit on %s; kept this clone's", id, opts.Remote)
 		}
+		for _, in := range rep.InboxesSkipped {
+			opts.out.note("inbox %s was not folded: it holds %s with other bytes than this ledger; everything else was (hone ledger verify names it)", in.Ref, in.Path)
+		}
 		return nil
 	})
 }
