@@ -55,17 +55,24 @@ type runner struct {
 	record plumbing.Hash // this runner's record on the remote
 	last   ledger.RunnerRecord
 	failed map[string]bool // patches this run could not judge: not picked again
-	pairs  atomic.Int64    // bench pairs of the running verdict, for the heartbeat's record
+	// started is set once a round has read the queue: until then, live
+	// claims under this runner's name are an earlier run's to resume.
+	started bool
+	pairs   atomic.Int64 // bench pairs of the running verdict, for the heartbeat's record
 }
 
 // Run loops: pull the ledger, pick the oldest proposal without a trusted
 // verdict and without a live claim, claim it, judge it, push the verdict
 // with the claim's release, repeat. It returns what it judged when ctx ends
-// (a cancelled verdict is recorded and pushed first), after one proposal
-// with Once, or when Idle passes without work. With allowed signers
-// configured, a runner without a signing key, or with one they do not
-// list, is refused (errs.Policy) before anything runs: its verdicts would
-// not count.
+// (the claim being judged is released without a verdict, so the proposal
+// returns to the queue), after one proposal with Once, or when Idle passes
+// without work (with Once too: it waits up to Idle for one proposal). A
+// round that fails for any reason but policy or usage (the remote away, a
+// push that broke off) is tried again a poll later; the last such failure
+// is returned if the loop ends before a round succeeds again. With allowed
+// signers configured, a runner without a signing key, or with one they do
+// not list, is refused (errs.Policy) before anything runs: its verdicts
+// would not count.
 func Run(ctx context.Context, ws *workspace.Workspace, opts Options) ([]Judgement, error) {
 	r, err := start(ctx, ws, &opts)
 	if err != nil {
@@ -73,34 +80,54 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options) ([]Judgemen
 	}
 	out := []Judgement{}
 	idleSince := time.Now()
+	var failed error // the last round's failure, nil once one succeeds
 	for {
 		if ctx.Err() != nil {
 			return out, nil
 		}
 		j, worked, err := r.step(ctx)
-		if err != nil {
-			return out, err
-		}
 		if worked {
 			out = append(out, j)
 			idleSince = time.Now()
 		}
-		if opts.Once {
+		if ctx.Err() != nil {
 			return out, nil
+		}
+		if err != nil && final(err) {
+			return out, err
+		}
+		failed = err
+		if err != nil {
+			r.progress("%s; trying again in %s", errs.ClipTo(err.Error(), 400), opts.Poll)
+		}
+		if opts.Once && (worked || opts.Idle <= 0) {
+			return out, failed
 		}
 		if worked {
 			continue
 		}
 		if opts.Idle > 0 && time.Since(idleSince) >= opts.Idle {
 			r.progress("idle for %s: stopping", opts.Idle)
-			return out, nil
+			return out, failed
+		}
+		wait := opts.Poll
+		if opts.Idle > 0 {
+			wait = min(wait, max(opts.Idle-time.Since(idleSince), time.Millisecond))
 		}
 		select {
 		case <-ctx.Done():
 			return out, nil
-		case <-time.After(min(opts.Poll, max(opts.Idle-time.Since(idleSince), time.Millisecond))):
+		case <-time.After(wait):
 		}
 	}
+}
+
+// final reports whether err ends the loop: a refusal by policy or a usage
+// error stays whatever the loop tries. Anything else (the remote away, a
+// fetch or push that broke off, a lock another process holds) may pass.
+func final(err error) bool {
+	c := errs.CodeOf(err)
+	return c == errs.Policy || c == errs.Usage
 }
 
 func start(ctx context.Context, ws *workspace.Workspace, opts *Options) (*runner, error) {
@@ -171,9 +198,17 @@ func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error)
 		return j, false, err
 	}
 	if len(cands) == 0 {
+		r.started = true
 		r.progress("queue empty")
 		return j, false, nil
 	}
+	// An earlier run's claims stay this run's to resume until a claim
+	// push of this round went through.
+	defer func() {
+		if err == nil {
+			r.started = true
+		}
+	}()
 	for _, c := range cands {
 		cl, err := r.claim(ctx, c, fleet.Claims[c.PatchID])
 		if errors.Is(err, ledger.ErrLostRace) {
@@ -190,6 +225,7 @@ func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error)
 		if err != nil {
 			return j, false, err
 		}
+		r.started = true
 		j, err := r.judge(ctx, c, cl)
 		return j, true, err
 	}
@@ -199,6 +235,10 @@ func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error)
 
 // candidates are the proposals this runner may claim, in the queue's order: no
 // trusted verdict, no verdict running here, no live claim on the remote.
+// Until its first round succeeds, a live claim under this runner's own name
+// is an earlier run's, killed or cut off from the remote: its proposals come
+// first, resumed at once rather than after the lease, and its claims on
+// proposals no longer queued are released.
 func (r *runner) candidates(ctx context.Context, fleet *ledger.Fleet) ([]ledger.Attempt, error) {
 	// The queue's order is by arrival, round robin across proposers, so a
 	// flood from one agent delays the others by one turn, never starves them.
@@ -207,17 +247,53 @@ func (r *runner) candidates(ctx context.Context, fleet *ledger.Fleet) ([]ledger.
 		return nil, err
 	}
 	now := time.Now()
-	var out []ledger.Attempt
+	resume := !r.started
+	var mine, out []ledger.Attempt
+	queued := map[string]bool{}
 	for _, a := range attempts {
+		queued[a.PatchID] = true
 		if r.failed[a.PatchID] {
 			continue
 		}
-		if c, ok := fleet.Claims[a.PatchID]; ok && c.Live(now) {
+		c, claimed := fleet.Claims[a.PatchID]
+		switch {
+		case claimed && resume && r.ownLive(c, now):
+			mine = append(mine, a)
+		case claimed && c.Live(now):
+		default:
+			out = append(out, a)
+		}
+	}
+	if resume {
+		r.releaseStale(ctx, fleet, queued, now)
+	}
+	for _, a := range mine {
+		r.progress("resuming %s, claimed by an earlier run of %s", a.PatchID, r.opts.Name)
+	}
+	return append(mine, out...), nil
+}
+
+// ownLive reports whether c is a live claim under this runner's name.
+func (r *runner) ownLive(c ledger.RemoteClaim, now time.Time) bool {
+	return c.Live(now) && c.Runner == r.opts.Name
+}
+
+// releaseStale ends, at once, the leases of live claims under this
+// runner's name on proposals the queue no longer holds (judged meanwhile):
+// an earlier run's, they would hold nothing but the status view. A failure
+// is only reported: the lease ends anyway.
+func (r *runner) releaseStale(ctx context.Context, fleet *ledger.Fleet, queued map[string]bool, now time.Time) {
+	for id, c := range fleet.Claims {
+		if queued[id] || !r.ownLive(c, now) {
 			continue
 		}
-		out = append(out, a)
+		err := r.giveUp(ctx, id, &held{commit: c.Commit, claim: *c.Claim})
+		if err != nil {
+			r.progress("release %s, claimed by an earlier run of %s: %v", id, r.opts.Name, err)
+			continue
+		}
+		r.progress("released %s, claimed by an earlier run of %s", id, r.opts.Name)
 	}
-	return out, nil
 }
 
 // held is a claim this runner holds: its commit on the remote and content.
@@ -245,9 +321,12 @@ func (r *runner) claim(ctx context.Context, a ledger.Attempt, prev ledger.Remote
 		return nil, err
 	}
 	r.record, r.last.Heartbeat, r.last.Judging = rec.New, now, a.PatchID
-	if prev.Commit.IsZero() {
+	switch {
+	case prev.Commit.IsZero():
 		r.progress("claimed %s (lease until %s)", a.PatchID, c.Expires.Format(time.RFC3339))
-	} else {
+	case prev.Live(now):
+		r.progress("resumed %s (lease until %s)", a.PatchID, c.Expires.Format(time.RFC3339))
+	default:
 		r.progress("took over %s from %s, whose lease ended %s (lease until %s)", a.PatchID, prevRunner(prev), prevExpiry(prev), c.Expires.Format(time.RFC3339))
 	}
 	return &held{commit: h, claim: c}, nil
@@ -292,7 +371,8 @@ func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgeme
 	j := Judgement{PatchID: a.PatchID}
 	sc, err := newScratch(ctx, r.ws)
 	if err != nil {
-		return j, err
+		j.Error = err.Error()
+		return j, errors.Join(err, r.stop(ctx, a.PatchID, cl))
 	}
 	judgeCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -319,8 +399,16 @@ func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgeme
 		j.Error = lost.Error()
 		return j, nil
 	}
-	interrupted := ctx.Err() != nil
-	if err != nil && !interrupted {
+	if ctx.Err() != nil && (err != nil || e == nil || e.Verdict == ledger.VerdictCancelled) {
+		// This runner's own stop: not the attempt's outcome. What the
+		// verdict recorded stays in the scratch ledger, and the claim's
+		// lease ends now, so the proposal returns to the queue for the
+		// next runner.
+		j.Error = "stopped before a verdict; the proposal is back in the queue"
+		r.progress("judge %s: stopped before a verdict; releasing its claim", a.PatchID)
+		return j, r.stop(ctx, a.PatchID, cl)
+	}
+	if err != nil {
 		// Nothing recorded (the proposal cannot be judged here): end the
 		// lease now so another runner may try, and skip it from now on.
 		r.failed[a.PatchID] = true
@@ -328,22 +416,18 @@ func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgeme
 		r.progress("judge %s: not judged: %v", a.PatchID, err)
 		return j, r.giveUp(context.WithoutCancel(ctx), a.PatchID, cl)
 	}
-	if e == nil {
-		// Interrupted: Run recorded the cancelled verdict; read it back.
-		e = &verdict.Entry{Common: ledger.Common{PatchID: a.PatchID, Verdict: ledger.VerdictCancelled}}
-	}
-	pushCtx := context.WithoutCancel(ctx)
-	if err := r.release(pushCtx, a.PatchID, cl, sc, e); err != nil {
+	if err := r.releaseRetrying(ctx, a.PatchID, cl, sc, e); err != nil {
+		j.Error = err.Error()
 		return j, err
 	}
 	j.Verdict, j.EntryID, j.Summary = e.Verdict, e.ID, e.Summary
 	r.progress("verdict %s: %s %s", a.PatchID, e.Verdict, e.Summary)
-	// Offer the folded branch to the remote, as any writer does.
-	if _, err := r.l.Push(pushCtx, r.opts.Remote); err != nil {
-		r.progress("verdict %s pushed to this runner's inbox; folding it into the branch failed: %v", a.PatchID, err)
-	}
-	if interrupted {
-		return j, errs.Wrap(errs.Failure, ctx.Err(), "the verdict on %s was interrupted, recorded as cancelled and its claim released", a.PatchID)
+	// Offer the folded branch to the remote, as any writer does; a stop
+	// need not wait for it, the next pull of any writer folds the inbox.
+	if ctx.Err() == nil {
+		if _, err := r.l.Push(ctx, r.opts.Remote); err != nil {
+			r.progress("verdict %s pushed to this runner's inbox; folding it into the branch failed: %v", a.PatchID, err)
+		}
 	}
 	return j, nil
 }
@@ -351,11 +435,7 @@ func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgeme
 // release pushes, in one atomic push, the scratch ledger and notes (holding
 // the verdict) to this runner's inbox, the deletion of its claim, and its
 // record.
-func (r *runner) release(ctx context.Context, patch string, cl *held, sc *scratch, e *verdict.Entry) error {
-	tip, notes, err := sc.tips()
-	if err != nil {
-		return err
-	}
+func (r *runner) release(ctx context.Context, patch string, cl *held, tip, notes plumbing.Hash, e *verdict.Entry) error {
 	rec, err := r.recordUpdate(ctx, "", time.Now().UTC(), e)
 	if err != nil {
 		return err
@@ -372,7 +452,7 @@ func (r *runner) release(ctx context.Context, patch string, cl *held, sc *scratc
 		return fmt.Errorf("cannot push the verdict on %s with its claim's release: %w", patch, err)
 	}
 	r.record = rec.New
-	return r.l.Adopt(ctx, tip, notes)
+	return nil
 }
 
 // giveUp ends this runner's lease on a proposal it could not judge: the

@@ -39,10 +39,24 @@ ran out and another took it over) stops and drops its verdict: one claim,
 at most one verdict.
 
 --class NAME is recorded in every verdict this runner writes (runner_class).
---once judges at most one proposal and exits: what a CI job runs. --idle D
-exits after D without work (default: never). --lease D is the claim's lease
-(default 15m). Interrupting the runner records the running verdict as
-cancelled and pushes it with the claim's release.
+--once judges at most one proposal and exits: what a CI job runs; with
+--idle D it waits up to D for one. --idle D exits after D without work
+(default: never). --lease D is the claim's lease (default 15m). --name is
+the runner's name in claims; give each running runner its own.
+
+A runner stays up through a remote that is away: a failed fetch, pull or
+claim is tried again a poll later, and a finished verdict's release push is
+retried with backoff, renewing the lease, until shortly before the lease
+ends (it is a compare-and-swap on this runner's own claim, so a retry never
+makes a second outcome). Only a refusal by policy or a usage error ends the
+loop. Started again under the same name and key, a runner resumes its own
+live claims at once instead of waiting out their lease.
+
+Interrupting the runner (SIGINT, SIGTERM: a service manager's stop, a
+deploy, a cancelled CI job) is not a verdict: the claim is released without
+an outcome and the proposal goes back to the queue for the next runner.
+A cancelled verdict is a person's or an agent's own cancellation (hone
+verdict interrupted by them), never a runner's shutdown.
 
 With [ledger] allowed_signers configured, a runner without a signing key, or
 with one that file does not list, is refused at start (exit 3): its verdicts
