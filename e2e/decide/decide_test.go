@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 )
@@ -128,10 +129,14 @@ func (r *repo) judge(hypothesis, loop string) *verdict.Entry {
 
 // A candidate that makes the workload crawl (here: a 20 s sleep in every
 // run, where the bench timeout would allow 10 minutes a run, for up to 14
-// runs) is stopped at slow_factor times the baseline's median and
-// rejected for it: the verdict costs seconds, not the hours the timeout
-// allows.
-func TestSlowCandidateCostsSecondsNotHours(t *testing.T) {
+// runs) is stopped at slow_factor times the baseline's median wall time
+// and rejected for it: the verdict costs seconds, not the hours the
+// timeout allows. The cut is a clock's, so the test is the measurement
+// tier's.
+func TestMeasureSlowCandidateCostsSecondsNotHours(t *testing.T) {
+	tier.Measure(t, "the cut is max(slow_factor x the baseline's median wall, 1 s) with slow_factor 10, and "+
+		"the baseline's runs (a 3000-step shell loop, tens of milliseconds) would need a median of 2 s, "+
+		"dozens of times their own, before the 20 s candidate ran under the limit: no noise of an idle machine does that")
 	t.Parallel()
 	r := newRepo(t)
 	e := r.judge("sleeping is cheaper than looping", "sleep 20")
@@ -155,6 +160,8 @@ func TestSlowCandidateCostsSecondsNotHours(t *testing.T) {
 // Honest work passes with a fresh input every pair: the outputs differ
 // from pair to pair (no longer an error), every candidate run matches its
 // own pair's baseline run, and every seed, padding and output is recorded.
+// What it holds are the setups and outputs, not a timing: the program
+// declares no work, and the decision is no change.
 func TestEveryPairGetsAFreshInput(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
