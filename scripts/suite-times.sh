@@ -1,40 +1,102 @@
 #!/usr/bin/env bash
-# suite-times.sh: where the suite's time goes. Runs go test -json over the
-# given packages (default ./...; extra go test flags after --), then prints
-# each package's wall time, slowest first, and its five slowest tests, with
-# the load average at the start and the end beside them. The raw events are
-# kept in $SUITE_TIMES_OUT (default /tmp/suite-times.json) for a closer look.
+# suite-times.sh: how long a test tier takes, and where its time goes.
+# Runs one tier with go test -json, then prints its wall and CPU time, each
+# package's wall time (slowest first) and the slowest tests; with --doc it
+# also writes that tier's section of docs/suite-times.md (generated: never
+# edit it by hand). The raw events are kept in $SUITE_TIMES_OUT (default
+# /tmp/suite-times.json).
 #
-#   bash scripts/suite-times.sh                      # the whole suite, 5-15 min
+#   bash scripts/suite-times.sh                          # the default tier
+#   bash scripts/suite-times.sh --tier unit --doc        # go test -short, into the doc
+#   bash scripts/suite-times.sh --tier measure --hogs 2  # beside two `yes > /dev/null`
 #   bash scripts/suite-times.sh ./e2e/gaming -- -run TestGaming
+#
+# Tiers (docs/development.md): unit (go test -short), default (the README's
+# test command: -tags hone_testmeter), measure (HONE_TIER=measure, the tests
+# named TestMeasure*). CPU time is every process the tier waited for,
+# from the shell's `times`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v jq >/dev/null || { echo "suite-times.sh needs jq (apt-get install jq)" >&2; exit 1; }
 
-pkgs=() flags=()
+tier=default hogs=0 doc=0 pkgs=() flags=()
 while [ $# -gt 0 ]; do
-	if [ "$1" = -- ]; then shift; flags=("$@"); break; fi
-	pkgs+=("$1"); shift
+	case "$1" in
+	--tier) tier=$2; shift 2 ;;
+	--hogs) hogs=$2; shift 2 ;;
+	--doc) doc=1; shift ;;
+	--) shift; flags=("$@"); break ;;
+	*) pkgs+=("$1"); shift ;;
+	esac
 done
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
+case "$tier" in
+unit) args=(-short) ;;
+default) args=(-tags hone_testmeter -timeout 30m -p 4 -parallel 4) ;;
+measure) export HONE_TIER=measure; args=(-timeout 60m -p 1 -run '^TestMeasure') ;;
+*) echo "suite-times.sh: --tier $tier: one of unit, default, measure" >&2; exit 2 ;;
+esac
 out=${SUITE_TIMES_OUT:-/tmp/suite-times.json}
 
-echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+hog_pids=()
+stop_hogs() { [ ${#hog_pids[@]} -eq 0 ] || kill "${hog_pids[@]}" 2>/dev/null || true; }
+trap stop_hogs EXIT
+for _ in $(seq 1 "$hogs"); do
+	yes >/dev/null &
+	hog_pids+=($!)
+done
+
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s)
 status=0
-go test -json ${flags[@]+"${flags[@]}"} "${pkgs[@]}" >"$out" || status=$?
-echo "load at end:   $(cut -d' ' -f1-3 /proc/loadavg); wall $(( $(date +%s) - start )) s; go test exit $status" >&2
+go test -json "${args[@]}" ${flags[@]+"${flags[@]}"} "${pkgs[@]}" >"$out" || status=$?
+wall=$(($(date +%s) - start))
+stop_hogs
+hog_pids=()
+# The second line of `times`: the CPU of every child the shell waited for.
+read -r cuser csys < <(times | sed -n 2p | awk '{print $1, $2}')
+secs() { awk -v t="$1" 'BEGIN { n = split(t, a, /[ms]/); printf "%d", a[1] * 60 + a[2] }'; }
+user=$(secs "$cuser") sys=$(secs "$csys")
+condition=idle
+[ "$hogs" -eq 0 ] || condition="beside $hogs \`yes > /dev/null\`"
+verdict=passed
+[ "$status" -eq 0 ] || verdict="FAILED (go test exit $status)"
 
-# A package's Elapsed is its test binary's wall time; tests run inside it.
-jq -rs '
-	[.[] | select(.Test == null and (.Action == "pass" or .Action == "fail" or .Action == "skip") and .Elapsed != null)]
-	| sort_by(-.Elapsed) | .[] | "\(.Elapsed*10|floor/10|tostring) s\t\(.Action)\t\(.Package)"' "$out" \
-	| column -t -s $'\t'
-echo
-echo "slowest tests per package (top-level tests, seconds):"
-jq -rs '
-	[.[] | select(.Test != null and (.Test | contains("/") | not) and (.Action == "pass" or .Action == "fail") and .Elapsed != null)]
-	| group_by(.Package) | map(sort_by(-.Elapsed) | .[:5]) | sort_by(-.[0].Elapsed) | .[][]
-	| "\(.Elapsed*10|floor/10|tostring)\t\(.Action)\t\(.Package)\t\(.Test)"' "$out" \
-	| column -t -s $'\t'
+section() {
+	echo "## The $tier tier, $condition"
+	echo
+	echo "$(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(nproc) cores, kernel $(uname -r), load at start $load_start."
+	echo "**$verdict** in $wall s of wall time, $((user + sys)) s of CPU ($user s user, $sys s system)."
+	echo
+	echo "| package | wall (s) | result |"
+	echo "| --- | --- | --- |"
+	# A package's Elapsed is its test binary's wall time; tests run inside it.
+	jq -rs '[.[] | select(.Test == null and (.Action == "pass" or .Action == "fail") and .Elapsed != null and .Elapsed >= 1)]
+		| sort_by(-.Elapsed) | .[] | "| \(.Package | sub("github.com/hone-perf/hone/?"; "") | if . == "" then "." else . end) | \(.Elapsed*10|floor/10) | \(.Action) |"' "$out"
+	echo
+	echo "Slowest tests:"
+	echo
+	jq -rs '[.[] | select(.Test != null and (.Test | contains("/") | not) and (.Action == "pass" or .Action == "fail") and .Elapsed != null)]
+		| sort_by(-.Elapsed) | .[:10] | .[] | "- \(.Elapsed*10|floor/10) s \(.Package | sub("github.com/hone-perf/hone/?"; "")) \(.Test) (\(.Action))"' "$out"
+}
+report=$(section)
+echo "$report"
+
+if [ "$doc" -eq 1 ]; then
+	doc_file=docs/suite-times.md
+	heading="## The $tier tier, $condition"
+	if [ ! -f "$doc_file" ]; then
+		printf '%s\n' "# Test suite times" "" \
+			"Generated by \`bash scripts/suite-times.sh --tier TIER [--hogs N] --doc\`; do not edit by hand." \
+			"Each section is the last run of one tier in one condition on the machine it names." "" >"$doc_file"
+	fi
+	# Replace this tier's section for this condition, keep the others.
+	awk -v h="$heading" -v body="$report" '
+		$0 == h { skip = 1; print body; print ""; done = 1; next }
+		skip && /^## / { skip = 0 }
+		!skip { print }
+		END { if (!done) { print body; print "" } }' "$doc_file" >"$doc_file.tmp"
+	mv "$doc_file.tmp" "$doc_file"
+	echo "wrote $doc_file" >&2
+fi
 exit $status
