@@ -84,6 +84,12 @@ func (w workspace) hotspotIn(target, file string, symbols ...string) {
 // judge proposes the patch that replaces old by new in file (relative to
 // the repository) and returns the verdict and its summary. The working
 // tree is left as it was, and the verdict must leave it so.
+//
+// Each project's bench program declares the work its library did
+// (hone-work on stderr, counted where the work is done, in the pin and in
+// the tests' patches alike): these tests hold init, builds and gates, and
+// under the test build's work meter the patch that does less work is
+// measured faster on a busy machine as on an idle one.
 func (w workspace) judge(target, hotspot, file, old, new string) (verdict, summary string) {
 	w.t.Helper()
 	src := filepath.Join(w.dir, filepath.FromSlash(file))

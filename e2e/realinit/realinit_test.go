@@ -24,6 +24,7 @@ func TestInitOnAZlibShapedProjectWorksFirstTime(t *testing.T) {
 
 	// The table-driven CRC, as zlib has it: several times faster.
 	v, summary := w.judge("zlike", "crc32", "crc32.c", `unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned long len) {
+    hone_work += 8 * len;
     crc = ~crc & 0xffffffffUL;
     while (len--) {
         crc ^= *buf++;
@@ -33,11 +34,13 @@ func TestInitOnAZlibShapedProjectWorksFirstTime(t *testing.T) {
 unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned long len) {
     if (!table[1])
         for (unsigned long n = 0; n < 256; n++) {
+            hone_work += 8;
             unsigned long c = n;
             for (int k = 0; k < 8; k++)
                 c = c & 1 ? (c >> 1) ^ 0xedb88320UL : c >> 1;
             table[n] = c;
         }
+    hone_work += len;
     crc = ~crc & 0xffffffffUL;
     while (len--)
         crc = table[(crc ^ *buf++) & 0xff] ^ (crc >> 8);`)

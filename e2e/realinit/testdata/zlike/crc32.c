@@ -1,6 +1,10 @@
 #include "zconf.h"
+/* hone_work counts the steps done, which the bench program declares. */
+unsigned long long hone_work;
+
 /* A bitwise CRC-32: eight steps a byte. */
 unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned long len) {
+    hone_work += 8 * len;
     crc = ~crc & 0xffffffffUL;
     while (len--) {
         crc ^= *buf++;
