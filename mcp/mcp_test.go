@@ -16,6 +16,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/patch"
 	"github.com/hone-perf/hone/playbooks"
@@ -130,6 +131,7 @@ func sourceErr(t *testing.T, ws *workspace.Workspace, path string) error {
 }
 
 func TestProposeThenVerdict(t *testing.T) {
+	tier.Jail(t)
 	dir := newWorkspace(t)
 	ws, err := workspace.Open(dir)
 	if err != nil {
@@ -207,6 +209,7 @@ func TestProposeThenVerdict(t *testing.T) {
 // its end and is recorded, and the server sends no answer for the cancelled
 // request, as MCP requires.
 func TestCancellingAVerdictDoesNotEraseIt(t *testing.T) {
+	tier.Jail(t)
 	dir := newWorkspace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -261,11 +264,9 @@ func TestCancellingAVerdictDoesNotEraseIt(t *testing.T) {
 
 // TestStdio drives the real binary: `hone mcp --workspace DIR` over stdin/stdout.
 func TestStdio(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds hone")
-	}
+	hone := e2e.Hone(t)
 	dir := newWorkspace(t)
-	cmd := exec.Command(e2e.Hone(t), "mcp", "--workspace", filepath.Join(dir, "targets"))
+	cmd := exec.Command(hone, "mcp", "--workspace", filepath.Join(dir, "targets"))
 	cmd.Stderr = os.Stderr
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {

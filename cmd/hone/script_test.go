@@ -34,9 +34,22 @@ func TestMain(m *testing.M) {
 		}
 	}
 	testscript.Main(m, map[string]func(){
-		"hone": func() { os.Exit(Main(os.Args[1:])) },
+		"hone": func() {
+			// The hone a script runs is this binary started afresh, with
+			// no test flags: the unit tier's -short comes to it through
+			// the environment, so that the jail's launch refuses there as
+			// in the test process, and a script that would start a jail
+			// fails the unit tier instead of running in it.
+			if os.Getenv(unitTierEnv) == "1" {
+				flag.Set("test.short", "true")
+			}
+			os.Exit(Main(os.Args[1:]))
+		},
 	})
 }
+
+// unitTierEnv tells the hones that scripts run that this is the unit tier.
+const unitTierEnv = "HONE_TEST_UNIT_TIER"
 
 // TestScripts runs every testdata/script/*.txtar scenario against the real
 // hone binary and real git repositories in temp dirs. Each script starts in an
@@ -55,6 +68,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("HOME", env.WorkDir+"/.home")
 			env.Setenv("NO_COLOR", "1")
+			if testing.Short() {
+				env.Setenv(unitTierEnv, "1")
+			}
 			for _, k := range []string{"PATH", "GOROOT", "TMPDIR"} {
 				if v, ok := os.LookupEnv(k); ok {
 					env.Setenv(k, v)
