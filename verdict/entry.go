@@ -80,9 +80,12 @@ type Entry struct {
 	// gates (LogsAttachment); empty when nothing printed.
 	Logs string `toml:"logs,omitempty" json:"logs,omitempty"`
 
+	// Unseeded says why the target is unseeded (ledger.FlagUnseeded): the
+	// seed check's finding, which turns an accept into a person's call, so
+	// --recompute replays that step from the entry alone.
+	Unseeded string `toml:"unseeded,omitempty" json:"unseeded,omitempty"`
+
 	logs *gateLogs // gathered while judging, stored by Run
-	// unseeded says why the target is unseeded (ledger.FlagUnseeded).
-	unseeded string
 }
 
 // Overrides are the protocol settings a person tightened on the command

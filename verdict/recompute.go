@@ -57,6 +57,7 @@ func recompute(e *Entry) *Entry {
 	re.Bench = &b
 	judgeBench(&re)
 	judgeLayouts(&re)
+	re.reviewUnseeded()
 	return &re
 }
 

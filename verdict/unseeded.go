@@ -100,7 +100,7 @@ func mentionsSeed(cmd string) bool {
 
 func (j *judging) markUnseeded(why string) {
 	j.e.AddFlag(ledger.FlagUnseeded)
-	j.e.unseeded = why
+	j.e.Unseeded = why
 }
 
 // reviewUnseeded turns an unseeded target's acceptance into a person's
@@ -112,6 +112,6 @@ func (e *Entry) reviewUnseeded() {
 	if e.Verdict == ledger.VerdictAccepted {
 		e.Verdict, e.Reason = ledger.VerdictNeedsHumanReview, ReasonUnseeded
 	}
-	e.Detail = fmt.Sprintf("The target's outputs do not depend on the input seed (%s): a patch that prints precomputed answers passes every check; make the gates' and the bench's inputs from {seed} or HONE_SEED.\n%s", e.unseeded, e.Detail)
+	e.Detail = fmt.Sprintf("The target's outputs do not depend on the input seed (%s): a patch that prints precomputed answers passes every check; make the gates' and the bench's inputs from {seed} or HONE_SEED.\n%s", e.Unseeded, e.Detail)
 	e.Summary = oneLine(unseededPrefix + e.Summary)
 }
