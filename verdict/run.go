@@ -339,6 +339,12 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		return nil
 	}
 
+	if why, err := j.sameBuild(ctx, base, cand); err != nil || why != "" {
+		if why != "" {
+			e.sameAsBaseline(why)
+		}
+		return err
+	}
 	if err := j.checkSeeded(ctx, base); err != nil {
 		return err
 	}

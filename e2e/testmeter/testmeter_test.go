@@ -141,6 +141,12 @@ func (w *workspace) judge(hypothesis, old, new string) *verdict.Entry {
 	w.write("targets/c/prog.c", changed)
 	diff := w.run(w.dir, "git", "diff")
 	w.run(w.dir, "git", "checkout", "--", ".")
+	return w.judgeDiff(hypothesis, diff)
+}
+
+// judgeDiff proposes diff and returns its verdict.
+func (w *workspace) judgeDiff(hypothesis, diff string) *verdict.Entry {
+	w.t.Helper()
 	w.write("patch.diff", diff)
 	out := w.run(w.dir, w.hone, "patch", "propose", "c", "--hotspot", "walk", "--class", "5", "--hypothesis", hypothesis, "--file", "patch.diff", "--json")
 	var p struct {
@@ -170,9 +176,9 @@ func TestTestBuildDecidesByDeclaredWork(t *testing.T) {
 	if fast.Verdict != ledger.VerdictAccepted || st == nil || st.CILow != 3.25 || st.CIHigh != 3.25 || fast.Bench.Pairs != 8 {
 		t.Fatalf("one walk of four: %s at %+v over %d pairs; want accepted at exactly 3.25 after 8 pairs", fast.Verdict, st, fast.Bench.Pairs)
 	}
-	same := w.judge("a comment changes nothing", "static unsigned long long work;", "static unsigned long long work; /* steps walked */")
-	if same.Verdict != ledger.VerdictRejectedBench || same.Speedup != 1 {
-		t.Fatalf("a comment: %s at %.3fx; want rejected-bench at 1x", same.Verdict, same.Speedup)
+	same := w.judge("a variable changes nothing", "static unsigned long long work;", "static unsigned long long work;\nstatic volatile int unused = 1;")
+	if same.Verdict != ledger.VerdictRejectedBench || same.Speedup != 1 || same.Bench == nil {
+		t.Fatalf("an unused variable: %s at %.3fx; want rejected-bench, measured at 1x", same.Verdict, same.Speedup)
 	}
 	for _, e := range []*verdict.Entry{fast, same} {
 		if !e.HasFlag(ledger.FlagTestMeter) {
@@ -234,4 +240,26 @@ func moduleRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// A candidate whose build is the baseline's, byte for byte, from a change
+// to compiled source alone runs the very same programs: it is no change,
+// judged without layouts or a bench. A change the bench could read
+// directly (here a file beside the program) is always measured.
+func TestIdenticalBuildIsNoChangeWithoutMeasuring(t *testing.T) {
+	w := newWorkspace(t)
+	comment := w.judge("a comment is free", "static unsigned long long work;", "static unsigned long long work; /* steps walked */")
+	if comment.Verdict != ledger.VerdictRejectedBench || comment.Reason != verdict.ReasonNoChange || comment.Bench != nil ||
+		!strings.Contains(comment.Detail, "byte-identical") {
+		t.Fatalf("a comment: %s (%s), bench %v: %s; want rejected-bench (no-change) with nothing measured", comment.Verdict, comment.Reason, comment.Bench != nil, comment.Detail)
+	}
+	w.write("targets/c/notes.txt", "a file the bench could read\n")
+	w.run(w.dir, "git", "add", "-N", "targets/c/notes.txt")
+	diff := w.run(w.dir, "git", "diff")
+	w.run(w.dir, "git", "rm", "-q", "--cached", "targets/c/notes.txt")
+	os.Remove(filepath.Join(w.dir, "targets/c/notes.txt"))
+	e := w.judgeDiff("a file beside the program", diff)
+	if e.Bench == nil || e.Verdict != ledger.VerdictRejectedBench {
+		t.Errorf("a new data file with identical build outputs: %s, bench %v; want it measured", e.Verdict, e.Bench != nil)
+	}
 }
