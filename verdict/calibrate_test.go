@@ -12,36 +12,36 @@ import (
 )
 
 // Calibration builds the pin twice, in two checkouts, as a verdict builds
-// baseline and candidate, and compares them: A/A must not accept, and an
-// injected slowdown far above the noise must be caught.
+// baseline and candidate, runs its A/A, injected and layout-shift sessions
+// on them, and records what they found. Calibration measures with the
+// real meter in every tier, so what its sessions decide is the
+// measurement tier's to assert (TestMeasureCalibrationAcceptsNoAAAndCatchesAFiftyPercentSlowdown);
+// here they are counted and reported.
 func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("real bench sessions")
-	}
 	// Four layouts: the layout-shift sessions are part of the subject.
 	f := newFixture(t, "ctarget", "c", fourLayouts(cToml))
 	var sessions int
-	c, err := Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 2, Inject: []float64{0.5}, Progress: func(p Progress) {
+	c, err := Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 1, Inject: []float64{0.5}, Progress: func(p Progress) {
 		sessions = max(sessions, p.Session)
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.AA.Sessions != 2 || c.AA.Accepts != 0 || len(c.Injected) != 1 || c.Injected[0].Detected != 2 || sessions != 4 {
+	if c.AA.Sessions != 1 || len(c.Injected) != 1 || c.Injected[0].Sessions != 1 || sessions != 2 {
 		t.Fatalf("A/A %+v, injected %+v, %d sessions seen", c.AA, c.Injected, sessions)
 	}
-	if l := c.LayoutShift; l == nil || l.Sessions != 2 || l.Accepts != 0 || l.Detected != 0 || !strings.Contains(c.Summary, "16-byte layout shift: 0/2 accepted, 0/2 slower") {
+	if l := c.LayoutShift; l == nil || l.Sessions != 1 || !regexp.MustCompile(`16-byte layout shift: [01]/1 accepted, [01]/1 slower`).MatchString(c.Summary) {
 		t.Errorf("layout-shift sessions %+v, summary %q", l, c.Summary)
 	}
 	if b := c.Environment.BaselineBinary["prog"]; b == "" || c.Environment.CandidateBinary["prog"] != b {
 		t.Errorf("two builds of the pin: %v vs %v", c.Environment.BaselineBinary, c.Environment.CandidateBinary)
 	}
-	if c.InputSeed == 0 || c.ID == "" || !strings.Contains(c.Summary, "A/A: 0/2 false accepts") {
+	if c.InputSeed == 0 || c.ID == "" || !regexp.MustCompile(`A/A: [01]/1 false accepts`).MatchString(c.Summary) {
 		t.Errorf("entry %+v", c.Common)
 	}
 	var b strings.Builder
-	if err := WriteCalibrationText(&b, c); err != nil || !regexp.MustCompile(`\+50% slowdown +2 `).MatchString(b.String()) || !regexp.MustCompile(`16-byte layout shift +2 `).MatchString(b.String()) {
+	if err := WriteCalibrationText(&b, c); err != nil || !regexp.MustCompile(`\+50% slowdown +1 `).MatchString(b.String()) || !regexp.MustCompile(`16-byte layout shift +1 `).MatchString(b.String()) {
 		t.Errorf("text %q %v", b.String(), err)
 	}
 	// A verdict on this host now has a calibration on record.
@@ -55,7 +55,7 @@ func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
 
 func TestCalibrateRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, "ctarget", "c", cToml)
+	f := newRepo(t, "ctarget", "c", cToml)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string

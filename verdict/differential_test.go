@@ -39,7 +39,6 @@ func wrongOn(k int) func(string) string {
 
 func TestDifferentialGateCatchesAPatchWrongOnOnePercent(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	ctx := context.Background()
 	f.propose(f.patch(map[string]func(string) string{"prog.c": wrongOn(42)}), "7c7c7c7c7c7c7c7c", "miscount one in a hundred")
@@ -115,7 +114,6 @@ func buildAndRun(t *testing.T, f *fixture, commit string, input []byte) []byte {
 
 func TestDifferentialGatePassesAnHonestPatch(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("n = n % 2 ? 3 * n + 1 : n / 2;", "n = n & 1 ? 3 * n + 1 : n >> 1;")}), Options{})
 	g := e.Gates[len(e.Gates)-1]
@@ -131,7 +129,6 @@ func TestDifferentialGatePassesAnHonestPatch(t *testing.T) {
 // judges 20.
 func TestDifferentialGateRejectsEveryOnePercentPatch(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	n := 3
 	if v := os.Getenv("HONE_DIFFERENTIAL_VERDICTS"); v != "" {
 		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 || n > 100 {
@@ -167,7 +164,6 @@ func TestDifferentialGateRejectsEveryOnePercentPatch(t *testing.T) {
 // back between inputs, so every input finds none.
 func TestCandidateCannotRememberEarlierInputs(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	mark := func(s string) string {
 		s = strings.Replace(s, "#include <stdio.h>\n", `#include <fcntl.h>
@@ -201,7 +197,6 @@ static int seen(void) {
 // before the next input, as the jail's meter does after any command.
 func TestCandidateCannotKeepAHelperAliveAcrossInputs(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "difftarget", "d", diffToml)
 	helper := func(s string) string {
 		s = strings.Replace(s, "#include <stdio.h>\n", `#include <dirent.h>

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -73,8 +74,20 @@ func fourLayouts(toml string) string {
 }
 
 // newFixture copies testdata/<sample> to targets/<name> of a new repository
-// with the given hone.toml and commits it as the pin.
+// with the given hone.toml and commits it as the pin, for a test that
+// starts jails (builds, gates, a bench): the default tier and up. The
+// samples declare the work each bench run does (hone-work: N on stderr),
+// so that in the default tier, whose test binary has the work meter, a
+// patch that does less work is faster by a fixed margin, not by the clock.
 func newFixture(t *testing.T, sample, name, toml string) *fixture {
+	t.Helper()
+	tier.Jail(t)
+	return newRepo(t, sample, name, toml)
+}
+
+// newRepo is newFixture for a test that stops before any jail (a refusal,
+// a lookup, a stale pin): it stays in the unit tier.
+func newRepo(t *testing.T, sample, name, toml string) *fixture {
 	t.Helper()
 	files := map[string]string{"hone.toml": toml}
 	ents, err := os.ReadDir(filepath.Join("testdata", sample))

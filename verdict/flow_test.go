@@ -144,6 +144,34 @@ func TestFlowClearlyFasterIsDecidedAtTheSecondBatch(t *testing.T) {
 	}
 }
 
+// A faster bench with a risk signal needs a person; the same bench without
+// one is accepted, and a risk signal makes nothing of a bench that is not
+// faster.
+func TestFlowFasterWithARiskSignalNeedsAPerson(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ratio   float64
+		risk    []string
+		verdict string
+	}{
+		{"faster with a signal", 0.5, []string{"threads in targets/c/prog.c"}, ledger.VerdictNeedsHumanReview},
+		{"faster without", 0.5, nil, ledger.VerdictAccepted},
+		{"no change with a signal", 1, []string{"threads in targets/c/prog.c"}, ledger.VerdictRejectedBench},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, fail, err := benchOf(&fakeMeter{bench: steady(tc.ratio)}, proto()).run(context.Background())
+			if err != nil || fail != nil {
+				t.Fatalf("%v %+v", err, fail)
+			}
+			e := &Entry{Bench: b, RiskSignals: tc.risk}
+			judgeBench(e)
+			if e.Verdict != tc.verdict || len(tc.risk) > 0 && e.Verdict == ledger.VerdictNeedsHumanReview && !strings.HasSuffix(e.Summary, "; risk: "+tc.risk[0]) {
+				t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+			}
+		})
+	}
+}
+
 func TestFlowSameIsNoChange(t *testing.T) {
 	b, _, _ := benchOf(&fakeMeter{bench: steady(1)}, proto()).run(context.Background())
 	e := &Entry{Bench: b}

@@ -19,9 +19,6 @@ import (
 // says the working tree's file changed nothing.
 func TestUncommittedGateDeletionCannotPassAWrongAnswer(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("a real verdict")
-	}
 	f := newFixture(t, "ctarget", "c", cToml)
 	i := strings.Index(cToml, "  [[targets.c.gates]]")
 	j := strings.Index(cToml, "  [targets.c.bench]")
@@ -54,7 +51,7 @@ func TestUncommittedGateDeletionCannotPassAWrongAnswer(t *testing.T) {
 // so the verdict is error (stale-pin), flagged, and nothing of it ran.
 func TestAgentCommitAsPinIsStale(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, "ctarget", "c", cToml)
+	f := newRepo(t, "ctarget", "c", cToml)
 	root := f.ws.Root
 	i := strings.Index(cToml, "  [[targets.c.gates]]")
 	j := strings.Index(cToml, "  [targets.c.bench]")

@@ -33,9 +33,6 @@ func wantRisk(t *testing.T, e *Entry, want ...string) {
 // preprocessed source shows it.
 func TestOfastBehindAPastedPragmaNeedsReview(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("a real verdict")
-	}
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(hiddenPatch(f, "#define OPT(s) CAT(_Prag, ma)(s)\nOPT(\"GCC optimize(\\\"Ofast\\\")\")\n", ""), Options{})
 	wantRisk(t, e, "fast-math in targets/c/prog.c (preprocessed)")
@@ -44,9 +41,6 @@ func TestOfastBehindAPastedPragmaNeedsReview(t *testing.T) {
 // An asm statement whose keyword a macro pastes together.
 func TestAsmBehindAMacroNeedsReview(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("a real verdict")
-	}
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(hiddenPatch(f, "#define ASM CAT(__as, m__)\n", "\tASM volatile(\"\" ::: \"memory\");\n"), Options{})
 	wantRisk(t, e, "inline-asm in targets/c/prog.c (preprocessed)")
@@ -56,9 +50,6 @@ func TestAsmBehindAMacroNeedsReview(t *testing.T) {
 // preprocessed source and the binary's imports both show it.
 func TestThreadThroughAFunctionPointerNeedsReview(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("a real verdict")
-	}
 	f := newFixture(t, "ctarget", "c", cToml)
 	decls := "extern int CAT(pthread_, create)(void *, const void *, void *(*)(void *), void *);\n" +
 		"extern int CAT(pthread_, join)(unsigned long, void **);\n" +

@@ -68,7 +68,7 @@ func TestRunRecordsAndRecomputes(t *testing.T) {
 
 func TestRunUnknownPatch(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, "ctarget", "c", cToml)
+	f := newRepo(t, "ctarget", "c", cToml)
 	_, err := Run(context.Background(), f.ws, "nope", Options{})
 	if !errs.Is(err, errs.NotFound) {
 		t.Fatalf("err = %v, want NotFound", err)
@@ -155,9 +155,6 @@ func TestProtocolMayOnlyTighten(t *testing.T) {
 // its samples with the earlier one's, on the same input seed, and links it.
 func TestRejudgePoolsOnTheSameSeed(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("real verdicts")
-	}
 	f := newFixture(t, "ctarget", "c", cToml)
 	ctx := context.Background()
 	id := "c3c3c3c3c3c3c3c3"
@@ -187,9 +184,6 @@ func TestRejudgePoolsOnTheSameSeed(t *testing.T) {
 // on the same seed and the same setups, with no reason needed.
 func TestErrorMayRunAgainOnTheSameSeed(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("real verdicts")
-	}
 	f := newFixture(t, "ctarget", "c", strings.Replace(cToml, `run = "sh ./test.sh"`, `run = "false"`, 1))
 	ctx := context.Background()
 	id := "d4d4d4d4d4d4d4d4"
@@ -217,9 +211,6 @@ func TestErrorMayRunAgainOnTheSameSeed(t *testing.T) {
 // The runner judges each pending proposal once.
 func TestPendingJudgesEachProposalOnce(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("real verdicts")
-	}
 	f := newFixture(t, "ctarget", "c", cToml)
 	ctx := context.Background()
 	f.propose(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), "e5e5e5e5e5e5e5e5", "one walk")

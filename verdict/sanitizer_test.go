@@ -36,20 +36,25 @@ build = "cc -O2 -g -o $HONE_OUT/prog prog.c"
 // after free.
 var onePass = replace(`static long drop_last(struct item *head) {
 	struct item *last = head;
-	while (last->next)
+	while (last->next) {
 		last = last->next;
+		work++;
+	}
 	if (last->prev)
 		last->prev->next = NULL;
 	free(last);
 	long sum = 0;
-	for (struct item *it = head == last ? NULL : head; it; it = it->next)
+	for (struct item *it = head == last ? NULL : head; it; it = it->next) {
 		sum += it->value;
+		work++;
+	}
 	return sum;
 }`, `static long drop_last(struct item *head) {
 	long sum = 0;
 	struct item *last = head;
 	for (;; last = last->next) {
 		sum += last->value;
+		work++;
 		if (!last->next)
 			break;
 	}
@@ -64,7 +69,6 @@ var onePass = replace(`static long drop_last(struct item *head) {
 // which names the first frame and keeps the whole report.
 func TestUseAfterFreeThatPassesItsUnitTestIsRejectedByAnAddressGate(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	ctx := context.Background()
 	f.propose(f.patch(map[string]func(string) string{"prog.c": onePass}), "5a5a5a5a5a5a5a5a", "sum in the same walk that finds the last item")
@@ -103,7 +107,6 @@ func TestUseAfterFreeThatPassesItsUnitTestIsRejectedByAnAddressGate(t *testing.T
 // sanitizer build reports the same, and the verdict is an error.
 func TestUseAfterFreeAlreadyAtThePinIsTheBaselinesFault(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	f.repin(f.patch(map[string]func(string) string{"prog.c": onePass}))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"test.sh": replace("# The unit gate", "# The unit gate, reworded")}), Options{})
@@ -119,7 +122,6 @@ func TestUseAfterFreeAlreadyAtThePinIsTheBaselinesFault(t *testing.T) {
 // not the status.
 func TestCandidateCannotPassAnAddressGateByExitingZeroAfterTheReport(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	quiet := func(s string) string {
 		s = onePass(s)
@@ -134,10 +136,10 @@ func TestCandidateCannotPassAnAddressGateByExitingZeroAfterTheReport(t *testing.
 }
 
 // The same one-pass idea done right (the value read before the free)
-// passes both gates.
+// passes both gates and is faster: it visits each item once. The sample's
+// bench reads no seed, so a faster verdict there is for a person (unseeded).
 func TestHonestOnePassPassesTheAddressGate(t *testing.T) {
 	t.Parallel()
-	skipSlow(t)
 	f := newFixture(t, "listtarget", "l", listToml)
 	right := func(s string) string {
 		return strings.Replace(onePass(s), "\tfree(last);\n\treturn sum - last->value;", "\tsum -= last->value;\n\tfree(last);\n\treturn sum;", 1)
@@ -148,16 +150,5 @@ func TestHonestOnePassPassesTheAddressGate(t *testing.T) {
 			t.Fatalf("gate %s failed: %s", g.Name, g.Message)
 		}
 	}
-	if e.Verdict == ledger.VerdictRejectedGate || e.Verdict == ledger.VerdictError {
-		t.Fatalf("verdict %s: %s", e.Verdict, e.Detail)
-	}
-}
-
-// skipSlow skips a whole verdict of a sanitizer or differential gate
-// under -short.
-func skipSlow(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: a verdict with sanitizer builds or a thousand differential inputs")
-	}
+	f.want(e, ledger.VerdictNeedsHumanReview, ReasonUnseeded)
 }

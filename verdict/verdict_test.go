@@ -20,11 +20,9 @@ func TestMuchFasterIsAccepted(t *testing.T) {
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
 	f.want(e, ledger.VerdictAccepted, ReasonImproved)
 	st := e.Bench.Stat(workspace.MetricCPUTime)
-	// Four times less work, not four times less time: a run's exec and
-	// input generation cost as much as one REPS of the loop here (baseline
-	// 20.4 ms, candidate 8.1 ms), so the true ratio is about 2.5, and its
-	// interval's low end fell to 1.97 on a two-core machine.
-	if st.CILow < 1.6 || st.P >= 0.05 {
+	// A quarter of the walks: the work meter charges each run its start
+	// as well as its declared steps, so the ratio is about 3, not 4.
+	if st.CILow < 2 || st.P >= 0.05 {
 		t.Errorf("a 4x cheaper workload measured %+v", st)
 	}
 	if len(e.Gates) != 3 {
@@ -48,21 +46,6 @@ func TestSlowerIsRegressed(t *testing.T) {
 	f := newFixture(t, "ctarget", "c", cToml)
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 8")}), Options{})
 	f.want(e, ledger.VerdictRejectedBench, ReasonRegressed)
-}
-
-// A comment changes nothing the instructions tier can see.
-func TestCommentOnlyIsNoChange(t *testing.T) {
-	t.Parallel()
-	// Valgrind starts slowly; a smaller workload keeps the test quick.
-	f := newFixture(t, "ctarget", "c", strings.Replace(strings.Replace(cToml, `run = "$HONE_OUT/prog {seed}"
-`, `run = "$HONE_OUT/prog --small {seed}"
-`, 2), "max_pairs = 10\n", "max_pairs = 5\nmetric = \"instructions\"\n", 1))
-	commit := f.patch(map[string]func(string) string{"prog.c": replace("static int selftest", "/* a comment */\nstatic int selftest")})
-	e := f.verdictOf(commit, Options{})
-	f.want(e, ledger.VerdictRejectedBench, ReasonNoChange)
-	if e.Environment.InstructionsVia == "" || e.Bench.Stat(workspace.MetricInstructions).BaselineMedian < 1e6 {
-		t.Errorf("instructions counted via %q: %+v", e.Environment.InstructionsVia, e.Bench.Metrics)
-	}
 }
 
 func TestBrokenUnitTestIsRejectedGate(t *testing.T) {
@@ -144,9 +127,6 @@ func TestGateBrokenAtPinIsError(t *testing.T) {
 // A faster Go patch that adds a goroutine needs a human.
 func TestGoRiskSignalNeedsHumanReview(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("a Go target's first build in the jail compiles the standard library")
-	}
 	f := newFixture(t, "gotarget", "g", goToml)
 	// The subject is the risk signal, not a cold build: the standard
 	// library comes warm (gowarm).

@@ -1,11 +1,14 @@
 /* A sample for differential gates: reads a number and prints facts about
-   it. */
+   it. It declares the steps it took (hone-work: N on stderr), which the
+   test builds' work meter measures instead of the clock. */
 #include <stdio.h>
+
+static unsigned long long work;
 
 static int bits(unsigned long n) {
 	int c = 0;
 	for (; n; n >>= 1)
-		c += n & 1;
+		c += n & 1, work++;
 	return c;
 }
 
@@ -14,6 +17,7 @@ static int steps(unsigned long n) {
 	while (n > 1) {
 		n = n % 2 ? 3 * n + 1 : n / 2;
 		s++;
+		work++;
 	}
 	return s;
 }
@@ -25,5 +29,6 @@ int main(void) {
 		return 2;
 	}
 	printf("%lu has %d bits set and reaches 1 in %d steps\n", n, bits(n), steps(n));
+	fprintf(stderr, "hone-work: %llu\n", work);
 	return 0;
 }
