@@ -27,6 +27,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/testproc"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 )
@@ -121,9 +122,7 @@ func OneLayout(t *testing.T, toml string) string {
 // from files, for hone running as uid (0 or 65534). Its folders are
 // world-traversable so that the other uid can run.
 func Open(t *testing.T, uid int, dir string, files func(a *Arena) map[string]string) *Arena {
-	if testing.Short() {
-		t.Skip("the attack suite runs dozens of verdicts")
-	}
+	tier.Jail(t)
 	for _, tool := range []string{"cc", "make", "bwrap"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed", tool)
@@ -258,6 +257,11 @@ func (a *Arena) Command(name string, args ...string) *exec.Cmd {
 		"GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
 		"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid",
 		"GIT_CONFIG_NOSYSTEM=1", "HONE_ATTACK_SECRET=" + a.Secret,
+	}
+	// The measurement tier's hone measures with the real meter, which it
+	// takes from its environment.
+	if tier.Measuring() {
+		cmd.Env = append(cmd.Env, tier.Env+"=measure")
 	}
 	return cmd
 }
@@ -552,8 +556,8 @@ func (a *Arena) Prog(pairs ...string) map[string]string {
 }
 
 // Remember is a program that keeps its answer in dir (a C expression) and
-// answers from it at once when it is there: 4x faster from the second run
-// on, if anything survives between runs.
+// answers from it at once when it is there: from the second run on it
+// would do (and declare) no walk, if anything survived between runs.
 func (a *Arena) Remember(dir string) map[string]string {
 	return a.Prog(
 		"\tprintf(\"%llu\\n\", r);", "\tprintf(\"%llu\\n\", r);\n\tif ((f = fopen(path, \"w\"))) { fprintf(f, \"%llu\\n\", r); fclose(f); }",
@@ -597,13 +601,36 @@ func (a *Arena) WantOutput(t *testing.T, e *verdict.Entry, wants ...string) {
 }
 
 // JudgeRemembered judges a program that keeps its answer between bench runs
-// in dir (a C expression), named name: if anything survived from one run
-// to the next, it would be accepted at about 4x.
+// in dir (a C expression), named name. If anything survived from one run
+// to the next, a later run would answer without its walk: a remembered
+// answer of another seed fails the bench's output check, one of the same
+// seed declares less work and is measured faster. Kept from every run, it
+// does the pin's work in each, which the test meter shows pair by pair.
 func (a *Arena) JudgeRemembered(t *testing.T, name, dir string) {
 	t.Helper()
 	e, _ := a.Judge(name, a.Remember(dir))
 	WantVerdict(t, e, ledger.VerdictRejectedBench)
-	if e.Speedup > 1.5 {
-		t.Errorf("measured %.2fx: the answer was remembered", e.Speedup)
+	EveryRunDidTheWork(t, e)
+}
+
+// EveryRunDidTheWork checks, in an entry the test builds' work meter made,
+// that no candidate bench run declared less work than its pair's baseline
+// run: no run found a shortcut, whatever the verdict's statistics say.
+func EveryRunDidTheWork(t *testing.T, e *verdict.Entry) {
+	t.Helper()
+	if !e.HasFlag(ledger.FlagTestMeter) || e.Bench == nil {
+		t.Fatalf("no bench measured by declared work (flags %q): the check reads the work each run declared", e.Flags)
 	}
+	for _, s := range e.Bench.Samples {
+		if s.Metric != e.Bench.Metric {
+			continue
+		}
+		for i := range min(len(s.Baseline), len(s.Candidate)) {
+			if s.Candidate[i] < s.Baseline[i] {
+				t.Errorf("pair %d: the candidate run declared less work than the baseline's (%g < %g %s): it skipped its walk", i, s.Candidate[i], s.Baseline[i], s.Unit)
+			}
+		}
+		return
+	}
+	t.Errorf("no samples of %s", e.Bench.Metric)
 }
