@@ -79,7 +79,7 @@ func TestTheGitLabJobIsAJobThatRunsTheQueue(t *testing.T) {
 // push in flight is hone's to finish, not killed under it), passes
 // systemd-analyze verify with the hone under test as its ExecStart, and
 // keeps the exposure systemd-analyze security rates it at, 3.2 when
-// written, under 4 ("OK").
+// written, under 4 ("OK"); the remote's gc timer verifies too.
 func TestTheSystemdUnitVerifies(t *testing.T) {
 	body, err := os.ReadFile(filepath.Join(deployDir, "hone-runner.service"))
 	if err != nil {
@@ -99,6 +99,21 @@ func TestTheSystemdUnitVerifies(t *testing.T) {
 	}
 	if out, err := exec.Command("systemd-analyze", "verify", unit).CombinedOutput(); err != nil {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	// The remote's gc timer and its service, from a directory of their
+	// own: verify finds a timer's unit beside it.
+	gc := t.TempDir()
+	for _, name := range []string{"hone-remote-gc.service", "hone-remote-gc.timer"} {
+		b, err := os.ReadFile(filepath.Join(deployDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(gc, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("systemd-analyze", "verify", filepath.Join(gc, "hone-remote-gc.timer"), filepath.Join(gc, "hone-remote-gc.service")).CombinedOutput(); err != nil {
+		t.Fatalf("systemd-analyze verify the gc timer: %v\n%s", err, out)
 	}
 	out, err := exec.Command("systemd-analyze", "security", "--offline=yes", unit).CombinedOutput()
 	m := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+)`).FindSubmatch(out)

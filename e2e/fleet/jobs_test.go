@@ -186,7 +186,8 @@ func (j *job) run(f *fixture, scripts []string) error {
 // the way the recipe takes one from outside the machine: together they
 // judge every queued proposal once; the key's copy is the job's alone while
 // it runs (a directory of mode 700, a file of 600) and is gone after the
-// cleanup; and the push token is nowhere in the checkout's git config.
+// cleanup; the push token is nowhere in the checkout's git config; and the
+// remote's gc unit then packs the remote's refs and leaves it whole.
 func TestTheCIJobScriptsJudgeAgainstABareRemote(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash")
@@ -232,5 +233,36 @@ func TestTheCIJobScriptsJudgeAgainstABareRemote(t *testing.T) {
 	}
 	for i, id := range ids {
 		f.judgedOnce(t, fmt.Sprintf("fresh%d", i), id)
+	}
+	gcRemote(t, f)
+}
+
+// gcRemote runs the remote's gc unit's commands on the fleet's remote, as
+// its timer does: the remote stays whole, its refs packed.
+func gcRemote(t *testing.T, f *fixture) {
+	body, err := os.ReadFile(filepath.Join(deployDir, "hone-remote-gc.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		cmd, ok := strings.CutPrefix(line, "ExecStart=")
+		if !ok {
+			continue
+		}
+		n++
+		args := strings.Fields(strings.ReplaceAll(cmd, "${HONE_REMOTE}", f.server))
+		f.must(f.dir, append([]string{"git"}, args[1:]...)...)
+	}
+	if n == 0 {
+		t.Fatal("the gc unit runs nothing")
+	}
+	f.must(f.server, "git", "fsck", "--no-progress")
+	packed, err := os.ReadFile(filepath.Join(f.server, "packed-refs"))
+	if err != nil || !strings.Contains(string(packed), "refs/hone/runners/") {
+		t.Errorf("after gc the remote's packed refs are %q (%v), want its runners' records among them", packed, err)
+	}
+	if loose := f.serverRefs("refs/hone/"); len(loose) == 0 {
+		t.Errorf("the remote lost its refs/hone/ refs in gc")
 	}
 }
