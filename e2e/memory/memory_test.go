@@ -16,6 +16,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/testgit"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 )
@@ -37,9 +38,7 @@ type workspace struct {
 }
 
 func newWorkspace(t *testing.T, toml func(string) string) *workspace {
-	if testing.Short() {
-		t.Skip("real verdicts")
-	}
+	tier.Jail(t)
 	for _, tool := range []string{"cc", "bwrap"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed", tool)

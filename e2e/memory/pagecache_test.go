@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hone-perf/hone/e2e/testbed"
+	"github.com/hone-perf/hone/ledger"
 )
 
 // pageCacheMemo keeps (seed, answer) as page-cache residency bits of a
@@ -47,10 +50,17 @@ static void store(int at, unsigned long long w) {
 }
 `
 
-func (w *workspace) pageCacheMemo(file string) string {
+// pageCacheMemo is the program with the memo on file. With witness, a run
+// whose readahead was let through says so on stdout, which no run of the
+// pin prints: the equivalence gate then rejects it, whatever else decides.
+func (w *workspace) pageCacheMemo(file string, witness bool) string {
+	mark := ""
+	if witness {
+		mark = "\tif (memo >= 0 && readahead(memo, 0, 4096) == 0)\n\t\tputs(\"the memo's readahead was let through\");\n"
+	}
 	return w.edit(
 		"#include <stdio.h>", pageCacheMemo+"#include <stdio.h>",
-		"\tunsigned long long r = 0;", "\tmemo = open(\""+file+"\", O_RDONLY);\n\tposix_fadvise(memo, 0, 0, POSIX_FADV_RANDOM);\n"+
+		"\tunsigned long long r = 0;", "\tmemo = open(\""+file+"\", O_RDONLY);\n"+mark+"\tposix_fadvise(memo, 0, 0, POSIX_FADV_RANDOM);\n"+
 			"\tif (memo >= 0 && bit(128) && word(0) == input) {\n\t\tprintf(\"%llu\\n\", word(64));\n\t\treturn 0;\n\t}\n"+
 			"\tunsigned long long r = 0;",
 		"\tprintf(\"%llu\\n\", r);", "\tif (memo >= 0) {\n\t\tput(128, 0);\n\t\tstore(0, input);\n\t\tstore(64, r);\n\t\tput(128, 1);\n\t}\n\tprintf(\"%llu\\n\", r);")
@@ -91,14 +101,18 @@ var memoTurns [2]sync.Mutex
 // pageCacheFile has room for the page-cache memo's 129 bits, 256 KiB apart.
 func pageCacheFile(t *testing.T) string { return memoFile(t, 0, 129*64*4096) }
 
-// The memo of issue 22, accepted at 6.8x to 46x before: every call that
-// sets, clears or reads a residency bit fails with EPERM in the jail, so
-// the candidate computes every answer and is no faster.
+// A memo in page-cache residency bits: every call that sets, clears or
+// reads a bit fails with EPERM in the jail (the program's witness line
+// would fail the equivalence gate otherwise), so the candidate computes
+// every answer and does the pin's work in every run.
 func TestPageCacheMemoIsStoppedByTheFilter(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, seeded)
-	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t)))
-	notAccepted(t, e)
+	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t), true))
+	if e.Verdict != ledger.VerdictRejectedBench {
+		t.Fatalf("verdict %s (%s): %s; want rejected-bench, every call of the memo refused", e.Verdict, e.Reason, e.Detail)
+	}
+	testbed.EveryRunDidTheWork(t, e)
 	if e.Environment.Seccomp == "" {
 		t.Errorf("the verdict ran without the filter")
 	}
@@ -111,8 +125,11 @@ func TestPageCacheMemoWithoutTheFilterIsStoppedByFreshSeeds(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, seeded)
 	w.env = []string{"HONE_SECCOMP=off"}
-	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t)))
-	notAccepted(t, e)
+	e := w.judge("remember answers in the page cache", w.pageCacheMemo(pageCacheFile(t), false))
+	if e.Verdict != ledger.VerdictRejectedBench {
+		t.Errorf("verdict %s (%s), want rejected-bench: every run computed its own seed's answer", e.Verdict, e.Reason)
+	}
+	testbed.EveryRunDidTheWork(t, e)
 	if e.Environment.Seccomp != "" {
 		t.Errorf("the verdict records the filter %q though it was off", e.Environment.Seccomp)
 	}
