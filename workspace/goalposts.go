@@ -42,8 +42,9 @@ type Goalposts struct {
 // server's hook calls it). A pin the tip does not accept is a
 // *StalePinError (errs.Policy, reason ReasonStalePin): acceptable are the
 // current pin and an earlier current pin (on the first-parent history of
-// the current one) whose hone.toml blob and protected paths equal the
-// current pin's. A target the tip does not define is NotFound.
+// the current one) whose hone.toml blob, protected paths and target folder
+// equal the current pin's: main may have moved on elsewhere, never in the
+// code the patch is judged on. A target the tip does not define is NotFound.
 func Judge(ctx context.Context, r *repo.Repo, target, pin string) (*Goalposts, error) {
 	g, err := Tip(ctx, r, target)
 	if err != nil {
@@ -115,6 +116,12 @@ func (g *Goalposts) accept(ctx context.Context, r *repo.Repo, pin string) error 
 		return err
 	}
 	if stale.Differs = append(stale.Differs, paths...); len(stale.Differs) > 0 {
+		return stale
+	}
+	if stale.CodeMoved, err = codeMoved(r, g.Target, g.Current, pin); err != nil || stale.CodeMoved {
+		if err != nil {
+			return err
+		}
 		return stale
 	}
 	g.Pin, g.PinBlob = pin, blob

@@ -16,10 +16,11 @@ const judgedToml = "[bench]\nthreshold = 0.02\n[targets.a]\npath = \"targets/a\"
 
 // history is main with every kind of earlier pin: commits that changed only
 // the target's code, one that changed protected test data, a merged side
-// branch, and then a change of hone.toml.
+// branch, one that changed only files outside the target, and an agent's
+// branch that changes hone.toml.
 type history struct {
-	dir                                    string
-	c0, c1, c2, c3, side, merge, c4, loose string
+	dir                                          string
+	c0, c1, c2, c3, side, merge, c4, loose, docs string
 }
 
 func newHistory(t *testing.T) *history {
@@ -45,6 +46,7 @@ func newHistory(t *testing.T) *history {
 	testgit.Git(t, h.dir, "switch", "-q", "-c", "agent")
 	h.loose = commit(map[string]string{"hone.toml": strings.Replace(judgedToml, "0.02", "0.001", 1)}, "an agent's rules")
 	testgit.Git(t, h.dir, "switch", "-q", "main")
+	h.docs = commit(map[string]string{"docs/notes.md": "outside the target\n"}, "docs")
 	return h
 }
 
@@ -57,17 +59,23 @@ func (h *history) judge(t *testing.T, pin string) (*Goalposts, error) {
 	return Judge(context.Background(), r, "a", pin)
 }
 
-func TestJudgeAcceptsOnlyPinsWithTheTipsGoalposts(t *testing.T) {
+// An earlier pin is acceptable only while the goalposts and the target's
+// own code are the tip's: main may move on elsewhere (here its docs), but
+// a patch at a pin whose code main has since changed would be judged
+// against code it would not land on, and credited with main's own work.
+func TestJudgeAcceptsOnlyPinsWithTheTipsGoalpostsAndCode(t *testing.T) {
 	h := newHistory(t)
 	for _, c := range []struct {
 		name    string
 		pin     string
-		differs []string // nil: accepted
+		differs []string // nil with !moved and !never: accepted
+		moved   bool     // refused: the target's code changed since
 		never   bool     // refused as never the current pin
 	}{
-		{name: "the current pin", pin: h.c4},
-		{name: "the merge before it", pin: h.merge},
-		{name: "an older pin with the same test data", pin: h.c2},
+		{name: "the current pin", pin: h.docs},
+		{name: "a pin before a change outside the target", pin: h.c4},
+		{name: "a pin before main changed the target's code", pin: h.merge, moved: true},
+		{name: "an older pin with the same test data", pin: h.c2, moved: true},
 		{name: "an older pin with other test data", pin: h.c1, differs: []string{"targets/a/testdata/in.txt"}},
 		{name: "the first pin", pin: h.c0, differs: []string{"targets/a/testdata/in.txt"}},
 		{name: "a merged side branch", pin: h.side, never: true},
@@ -77,18 +85,19 @@ func TestJudgeAcceptsOnlyPinsWithTheTipsGoalposts(t *testing.T) {
 			g, err := h.judge(t, c.pin)
 			var stale *StalePinError
 			switch {
-			case c.differs == nil && !c.never:
+			case c.differs == nil && !c.never && !c.moved:
 				if err != nil {
 					t.Fatal(err)
 				}
-				if g.Pin != c.pin || g.Current != h.c4 || g.PinRef != "refs/heads/main" || g.Commit != h.c4 || g.Config.Bench.Threshold != 0.02 {
+				if g.Pin != c.pin || g.Current != h.docs || g.PinRef != "refs/heads/main" || g.Commit != h.docs || g.Config.Bench.Threshold != 0.02 {
 					t.Fatalf("goalposts %+v", g)
 				}
 			case !errors.As(err, &stale) || !errs.Is(err, errs.Policy):
 				t.Fatalf("want a stale-pin refusal, got %v", err)
-			case !reflect.DeepEqual(stale.Differs, c.differs) || stale.Current != h.c4:
-				t.Fatalf("differs %v, want %v; current %s", stale.Differs, c.differs, stale.Current)
-			case !strings.Contains(err.Error(), "re-propose the patch at the current pin") || strings.Contains(err.Error(), "never the current pin") != c.never:
+			case !reflect.DeepEqual(stale.Differs, c.differs) || stale.CodeMoved != c.moved || stale.Current != h.docs:
+				t.Fatalf("differs %v, code moved %v; want %v, %v; current %s", stale.Differs, stale.CodeMoved, c.differs, c.moved, stale.Current)
+			case !strings.Contains(err.Error(), "re-propose the patch at the current pin") || strings.Contains(err.Error(), "never the current pin") != c.never ||
+				strings.Contains(err.Error(), "the target's own code changed") != c.moved:
 				t.Fatalf("message %q", err)
 			}
 		})

@@ -26,12 +26,20 @@ type StalePinError struct {
 	Current string // the current pin, and the ref that names it
 	PinRef  string
 	Differs []string
+	// CodeMoved: the target's own files changed since Pin. A patch is
+	// judged against the code it would land on, so a baseline built at an
+	// older pin would credit the patch with whatever main did since, or
+	// judge it against code main has since fixed.
+	CodeMoved bool
 }
 
 func (e *StalePinError) Error() string {
 	why := fmt.Sprintf("%s was never the current pin (it is not on the first-parent history of %s)", git.Short(e.Pin), e.PinRef)
-	if len(e.Differs) > 0 {
+	switch {
+	case len(e.Differs) > 0:
 		why = fmt.Sprintf("the goalposts changed since %s: %s differ", git.Short(e.Pin), listed(e.Differs, 5))
+	case e.CodeMoved:
+		why = fmt.Sprintf("the target's own code changed since %s, and a patch is judged against the code it would land on", git.Short(e.Pin))
 	}
 	return fmt.Sprintf("refused (%s): target %q is judged at its current pin %s (%s), and %s; re-propose the patch at the current pin %s",
 		ReasonStalePin, e.Target, git.Short(e.Current), e.PinRef, why, git.Short(e.Current))
@@ -72,6 +80,38 @@ func treeOf(st repo.Store, commit string) (repo.Hash, error) {
 		return repo.ZeroHash, errs.Wrap(errs.Failure, err, "cannot read commit %s", git.Short(commit))
 	}
 	return co.Tree, nil
+}
+
+// codeMoved reports whether t's folder differs between commits a and b:
+// the code a patch of t changes and a baseline of t is built from.
+func codeMoved(r *repo.Repo, t *Target, a, b string) (bool, error) {
+	st := r.Store("")
+	ha, err := subtree(st, a, t.Rules().Root)
+	if err != nil {
+		return false, err
+	}
+	hb, err := subtree(st, b, t.Rules().Root)
+	if err != nil {
+		return false, err
+	}
+	return ha != hb, nil
+}
+
+// subtree is the hash of the tree at dir ("." the whole tree) in commit,
+// the zero hash when there is none.
+func subtree(st repo.Store, commit, dir string) (repo.Hash, error) {
+	root, err := treeOf(st, commit)
+	if err != nil || dir == "." {
+		return root, err
+	}
+	e, err := repo.EntryAt(st, root, dir)
+	if errors.Is(err, repo.ErrNoEntry) {
+		return repo.ZeroHash, nil
+	}
+	if err != nil {
+		return repo.ZeroHash, errs.Wrap(errs.Failure, err, "cannot read %s at %s", dir, git.Short(commit))
+	}
+	return e.Hash, nil
 }
 
 // protectedDiff lists the paths under t's protect patterns (gate scripts,

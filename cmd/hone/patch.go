@@ -60,8 +60,9 @@ a/... b/..." diffs are accepted, and a parse error anywhere refuses it whole
 (exit 5). The allowlist and the limits come from hone.toml at the tip of the
 protected base, never from the working tree (hone warns when the two
 differ). The pin is the tip's too: the working tree's hone.toml may name an
-earlier pin only when its hone.toml and protected files equal the current
-pin's; any other pin is refused (exit 3, stale-pin), naming the current pin
+earlier pin only when its hone.toml, protected files and the target's own
+files equal the current pin's (a patch is judged against the code it would
+land on); any other pin is refused (exit 3, stale-pin), naming the current pin
 and what differs, so re-propose there.
 
 An idea is judged once per pin: an attempt (target, hotspot, class,
