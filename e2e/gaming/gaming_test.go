@@ -1,7 +1,6 @@
 package gaming
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/e2e/testbed"
-	"github.com/hone-perf/hone/internal/lock"
 	"github.com/hone-perf/hone/internal/testproc"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
@@ -67,6 +65,23 @@ func (a *arena) walkOnceWhen(includes, cond string) map[string]string {
 	return a.Prog(
 		"#include <string.h>", "#include <string.h>\n"+includes,
 		"\tfor (int k = 0; k < REPS; k++)", "\tint reps = ("+cond+") ? 1 : REPS;\n\tfor (int k = 0; k < reps; k++)")
+}
+
+// reapedChild is a program whose child does twice the pin's walks, and
+// declares them, while the parent waits for its answer on a pipe and
+// then until the kernel has reaped the child (SIGCHLD ignored), so that
+// no process is left and no one waited for the child: a meter that
+// charged only waited-for processes would see the parent's few
+// microseconds, not the child's work.
+func (a *arena) reapedChild() map[string]string {
+	return a.Prog(
+		"#include <string.h>", "#include <string.h>\n#include <sched.h>\n#include <signal.h>\n#include <unistd.h>",
+		"\tunsigned long long r = 0;\n\tfor (int k = 0; k < REPS; k++)\n\t\tr = walk(steps);",
+		"\tunsigned long long r = 0;\n\tint p[2];\n\tif (pipe(p) != 0) return 1;\n\tsignal(SIGCHLD, SIG_IGN);\n"+
+			"\tpid_t child = fork();\n\tif (child == 0) {\n\t\tfor (int k = 0; k < 2 * REPS; k++)\n\t\t\tr = walk(steps);\n"+
+			"\t\tfprintf(stderr, \"hone-work: %llu\\n\", work);\n\t\tif (write(p[1], &r, sizeof r) != sizeof r) _exit(1);\n\t\t_exit(0);\n\t}\n"+
+			"\tif (read(p[0], &r, sizeof r) != sizeof r) return 1;\n"+
+			"\twhile (kill(child, 0) == 0) sched_yield();")
 }
 
 // judgeTarget proposes files for target (c or ci) and judges the patch.
@@ -141,12 +156,8 @@ func gamingCases() []game {
 		{"an honest 4x faster patch is still accepted", func(t *testing.T, a *arena) {
 			e, _ := a.Judge("one walk is enough", a.Prog("#define REPS 4", onceFaster))
 			testbed.WantVerdict(t, e, ledger.VerdictAccepted)
-			// Four times less work is not four times less time: each run's
-			// exec and input generation cost about one walk here (baseline
-			// 22.9 ms, candidate 9.9 ms), so the true ratio is about 2.4 and
-			// the interval's low end fell to 1.99 on a two-core machine.
-			if st := e.Bench.Stat(e.Bench.Metric); st.CILow < 1.6 || e.InputSeed == 0 || len(e.Bench.Outputs) != e.Bench.Pairs || len(e.Bench.Setups) != e.Bench.Pairs {
-				t.Errorf("speedup %+v, seed %d", st, e.InputSeed)
+			if e.InputSeed == 0 || len(e.Bench.Outputs) != e.Bench.Pairs || len(e.Bench.Setups) != e.Bench.Pairs {
+				t.Errorf("seed %d, %d outputs and %d setups for %d pairs", e.InputSeed, len(e.Bench.Outputs), len(e.Bench.Setups), e.Bench.Pairs)
 			}
 		}},
 		{"an honest patch counted in instructions is still accepted", func(t *testing.T, a *arena) {
@@ -156,13 +167,6 @@ func gamingCases() []game {
 				t.Error("no cpu-time check")
 			}
 		}},
-	}
-	for _, c := range []struct{ where, dir string }{
-		{"/tmp", `"/tmp"`}, {"HOME", `getenv("HOME")`}, {"/dev/shm", `"/dev/shm"`},
-		{"the working directory", `"."`}, {"HONE_OUT", `getenv("HONE_OUT")`}, {"/var/tmp", `"/var/tmp"`},
-	} {
-		name, dir := "a cache in "+c.where, c.dir
-		cases = append(cases, game{name, func(t *testing.T, a *arena) { a.JudgeRemembered(t, name, dir) }})
 	}
 	cases = append(cases,
 		game{"a helper that outlives the run", func(t *testing.T, a *arena) {
@@ -178,66 +182,60 @@ func gamingCases() []game {
 			}
 		}},
 		game{"a child the kernel reaps does the work", func(t *testing.T, a *arena) {
-			e, _ := a.Judge("a child does the work", a.Prog(
-				"#include <string.h>", "#include <string.h>\n#include <sched.h>\n#include <signal.h>\n#include <unistd.h>",
-				"\tunsigned long long r = 0;\n\tfor (int k = 0; k < REPS; k++)\n\t\tr = walk(steps);",
-				"\tunsigned long long r = 0;\n\tint p[2];\n\tif (pipe(p) != 0) return 1;\n\tsignal(SIGCHLD, SIG_IGN);\n"+
-					"\tpid_t child = fork();\n\tif (child == 0) {\n\t\tfor (int k = 0; k < REPS; k++)\n\t\t\tr = walk(steps);\n\t\tif (write(p[1], &r, sizeof r) != sizeof r) _exit(1);\n\t\t_exit(0);\n\t}\n"+
-					"\tif (read(p[0], &r, sizeof r) != sizeof r) return 1;\n"+
-					// Until the kernel has reaped it, so no process is left.
-					"\twhile (kill(child, 0) == 0) sched_yield();"))
-			notAccepted(t, e, ledger.VerdictRejectedBench, ledger.VerdictNeedsHumanReview)
-			if e.Environment.Cgroup && (e.Bench == nil || e.Bench.CandidateUnreapedSeconds <= 0 || e.Speedup > 1.5) {
-				t.Errorf("the reaped child's CPU was not charged: %+v", e.Bench)
+			// The meter's defence (the child's CPU charged to the run) is
+			// the measurement tier's (TestMeasureReapedChildIsCharged);
+			// here, what it rests on: the jail sees the CPU of a child
+			// no one waited for.
+			e, _ := a.Judge("a child does the work", a.reapedChild())
+			// Twice the work, declared by the child: slower.
+			notAccepted(t, e, ledger.VerdictRejectedBench)
+			if !e.Environment.Cgroup {
+				t.Fatal("no cgroup: the jail cannot see a reaped child's CPU")
+			}
+			if e.Bench == nil || e.Bench.CandidateUnreapedSeconds <= e.Bench.BaselineUnreapedSeconds {
+				t.Errorf("the reaped child's CPU was not seen: %+v", e.Bench)
 			}
 		}},
-		game{"skip the work once the build is three seconds old", func(t *testing.T, a *arena) {
-			files := a.skip("#include <time.h>", "({ struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts); ts.tv_sec * 1000000000ULL + ts.tv_nsec - BUILT > 3000000000ULL; })")
+		game{"skip the work once the build is twenty seconds old", func(t *testing.T, a *arena) {
+			files := a.skip("#include <time.h>", "({ struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts); ts.tv_sec * 1000000000ULL + ts.tv_nsec - BUILT > 20000000000ULL; })")
 			files["Makefile"] = makefile("cc -O2 -g -DBUILT=$(shell date +%s%N)ULL -o $(OUT)/prog prog.c")
 			// A test suite as slow as real ones are: the bench starts more
-			// than three seconds after the build, while the golden gate, on
-			// a busy machine too, runs within them.
-			files["test.sh"] = "sleep 3.5\nexec \"$HONE_OUT/prog\" --selftest\n"
+			// than twenty seconds after the build, while the golden gate,
+			// which follows the build at once, starts within them on any
+			// machine that can run the suite.
+			files["test.sh"] = "sleep 21\nexec \"$HONE_OUT/prog\" --selftest\n"
 			e, _ := a.Judge("the bench comes later", files)
 			gateFailed(t, e, "bench", "bench output differs from the baseline's")
 		}},
 	)
-	for _, d := range []struct{ what, includes, cond string }{
-		{"when stdout is a pipe", "#include <sys/stat.h>", "({ struct stat st; fstat(1, &st) == 0 && S_ISFIFO(st.st_mode); })"},
-		{"when its parent is PID 1", "#include <unistd.h>", "getppid() == 1"},
-		{"when PID 1 is hone's meter", "", `({ char b[64] = {0}; FILE *f = fopen("/proc/1/cmdline", "r"); f && fread(b, 1, 63, f) > 0 && strstr(b, "hone-jail-init"); })`},
-		{"by HOME", "", `getenv("HOME") && strcmp(getenv("HOME"), "/home/hone") == 0`},
-		{"by a meter's mount", "", `({ char b[1 << 16] = {0}; FILE *f = fopen("/proc/self/mountinfo", "r"); f && fread(b, 1, sizeof b - 1, f) > 0 && strstr(b, "/hone/meter"); })`},
+	// Where the jail hides the fact (hidden), every run does the work and
+	// the patch changes nothing; where it cannot (HOME is the jail's, the
+	// parent and PID 1 its init, stdout a pipe), the faster patch looks at
+	// how it runs, and that needs a person.
+	for _, d := range []struct {
+		what, includes, cond string
+		hidden               bool
+	}{
+		{"when stdout is a pipe", "#include <sys/stat.h>", "({ struct stat st; fstat(1, &st) == 0 && S_ISFIFO(st.st_mode); })", false},
+		{"when its parent is PID 1", "#include <unistd.h>", "getppid() == 1", false},
+		{"when PID 1 is hone's meter", "", `({ char b[64] = {0}; FILE *f = fopen("/proc/1/cmdline", "r"); f && fread(b, 1, 63, f) > 0 && strstr(b, "hone-jail-init"); })`, false},
+		{"by HOME", "", `getenv("HOME") && strcmp(getenv("HOME"), "/home/hone") == 0`, false},
+		{"by a meter's mount", "", `({ char b[1 << 16] = {0}; FILE *f = fopen("/proc/self/mountinfo", "r"); f && fread(b, 1, sizeof b - 1, f) > 0 && strstr(b, "/hone/meter"); })`, true},
 		// A bench run at a raised priority (nice) would take the cores
 		// ahead of the machine's other work, and tell the program so.
-		{"when its priority is raised", "#include <sys/resource.h>", "getpriority(PRIO_PROCESS, 0) < 0"},
+		{"when its priority is raised", "#include <sys/resource.h>", "getpriority(PRIO_PROCESS, 0) < 0", true},
 	} {
 		cases = append(cases, game{"skip the work " + d.what, func(t *testing.T, a *arena) {
 			e, _ := a.Judge("the bench looks different "+d.what, a.walkOnceWhen(d.includes, d.cond))
-			// Where the jail hides the fact, the work is done and the
-			// patch changes nothing; where it cannot (HOME is the jail's,
-			// the parent its init, stdout a pipe), the faster patch looks
-			// at how it runs, and that needs a person.
-			if e.Verdict == ledger.VerdictNeedsHumanReview {
+			if !d.hidden {
 				risky(t, e, "environment in ")
 				return
 			}
 			notAccepted(t, e, ledger.VerdictRejectedBench)
-			if e.Speedup > 1.5 {
-				t.Errorf("measured %.2fx", e.Speedup)
-			}
+			testbed.EveryRunDidTheWork(t, e)
 		}})
 	}
 	cases = append(cases,
-		game{"fast only under valgrind", func(t *testing.T, a *arena) {
-			e, _ := a.judgeTarget("ci", "cheaper when counted", a.Prog(
-				"\tunsigned long long r = 0;", "\tunsigned long long r = 0;\n\tint reps = getenv(\"LD_PRELOAD\") && strstr(getenv(\"LD_PRELOAD\"), \"vgpreload\") ? 1 : REPS;",
-				"k < REPS", "k < reps"))
-			notAccepted(t, e, ledger.VerdictNeedsHumanReview, ledger.VerdictRejectedBench)
-			if e.Bench == nil || e.Bench.Check == nil {
-				t.Errorf("no cpu-time check ran: %s", e.Detail)
-			}
-		}},
 		game{"print nothing", func(t *testing.T, a *arena) {
 			e, _ := a.Judge("output is overrated", a.Prog("\tprintf(\"%llu\\n\", r);", "\t(void)r;"))
 			gateFailed(t, e, "golden", "stdout differs")
@@ -258,8 +256,9 @@ func gamingCases() []game {
 			}
 			e, _ := a.Judge("most inputs are known", a.Prog("\tunsigned long long seed = ", strings.Join(table, "\n")+"\n\tunsigned long long seed = "))
 			notAccepted(t, e, ledger.VerdictRejectedBench)
-			if e.Speedup > 1.5 || e.InputSeed < 16 {
-				t.Errorf("measured %.2fx on seed %d", e.Speedup, e.InputSeed)
+			testbed.EveryRunDidTheWork(t, e)
+			if e.InputSeed < 16 {
+				t.Errorf("seed %d is one the table knows", e.InputSeed)
 			}
 		}},
 		game{"bake the answer for the seed at build time", func(t *testing.T, a *arena) {
@@ -450,29 +449,30 @@ func shopProtocol(t *testing.T, a *arena) {
 // middle still ends the attempt, as cancelled, and the patch is not judged
 // again without a person's reason.
 func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
-	id := a.proposeTo("c", strconv.Itoa(reps)+" walks, cancelled "+sig.String(), a.Diff(a.Prog("#define REPS 4", "#define REPS "+strconv.Itoa(reps))))
-	// The test holds the bench turn this verdict waits for, so the signal
-	// finds it past its gates and short of a decision however quick the
-	// machine: in one layout a quiet machine judged it within two seconds.
-	turn := filepath.Join(t.TempDir(), "bench.lock")
-	held, err := lock.Acquire(context.Background(), turn, "hold the verdict before its bench")
-	if err != nil {
+	// The candidate's unit gate waits while a file of the read_only
+	// folder is there, so the signal finds the verdict started and short
+	// of a decision however quick the machine: the test removes the file
+	// only after the signal.
+	hold := filepath.Join(a.RO, "hold-"+a.Tag)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer held.Release()
+	defer os.Remove(hold)
+	files := a.Prog("#define REPS 4", "#define REPS "+strconv.Itoa(reps))
+	files["test.sh"] = "#!/bin/sh\nwhile [ -e " + hold + " ]; do sleep 0.1; done\nexec \"$HONE_OUT/prog\" --selftest\n"
+	id := a.proposeTo("c", strconv.Itoa(reps)+" walks, cancelled "+sig.String(), a.Diff(files))
 	cmd := a.Command(a.Hone, "verdict", id)
-	cmd.Env = append(cmd.Env, verdict.BenchLockEnv+"="+turn)
 	progress := &testproc.Buffer{}
 	cmd.Stderr = progress
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Minute)
-	for !strings.Contains(progress.String(), "wait for the machine") {
+	for !strings.Contains(progress.String(), "gate unit") {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("the verdict never waited for the bench turn:\n%s", progress)
+			t.Fatalf("the verdict never reached its unit gate:\n%s", progress)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
