@@ -72,7 +72,7 @@ func TestAgentCannotRefuseTheLayoutsByFailingInThem(t *testing.T) {
 // an acceptance measured in a placement the candidate chose.
 func TestAgentCannotForgeTheRelinkMark(t *testing.T) {
 	t.Parallel()
-	w := makeWorkspace(t, twelvePairs)
+	w := makeWorkspace(t)
 	forged := "prog: prog.c\n" +
 		"\t$(CC) -O2 -fno-toplevel-reorder -fno-align-functions -fno-align-loops -fno-align-jumps -fno-align-labels -o $(OUT)/prog.linked prog.c\n" +
 		"\tcp $(OUT)/prog.linked $(OUT)/prog\n" +
