@@ -266,6 +266,7 @@ func (r *runner) candidates(ctx context.Context, fleet *ledger.Fleet) ([]ledger.
 	}
 	if resume {
 		r.releaseStale(ctx, fleet, queued, now)
+		r.warnSharedHost(ctx, fleet)
 	}
 	for _, a := range mine {
 		r.progress("resuming %s, claimed by an earlier run of %s", a.PatchID, r.opts.Name)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
 )
@@ -16,6 +17,10 @@ type Status struct {
 	Waiting []string     `json:"waiting"` // those of them no live claim holds, oldest first
 	Claims  []ClaimView  `json:"claims"`
 	Runners []RunnerView `json:"runners"`
+	// Hosts are the runners by host, placed by their last verdicts.
+	Hosts []HostView `json:"hosts"`
+	// Warnings: runners_share_host for each host with more than one.
+	Warnings []errs.Warning `json:"warnings"`
 }
 
 // ClaimView is one claim: who holds which patch, until when.
@@ -32,6 +37,8 @@ type ClaimView struct {
 // RunnerView is one runner's record.
 type RunnerView struct {
 	ledger.RunnerRecord
+	// Host is where its last verdict was measured; empty before its first.
+	Host string `json:"host,omitempty"`
 }
 
 // GetStatus pulls the ledger from remote and reads its claims and runners.
@@ -73,8 +80,12 @@ func GetStatus(ctx context.Context, ws *workspace.Workspace, remote string) (*St
 	}
 	sort.Slice(st.Claims, func(i, j int) bool { return st.Claims[i].PatchID < st.Claims[j].PatchID })
 	for _, r := range fleet.Runners {
-		st.Runners = append(st.Runners, RunnerView{*r.RunnerRecord})
+		st.Runners = append(st.Runners, RunnerView{RunnerRecord: *r.RunnerRecord, Host: hostOf(ctx, l, r.RunnerRecord)})
 	}
 	sort.Slice(st.Runners, func(i, j int) bool { return st.Runners[i].Runner < st.Runners[j].Runner })
+	st.Hosts, st.Warnings = byHost(st.Runners)
+	if st.Warnings == nil {
+		st.Warnings = []errs.Warning{}
+	}
 	return st, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -136,12 +137,16 @@ func newRunnerStatusCmd(f *factory, runF func(*runnerStatusOptions) error) *cobr
 trusted verdict, and how many of them no live claim holds), every claim
 (patch, runner, class, last heartbeat, lease expiry, live or expired), and
 every runner's record (class, hone version, last heartbeat, the patch it is
-judging, its last verdict).
+judging, its last verdict), and the runners by host: where each one's last
+verdict was measured (a runner with no verdict yet has no host). Two
+runners on one host are warned of (runners_share_host): they take turns to
+measure, so the second adds latency, not throughput.
 
 JSON fields (--json): remote, queue, waiting[] (patch ids), claims[]
 (patch_id, runner, class, renewed, expires, live, error), runners[] (runner,
 class, version, last_heartbeat, judging, last_patch, last_verdict,
-last_verdict_at).`,
+last_verdict_at, host), hosts[] (host, runners[]), warnings[] (code,
+message).`,
 		Example:     `  hone runner status --json`,
 		Annotations: exits(errs.NotFound),
 		Args:        exactArgs(0),
@@ -161,6 +166,7 @@ func runnerStatusRun(ctx context.Context, opts *runnerStatusOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.out.warn(st.Warnings...)
 	return opts.out.print(st, func(w io.Writer) error { return writeRunnerStatus(w, st) })
 }
 
@@ -189,6 +195,15 @@ func writeRunnerStatus(w io.Writer, st *runner.Status) error {
 			judging = "  judging " + r.Judging
 		}
 		fmt.Fprintf(w, "  %s  class %s  hone %s  heartbeat %s%s  %s\n", r.Runner, dash(r.Class), r.Version, r.Heartbeat.Format(time.RFC3339), judging, last)
+	}
+	fmt.Fprintf(w, "hosts: %d\n", len(st.Hosts))
+	placed := 0
+	for _, h := range st.Hosts {
+		fmt.Fprintf(w, "  %s  %s\n", h.Host, strings.Join(h.Runners, ", "))
+		placed += len(h.Runners)
+	}
+	if n := len(st.Runners) - placed; n > 0 {
+		fmt.Fprintf(w, "  (%d runner(s) with no verdict in the ledger yet, so no host)\n", n)
 	}
 	return nil
 }
