@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/verdict"
 )
@@ -175,24 +176,28 @@ func oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean(t *testing.T, w *workspac
 	workGoneIsCaught(t, e)
 }
 
-// TestGoHarnessAttacks judges each patch in one workspace, so that the pin
-// is built once (newWorkspace builds it): the honest gain and the attacks,
-// each a subtest named after it, side by side. Their benches still take
-// the machine's turn one at a time (verdict/turn.go); their candidate
-// builds and gates overlap.
-func TestGoHarnessAttacks(t *testing.T) {
+// harnessCase is a patch judged by the go harness bench, and what its
+// verdict must be.
+type harnessCase struct {
+	name string
+	run  func(*testing.T, *workspace)
+}
+
+var (
+	honestCase     = harnessCase{"HonestTwoFoldGainIsAccepted", honestTwoFoldGainIsAccepted}
+	memoCase       = harnessCase{"AgentCannotMemoAcrossIterations", agentCannotMemoAcrossIterations}
+	regressionCase = harnessCase{"SmallRegressionBesideABigGainIsNotAccepted", smallRegressionBesideABigGainIsNotAccepted}
+	initCase       = harnessCase{"InitCannotLowerItsOwnIterationCount", initCannotLowerItsOwnIterationCount}
+	skipCase       = harnessCase{"BenchmarkCannotSkipItsWorkWhenBenchmarked", benchmarkCannotSkipItsWorkWhenBenchmarked}
+	towardZeroCase = harnessCase{"OneBenchmarkDrivenTowardZeroCannotCarryTheGeomean", oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean}
+)
+
+// judgeAll judges each case's patch in one workspace, so that the pin is
+// built once (newWorkspace builds it), each a subtest named after it, side
+// by side: their candidate builds and gates overlap.
+func judgeAll(t *testing.T, cases ...harnessCase) {
 	w := newWorkspace(t)
-	for _, c := range []struct {
-		name string
-		run  func(*testing.T, *workspace)
-	}{
-		{"HonestTwoFoldGainIsAccepted", honestTwoFoldGainIsAccepted},
-		{"AgentCannotMemoAcrossIterations", agentCannotMemoAcrossIterations},
-		{"SmallRegressionBesideABigGainIsNotAccepted", smallRegressionBesideABigGainIsNotAccepted},
-		{"InitCannotLowerItsOwnIterationCount", initCannotLowerItsOwnIterationCount},
-		{"BenchmarkCannotSkipItsWorkWhenBenchmarked", benchmarkCannotSkipItsWorkWhenBenchmarked},
-		{"OneBenchmarkDrivenTowardZeroCannotCarryTheGeomean", oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean},
-	} {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			sub := *w
@@ -200,4 +205,30 @@ func TestGoHarnessAttacks(t *testing.T) {
 			c.run(t, &sub)
 		})
 	}
+}
+
+// TestGoHarnessAttacks judges the honest gain and every attack on the
+// harness with the test build's work meter: the module declares the
+// rounds it folds, so a patch's runs cost the work they did, at each count
+// hone asks for, and each decision (a loop that stopped scaling, a
+// regression beside a gain, a count the harness lowered) is the same on a
+// busy machine as on an idle one.
+func TestGoHarnessAttacks(t *testing.T) {
+	judgeAll(t, honestCase, memoCase, regressionCase, initCase, skipCase, towardZeroCase)
+}
+
+// TestMeasureGoHarnessAttacks judges again, with the real meter, the
+// honest gain, the regression beside it and the attacks aimed at the
+// meter itself: loops whose work is gone, which the work meter only sees
+// through the work they declare. (The lowered count is caught from the
+// counts the harness reports, whatever the meter.)
+func TestMeasureGoHarnessAttacks(t *testing.T) {
+	tier.Measure(t, "every decision stands several interval widths from the bound it needs: "+
+		"the geometric mean's interval at eight pairs was 4% either way even under two hogs (1.44x [1.39, 1.49]), "+
+		"the honest gain's geometric mean (1.41) is 28% past the 1.1 threshold and Big's 2x within [1.6, 2.5] by 20% each way, "+
+		"Small's 30% regression is 20% past 1/1.1, and a loop whose work is gone is hundreds of times faster "+
+		"than the 20x max_speedup allows or does not scale with its count at all; "+
+		"an A/A benchmark (Small beside the honest gain) is called slower by its threshold as rarely as A/A is accepted, "+
+		"0 in 10,000 in verdict's simulation of the rule")
+	judgeAll(t, honestCase, memoCase, regressionCase, skipCase, towardZeroCase)
 }

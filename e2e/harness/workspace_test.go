@@ -17,6 +17,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/e2e/gowarm"
+	"github.com/hone-perf/hone/internal/tier"
 	"github.com/hone-perf/hone/verdict"
 )
 
@@ -25,6 +26,9 @@ func TestMain(m *testing.M) { e2e.Main(m) }
 // module reads the target's Go module at the pin from testdata/module:
 // two deciding benchmarks, BenchmarkBig about twenty times the cost of
 // BenchmarkSmall, each with a checksum output, and a unit test as the gate.
+// The test binary declares the rounds it folded (hone-work), so that under
+// the test build's work meter a patch's runs cost the work they did: a
+// loop whose work is gone does not scale there either.
 // scripts/harness-crosscheck.sh uses the same module.
 func module(t *testing.T) map[string]string {
 	t.Helper()
@@ -169,6 +173,7 @@ func (w *workspace) command(name string, args ...string) *exec.Cmd {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "TMPDIR=" + w.tmp, "LANG=C", "NO_COLOR=1",
 		"GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
 		"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid", "GIT_CONFIG_NOSYSTEM=1",
+		tier.Env + "=" + os.Getenv(tier.Env),
 	}
 	return cmd
 }
