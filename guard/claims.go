@@ -14,10 +14,12 @@ func checkFleetRefs(ctx context.Context, rc *Receive) ([]Violation, error) {
 
 // fleetNamespaces are the rows `hone hooks install --server` shows for the
 // fleet's refs.
-func fleetNamespaces(*Policy) []Namespace {
+func fleetNamespaces(p *Policy) []Namespace {
 	return []Namespace{
-		{Refs: ledger.InboxRefPrefix + "<writer>/{ledger,notes}", Writer: "each writer (agents, runners, people), its own",
-			Checks: "the ledger branch's and the notes' rules: appends only, entries only, verdicts signed by an allowed signer; never deleted; no path the branch or another inbox holds with other bytes"},
+		{Refs: ledger.InboxRefPrefix + "<writer>/{ledger,notes}", Writer: inboxWriter(p),
+			Checks: "the ledger branch's and the notes' rules: appends only, entries only, verdicts signed by an allowed signer; no path the branch or another inbox holds with other bytes; deleted only with its retirement"},
+		{Refs: ledger.RetiredRefPrefix + "<writer>", Writer: "maintainers: a commit a [guard] maintainers key signed",
+			Checks: "created once, with the deletion of the inbox it retires; never moved or deleted; that inbox is never written again"},
 		{Refs: ledger.ClaimRefPrefix + "<patch-id>", Writer: "runners whose key allowed_signers lists",
 			Checks: "created once by a listed key with a live lease; moved only to a child signed by the same key (heartbeat) or, after expiry, another listed key (takeover); deleted only with a verdict signed by its key"},
 		{Refs: ledger.RunnerRefPrefix + "<runner>", Writer: "that runner",
@@ -47,4 +49,13 @@ func (p *Policy) checkFleet(ctx context.Context, srv *ledger.Server, updates []R
 		vs = append(vs, Violation{Ref: r.Ref, Path: r.Path, Rule: r.Rule})
 	}
 	return vs, nil
+}
+
+// inboxWriter says who writes an inbox under this policy.
+func inboxWriter(p *Policy) string {
+	w := "its writer: a runner's inbox (its tip signed by a listed key) only by that key"
+	if v := p.base.Config.Guard.Pusher; v != "" {
+		return w + "; any other only by the identity the server authenticated in $" + v + " when it was first written"
+	}
+	return w + "; any other by anyone with push access ([guard] pusher unset)"
 }

@@ -52,7 +52,7 @@ type ReceiveCheck func(ctx context.Context, rc *Receive) ([]Violation, error)
 // before checkProposals and checkPatchRefs, which need every proposal the
 // push brings, however it brings them.
 var receiveChecks = []ReceiveCheck{
-	checkAgentRefs, checkBaseRefs, checkShadowing, checkLedgerRefs,
+	checkAgentRefs, checkBaseRefs, checkShadowing, checkHoneRefs, checkLedgerRefs,
 	checkFleetRefs,
 	checkProposals, checkPatchRefs,
 }
@@ -71,12 +71,21 @@ func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Viola
 		return nil, err
 	}
 	cfg := p.base.Config
-	srv := &ledger.Server{Dir: p.repo.Dir(), Branch: "refs/heads/" + cfg.Ledger.Branch, NotesRef: cfg.Ledger.NotesRef, Trust: trust}
+	pushers, err := p.pushers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srv := &ledger.Server{Dir: p.repo.Dir(), Branch: "refs/heads/" + cfg.Ledger.Branch, NotesRef: cfg.Ledger.NotesRef, Trust: trust, Pushers: pushers}
 	if err := srv.Open(ctx); err != nil {
 		return nil, err
 	}
 	defer srv.Close()
 	rc := &Receive{Policy: p, Updates: updates, Server: srv, Proposed: map[string]ledger.Proposed{}}
+	retiring, vs, err := rc.retirements(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srv.Retiring = retiring
 	if h, ok, err := p.repo.Refs().Read(srv.Branch); err == nil && ok {
 		rc.LedgerOld, rc.LedgerTip = h, h
 	}
@@ -85,7 +94,6 @@ func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Viola
 			rc.LedgerTip = hashOf(u.New)
 		}
 	}
-	var vs []Violation
 	for _, check := range receiveChecks {
 		found, err := check(ctx, rc)
 		if err != nil {

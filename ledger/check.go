@@ -24,6 +24,12 @@ type Server struct {
 	Branch   string // the ledger branch, e.g. refs/heads/hone/ledger
 	NotesRef string
 	Trust    *Trust
+	// Pushers is whom the server authenticated for this push (nil: no
+	// one; inboxes are then bound by runners' keys only).
+	Pushers *Pushers
+	// Retiring are the writer ids whose inboxes this push deletes with a
+	// maintainer's retirement, which the caller checked.
+	Retiring map[string]bool
 
 	cat *git.CatFile
 	src reader

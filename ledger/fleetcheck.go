@@ -33,7 +33,9 @@ type fleetCheck struct {
 // (ledger/FORMAT.md, "Runner fleet"), s.Branch and s.NotesRef being the
 // server's ledger refs:
 //   - a writer's inbox refs are held to the ledger branch's and the notes'
-//     rules (appends only, verdicts signed by an allowed signer);
+//     rules (appends only, verdicts signed by an allowed signer), and to
+//     their writer: a runner's key, or the identity the server
+//     authenticated (see bound);
 //   - a claim is created only by an allowed signer (any signer without
 //     allowed_signers), renewed only by the one who holds it, taken over
 //     only once its lease expired, always by a commit whose parent is the
@@ -96,10 +98,13 @@ func (fc *fleetCheck) refuse(ref, format string, args ...any) {
 
 // inbox holds an inbox ref to the rules of the ref it copies.
 func (fc *fleetCheck) inbox(ctx context.Context, u Update) (map[string]Proposed, error) {
-	_, what, ok := ParseInboxRef(u.Ref)
+	writer, what, ok := ParseInboxRef(u.Ref)
 	if !ok {
 		fc.refuse(u.Ref, "an inbox holds only <writer-id>/ledger and <writer-id>/notes")
 		return nil, nil
+	}
+	if ok, err := fc.bound(ctx, u, writer, what); err != nil || !ok {
+		return nil, err
 	}
 	sub := *fc.s
 	if what == "notes" {

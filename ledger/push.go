@@ -183,12 +183,33 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 	must := map[string]bool{} // refs whose refusal is a lost race; the others are offers
 	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
 	pairs := []struct{ local, inbox string }{{branch, InboxLedgerRef(wid)}, {notes, InboxNotesRef(wid)}}
+	inboxMoves := false
 	for _, p := range pairs {
 		h, ok, err := l.refs.Read(p.local)
 		if err != nil {
 			return nil, true, err
 		}
-		if st := refState(h, ok, theirs[p.inbox], theirs[p.inbox] != plumbing.ZeroHash); st == "created" || st == "updated" {
+		// The inbox carries what the remote's branch lacks: a ledger the
+		// branch already holds has nothing to deliver (and may be another
+		// writer's commit, which a runner's inbox would not take), and the
+		// notes go with the ledger (a runner's inbox takes its notes only
+		// with a ledger its key signed), else in the offer below.
+		deliver := true
+		if p.local == branch && ok {
+			if rb, had := theirs[branch]; had {
+				held, err := l.isAncestor(ctx, h, rb)
+				if err != nil {
+					return nil, true, err
+				}
+				deliver = !held
+			}
+		} else if p.local != branch {
+			deliver = inboxMoves
+		}
+		if st := refState(h, ok, theirs[p.inbox], theirs[p.inbox] != plumbing.ZeroHash); deliver && (st == "created" || st == "updated") {
+			if p.local == branch {
+				inboxMoves = true
+			}
 			specs = append(specs, h.String()+":"+p.inbox)
 			must[p.inbox] = true
 			if p.local == branch {

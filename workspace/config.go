@@ -171,6 +171,15 @@ type GuardConfig struct {
 	// holds at a time; the rest wait until those are judged. Zero after
 	// parsing means DefaultMaxQueued.
 	MaxQueued int `toml:"max_queued" json:"max_queued"`
+	// Pusher names the environment variable in which the server tells its
+	// pre-receive hook whom it authenticated: GL_USERNAME (GitLab),
+	// GITEA_PUSHER_NAME (Gitea, Forgejo), or one an authorized_keys line
+	// sets for plain SSH (environment="HONE_PUSHER=alice", with sshd's
+	// PermitUserEnvironment). With it, each agent's inbox is bound to the
+	// identity that first pushed it, and a push whose variable is empty
+	// may not write an inbox. Empty: inboxes are bound only by runners'
+	// keys.
+	Pusher string `toml:"pusher" json:"pusher,omitempty"`
 }
 
 // DefaultMaxQueued is [guard] max_queued when hone.toml sets none: enough

@@ -161,6 +161,9 @@ func (p *parser) validate(c *Config) error {
 	if f := c.Guard.Maintainers; f != "" && !cleanRelative(f) {
 		return p.errf(keyPath{"guard", "maintainers"}, "%q must be a clean path relative to the repository's top level", f)
 	}
+	if v := c.Guard.Pusher; v != "" && !envName.MatchString(v) {
+		return p.errf(keyPath{"guard", "pusher"}, "%q must name an environment variable, such as GL_USERNAME", v)
+	}
 	switch {
 	case c.Guard.MaxQueued < 0:
 		return p.errf(keyPath{"guard", "max_queued"}, "must be at least 1, not %d", c.Guard.MaxQueued)
@@ -485,3 +488,6 @@ func CheckTargetPath(p string) error {
 func cleanRelative(f string) bool {
 	return !path.IsAbs(f) && path.Clean(f) == f && f != "." && !strings.HasPrefix(f, "../") && !strings.Contains(f, "\\")
 }
+
+// envName is the shape of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -215,6 +215,11 @@ func guardPreReceiveRun(ctx context.Context, opts *guardHookOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(vs) == 0 {
+		if err := p.BindWriters(ctx, updates); err != nil {
+			return err
+		}
+	}
 	return reportViolations(&opts.out, vs)
 }
 

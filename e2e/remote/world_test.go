@@ -31,6 +31,11 @@ type world struct {
 	hone   string
 	server string
 	keys   map[string]string // name -> private key file
+	// pusher is whom the server authenticated, as a forge tells its hook
+	// (HONE_PUSHER, which [guard] pusher names where a test sets it; the
+	// local transport runs the hook with the pushing command's
+	// environment); "" for none.
+	pusher string
 }
 
 const honeToml = `[ledger]
@@ -67,6 +72,12 @@ const progC = "#include <stdio.h>\n#include <unistd.h>\nint main(void) { puts(\"
 // (tagged v1 too) and installs the hook with `hone hooks install --server`.
 func newWorld(t *testing.T, pin string, maxQueued int) *world {
 	t.Helper()
+	return newWorldWith(t, pin, maxQueued, "")
+}
+
+// newWorldWith is newWorld with guard's lines added to [guard].
+func newWorldWith(t *testing.T, pin string, maxQueued int, guard string) *world {
+	t.Helper()
 	for _, tool := range []string{"cc", "ssh-keygen", "bwrap"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s", tool)
@@ -86,7 +97,7 @@ func newWorld(t *testing.T, pin string, maxQueued int) *world {
 	w.must(w.dir, "git", "init", "-q", "--bare", "-b", "main", w.server)
 	w.must(w.dir, "git", "init", "-q", "-b", "main", seed)
 	w.write(seed, map[string]string{
-		"hone.toml":               fmt.Sprintf(honeToml, maxQueued, pin),
+		"hone.toml":               strings.Replace(fmt.Sprintf(honeToml, maxQueued, pin), "[guard]\n", "[guard]\n"+guard, 1),
 		".hone/allowed_signers":   "runner@ci " + w.pub("runner"),
 		".hone/maintainers":       "maintainer@example " + w.pub("maintainer"),
 		"targets/c/prog.c":        progC,
@@ -141,6 +152,9 @@ func (w *world) run(dir string, args ...string) (string, string, int) {
 	cmd.Env = []string{"PATH=" + filepath.Dir(w.hone) + ":" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(),
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C", "NO_COLOR=1",
 		"GIT_AUTHOR_NAME=someone", "GIT_AUTHOR_EMAIL=someone@example", "GIT_COMMITTER_NAME=someone", "GIT_COMMITTER_EMAIL=someone@example"}
+	if w.pusher != "" {
+		cmd.Env = append(cmd.Env, "HONE_PUSHER="+w.pusher)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
