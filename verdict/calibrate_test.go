@@ -19,10 +19,11 @@ import (
 // here they are counted and reported.
 func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
 	t.Parallel()
-	// Four layouts: the layout-shift sessions are part of the subject.
+	// Four layouts: the layout-shift sessions are part of the subject. One
+	// look of five pairs a session: what the sessions decide is not.
 	f := newFixture(t, "ctarget", "c", fourLayouts(cToml))
 	var sessions int
-	c, err := Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 1, Inject: []float64{0.5}, Progress: func(p Progress) {
+	c, err := Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 1, Inject: []float64{0.5}, MaxPairs: 5, Progress: func(p Progress) {
 		sessions = max(sessions, p.Session)
 	}})
 	if err != nil {

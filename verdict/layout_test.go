@@ -162,7 +162,7 @@ func TestPlaceKeepsTheRunAndTakesTheLayoutsBuild(t *testing.T) {
 // measured pairs to finish that round, some layout would weigh a pair
 // more than another in the speedup (8 pairs over 4 layouts came out as
 // 2, 1, 3 and 2).
-func TestMeasuredPairsSpreadEvenlyOverTheLayouts(t *testing.T) {
+func TestLayoutsShareTheMeasuredPairsEvenly(t *testing.T) {
 	for seed := range uint64(32) {
 		ls := &layoutSet{specs: [2][]jail.Spec{make([]jail.Spec, 4), make([]jail.Spec, 4)}, rng: rand.New(rand.NewPCG(seed, 0x7061697273))}
 		ls.next() // the warm-up pair

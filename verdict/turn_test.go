@@ -148,7 +148,7 @@ func TestACalibrationWaitsForTheMachineOnce(t *testing.T) {
 	var c *CalibrationEntry
 	go func() {
 		var err error
-		c, err = Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 1, Inject: []float64{0.5}, Progress: func(p Progress) {
+		c, err = Calibrate(context.Background(), f.ws, "c", CalibrationOptions{Sessions: 1, Inject: []float64{0.5}, MaxPairs: 5, Progress: func(p Progress) {
 			mu.Lock()
 			defer mu.Unlock()
 			switch p.Phase {
