@@ -55,6 +55,7 @@ type repo struct {
 }
 
 func newRepo(t *testing.T) *repo {
+	tier.Jail(t)
 	r := &repo{t: t, dir: t.TempDir()}
 	r.write("hone.toml", config)
 	r.write("targets/s/prog.sh", prog)
