@@ -24,7 +24,10 @@ func TestVerdictKilledMidwayIsSweptLater(t *testing.T) {
 	runs := filepath.Join(a.Repo, ".git", "hone", "runs")
 	kill := func(hypothesis, reps string) string {
 		t.Helper()
-		id := a.Propose(hypothesis, a.Prog("#define REPS 4", "#define REPS "+reps))
+		// Held in its unit gate, past the build, until it is killed.
+		files := a.Prog("#define REPS 4", "#define REPS "+reps)
+		defer a.Hold(files)()
+		id := a.Propose(hypothesis, files)
 		cmd := a.Command(a.Hone, "verdict", id)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

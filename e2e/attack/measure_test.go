@@ -13,7 +13,7 @@ import (
 // quarter of the work is still accepted.
 func TestMeasureHonestPatchIsAcceptedInTheAttackArena(t *testing.T) {
 	tier.Measure(t, "the candidate does a quarter of the pin's walks and nothing else, so every pair's ratio is "+
-		"about 3.5; the paired signed-rank interval clears 1.02 once the pairs agree, and to keep it from doing so "+
+		"about 3.4; the paired signed-rank interval clears 1.02 once the pairs agree, and to keep it from doing so "+
 		"within 8 pairs noise would have to more than triple the candidate's figure against its baseline's in several "+
 		"pairs, where a pair varies by a few percent on an idle machine")
 	t.Parallel()

@@ -449,17 +449,10 @@ func shopProtocol(t *testing.T, a *arena) {
 // middle still ends the attempt, as cancelled, and the patch is not judged
 // again without a person's reason.
 func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
-	// The candidate's unit gate waits while a file of the read_only
-	// folder is there, so the signal finds the verdict started and short
-	// of a decision however quick the machine: the test removes the file
-	// only after the signal.
-	hold := filepath.Join(a.RO, "hold-"+a.Tag)
-	if err := os.WriteFile(hold, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(hold)
+	// Held in its unit gate, the verdict is started and short of a
+	// decision when the signal comes, however quick the machine.
 	files := a.Prog("#define REPS 4", "#define REPS "+strconv.Itoa(reps))
-	files["test.sh"] = "#!/bin/sh\nwhile [ -e " + hold + " ]; do sleep 0.1; done\nexec \"$HONE_OUT/prog\" --selftest\n"
+	defer a.Hold(files)()
 	id := a.proposeTo("c", strconv.Itoa(reps)+" walks, cancelled "+sig.String(), a.Diff(files))
 	cmd := a.Command(a.Hone, "verdict", id)
 	progress := &testproc.Buffer{}

@@ -15,10 +15,10 @@ import (
 
 // honestChance is why an honest patch fails the measurement tier less
 // than once in a thousand runs.
-const honestChance = "the candidate does a quarter of the pin's walks, so every pair's ratio is about 2.4 " +
-	"(a run's start and input cost about one walk); the paired signed-rank interval clears 1.02 once the pairs agree, " +
-	"and to keep it from doing so within 8 pairs noise would have to more than double the candidate's figure against " +
-	"its baseline's in several pairs, where a pair varies by a few percent on an idle machine"
+const honestChance = "the candidate does a quarter of the pin's walks, so every pair's ratio is about 3.4 in " +
+	"cpu-time and 3.9 in instructions; the paired signed-rank interval clears 1.02 once the pairs agree, and to keep " +
+	"it from doing so within 8 pairs noise would have to triple the candidate's figure against its baseline's in " +
+	"several pairs, where a pair varies by a few percent on an idle machine (valgrind's counts not at all)"
 
 func TestMeasureHonestPatchesAreAccepted(t *testing.T) {
 	tier.Measure(t, honestChance)

@@ -12,7 +12,7 @@ import (
 // is still accepted.
 func TestMeasureHonestFasterPatchIsAcceptedUnderTheFilter(t *testing.T) {
 	tier.Measure(t, "the candidate does a quarter of the pin's walks, each a few milliseconds, so every pair's ratio is "+
-		"about 3; the paired signed-rank interval clears 1.02 once the pairs agree, and to keep it from doing so within "+
+		"about 3.7; the paired signed-rank interval clears 1.02 once the pairs agree, and to keep it from doing so within "+
 		"8 pairs noise would have to triple the candidate's figure against its baseline's in several pairs, where a "+
 		"pair varies by a few percent on an idle machine")
 	t.Parallel()

@@ -533,6 +533,21 @@ func (a *Arena) Gate(script string) map[string]string {
 	}
 }
 
+// Hold makes the unit gate of files (a patch's, from Prog) wait while a
+// file of the read_only folder is there, and returns what removes it: a
+// verdict of the patch then stays started and undecided, past its build,
+// however quick the machine, until the test has done what it needs there
+// (signal the verdict, kill it).
+func (a *Arena) Hold(files map[string]string) (release func()) {
+	a.T.Helper()
+	hold := filepath.Join(a.RO, "hold-"+a.Tag)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		a.T.Fatal(err)
+	}
+	files["test.sh"] = "#!/bin/sh\nwhile [ -e " + hold + " ]; do sleep 0.1; done\nexec \"$HONE_OUT/prog\" --selftest\n"
+	return func() { os.Remove(hold) }
+}
+
 // Build adds recipe lines to the build.
 func (a *Arena) Build(lines ...string) map[string]string {
 	recipe := "$(OUT)/prog: prog.c\n\tcc -O2 -o $(OUT)/prog prog.c\n"
