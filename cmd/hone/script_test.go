@@ -19,6 +19,7 @@ import (
 	"github.com/hone-perf/hone/internal/e2e"
 	"github.com/hone-perf/hone/internal/e2e/gowarm"
 	"github.com/hone-perf/hone/internal/reexec"
+	"github.com/hone-perf/hone/internal/testbuild"
 )
 
 func TestMain(m *testing.M) {
@@ -54,10 +55,24 @@ const unitTierEnv = "HONE_TEST_UNIT_TIER"
 // TestScripts runs every testdata/script/*.txtar scenario against the real
 // hone binary and real git repositories in temp dirs. Each script starts in an
 // empty $WORK with a git identity set; `hone` runs the binary under test.
+//
+// Their verdicts are decided by the work the fixture programs declare, so
+// outside the unit tier (-short, where no script reaches a jail) the test
+// binary, which is the hone they run, must carry the work meter.
 func TestScripts(t *testing.T) {
+	if !testing.Short() && !testbuild.WorkMeter {
+		t.Fatalf("the scripts' verdicts are decided by declared work, not the clock: run them with -tags %s (bash scripts/test.sh), or with -short for the unit tier", testbuild.Tag)
+	}
+	p := scriptParams(t, nil)
+	p.Dir = "testdata/script"
+	testscript.Run(t, p)
+}
+
+// scriptParams are the scripts' commands and environment; extra holds more
+// variables for every script.
+func scriptParams(t *testing.T, extra map[string]string) testscript.Params {
 	goEnv := goToolEnv(t)
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	return testscript.Params{
 		RequireExplicitExec: true,
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "jsonkeys": cmdJSONKeys, "warmgocache": cmdWarmGoCache},
 		Setup: func(env *testscript.Env) error {
@@ -79,9 +94,12 @@ func TestScripts(t *testing.T) {
 			for k, v := range goEnv {
 				env.Setenv(k, v)
 			}
+			for k, v := range extra {
+				env.Setenv(k, v)
+			}
 			return os.MkdirAll(env.WorkDir+"/.home", 0o755)
 		},
-	})
+	}
 }
 
 // goToolEnv pins the go command's caches to the ones this test run uses.
