@@ -31,6 +31,20 @@ func TestMeasureCommentOnlyIsNoChangeInTheInstructionsTier(t *testing.T) {
 	}
 }
 
+// The real meter's honest control: a patch that walks a quarter of the
+// steps is accepted on the clock, and the entry is the real meter's.
+func TestMeasureMuchFasterIsAcceptedOnTheClock(t *testing.T) {
+	tier.Measure(t, "a quarter of the walks costs the sample 2.5 to 3.3 times less CPU time (20.4 ms against 8.1 ms on a two-core machine, "+
+		"3.31x [3.19, 3.45] beside other suites), so a pair shows no speedup only if one of its runs is slowed 2.5 times against the "+
+		"other: the 10-pair look sees every pair faster and its interval's low end far above 1.02")
+	f := newFixture(t, "ctarget", "c", cToml)
+	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 1")}), Options{})
+	f.want(e, ledger.VerdictAccepted, ReasonImproved)
+	if e.HasFlag(ledger.FlagTestMeter) {
+		t.Errorf("flags %v: not the real meter's entry", e.Flags)
+	}
+}
+
 // Calibration on the sample target: two builds of the pin compared with
 // each other are never accepted, and a candidate made 50% slower by
 // injected work is caught in every session.
