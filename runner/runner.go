@@ -97,13 +97,10 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options) ([]Judgemen
 			return out, err
 		}
 		failed = err
-		if err != nil {
-			r.progress("%s; trying again in %s", errs.ClipTo(err.Error(), 400), opts.Poll)
-		}
 		if opts.Once && (worked || opts.Idle <= 0) {
 			return out, failed
 		}
-		if worked {
+		if worked && err == nil {
 			continue
 		}
 		if opts.Idle > 0 && time.Since(idleSince) >= opts.Idle {
@@ -113,6 +110,11 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options) ([]Judgemen
 		wait := opts.Poll
 		if opts.Idle > 0 {
 			wait = min(wait, max(opts.Idle-time.Since(idleSince), time.Millisecond))
+		}
+		if err != nil {
+			// A round that failed waits a poll too, even one that worked:
+			// a failure that recurs must not spin against the remote.
+			r.progress("%s; trying again in %s", errs.ClipTo(err.Error(), 400), wait.Round(time.Millisecond))
 		}
 		select {
 		case <-ctx.Done():
@@ -407,7 +409,12 @@ func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgeme
 		// next runner.
 		j.Error = "stopped before a verdict; the proposal is back in the queue"
 		r.progress("judge %s: stopped before a verdict; releasing its claim", a.PatchID)
-		return j, r.stop(ctx, a.PatchID, cl)
+		if err := r.stop(ctx, a.PatchID, cl); err != nil {
+			// The loop ends with the stop whatever this says: tell it here.
+			r.progress("release %s: %v", a.PatchID, err)
+			return j, err
+		}
+		return j, nil
 	}
 	if err != nil {
 		// Nothing recorded (the proposal cannot be judged here): end the
