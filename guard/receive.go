@@ -75,7 +75,7 @@ func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Viola
 	if err != nil {
 		return nil, err
 	}
-	srv := &ledger.Server{Dir: p.repo.Dir(), Branch: "refs/heads/" + cfg.Ledger.Branch, NotesRef: cfg.Ledger.NotesRef, Trust: trust, Pushers: pushers}
+	srv := &ledger.Server{Dir: p.repo.Dir(), Branch: "refs/heads/" + cfg.Ledger.Branch, NotesRef: cfg.Ledger.NotesRef, Trust: trust, Pushers: pushers, Repository: cfg.Runner.Repository}
 	if err := srv.Open(ctx); err != nil {
 		return nil, err
 	}

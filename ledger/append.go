@@ -104,6 +104,9 @@ func (l *Ledger) Append(ctx context.Context, rec Record, att ...Attachment) (*St
 			c.Commit = h.String()
 		}
 	}
+	if (c.Kind == KindVerdict || c.Kind == KindStarted) && c.Repository == "" {
+		c.Repository = l.ws.Config.Runner.Repository
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}

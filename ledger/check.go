@@ -27,6 +27,9 @@ type Server struct {
 	// Pushers is whom the server authenticated for this push (nil: no
 	// one; inboxes are then bound by runners' keys only).
 	Pushers *Pushers
+	// Repository is the identity the protected base names ([runner]
+	// repository), or "".
+	Repository string
 	// Retiring are the writer ids whose inboxes this push deletes with a
 	// maintainer's retirement, which the caller checked.
 	Retiring map[string]bool

@@ -33,6 +33,10 @@ type Claim struct {
 	Pin     string    `toml:"pin" json:"pin"`
 	Renewed time.Time `toml:"renewed" json:"renewed"` // the last heartbeat
 	Expires time.Time `toml:"expires" json:"expires"` // the lease's end
+	// Repository is the identity ([runner] repository) of the repository
+	// the claim was made for; a server whose base names one takes no
+	// other.
+	Repository string `toml:"repository,omitempty" json:"repository,omitempty"`
 }
 
 // Live reports whether the lease still runs at now.
@@ -84,6 +88,9 @@ func parseTOMLMessage(subject, msg string, v any) error {
 // it renews or takes over (zero for a new claim), so the ref only ever
 // moves forward.
 func (l *Ledger) WriteClaim(ctx context.Context, c *Claim, parent plumbing.Hash) (plumbing.Hash, error) {
+	if c.Repository == "" {
+		c.Repository = l.ws.Config.Runner.Repository
+	}
 	return l.writeRecord(ctx, claimSubject+c.Patch, c, parent)
 }
 

@@ -106,6 +106,9 @@ type Common struct {
 	// RunnerClass is the label of the runner that judged a verdict
 	// (`hone runner --class`); empty for a verdict judged in a workspace.
 	RunnerClass string `toml:"runner_class,omitempty" json:"runner_class,omitempty"`
+	// Repository is, on verdict and started entries, the identity
+	// ([runner] repository) of the repository they were judged for.
+	Repository string `toml:"repository,omitempty" json:"repository,omitempty"`
 }
 
 // Flags a verdict may carry. Names are only ever added.

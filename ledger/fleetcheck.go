@@ -172,6 +172,10 @@ func (fc *fleetCheck) claim(ctx context.Context, u Update) error {
 		fc.refuse(u.Ref, "claim %s is signed by no key %s lists; only runners holding a listed key claim patches", git.Short(u.New.String()), fc.s.Trust.File)
 		return nil
 	}
+	if r := fc.s.Repository; r != "" && c.Repository != r {
+		fc.refuse(u.Ref, "claim %s is for repository %q; this server is %q ([runner] repository at its protected base)", git.Short(u.New.String()), c.Repository, r)
+		return nil
+	}
 	// A runner that cannot judge a patch gives it up by renewing its claim
 	// with a lease that ends when renewed: that claim has ended before it
 	// arrives, and only its holder may push it (below).
@@ -258,9 +262,9 @@ func (fc *fleetCheck) runnerRecord(u Update) error {
 
 // newVerdict is a verdict entry a push brings to the server.
 type newVerdict struct {
-	path, patch, word string
-	rejudge           bool
-	commit            plumbing.Hash
+	path, patch, word, repository string
+	rejudge                       bool
+	commit                        plumbing.Hash
 }
 
 // verdicts applies the verdict rules to what the ledger updates bring: the
@@ -287,6 +291,16 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 		if held {
 			if err := fc.heldVerdict(v, cur, released[v.patch]); err != nil {
 				return err
+			}
+		}
+		if r := fc.s.Repository; r != "" && !v.rejudge {
+			switch {
+			case v.repository != r:
+				fc.refuse(ref, "verdict %s was judged for repository %q; this server is %q ([runner] repository at its protected base)", v.path, v.repository, r)
+				continue
+			case !held:
+				fc.refuse(ref, "verdict %s comes with the release of no claim on this server; with [runner] repository = %q a verdict is taken only from the runner that claimed its patch here, so one judged on another server is a replay (hone runner claims first)", v.path, r)
+				continue
 			}
 		}
 		if v.rejudge {
@@ -432,14 +446,15 @@ func (fc *fleetCheck) newVerdicts(ctx context.Context, ups []Update) ([]newVerdi
 					return nil, err
 				}
 				var v struct {
-					PatchID  string `toml:"patch_id"`
-					Verdict  string `toml:"verdict"`
-					Rejudges string `toml:"rejudges"`
+					PatchID    string `toml:"patch_id"`
+					Verdict    string `toml:"verdict"`
+					Rejudges   string `toml:"rejudges"`
+					Repository string `toml:"repository"`
 				}
 				if _, err := toml.Decode(string(raw), &v); err != nil {
 					continue // CheckBranch refuses it
 				}
-				out = append(out, newVerdict{path: f.path, patch: v.PatchID, word: v.Verdict, rejudge: v.Rejudges != "", commit: c.hash})
+				out = append(out, newVerdict{path: f.path, patch: v.PatchID, word: v.Verdict, repository: v.Repository, rejudge: v.Rejudges != "", commit: c.hash})
 			}
 		}
 	}

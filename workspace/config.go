@@ -46,6 +46,12 @@ func (c *Config) Errorf(key []string, format string, args ...any) error {
 type RunnerConfig struct {
 	Remote string   `toml:"remote" json:"remote,omitempty"`
 	Wait   Duration `toml:"wait" json:"wait"`
+	// Repository is this repository's identity, read at the protected
+	// base: claims and runners' verdict entries record it, and a server
+	// whose base names one takes a verdict only with the release of a
+	// claim created on it, so a verdict judged for another repository (a
+	// fork with the same main and the same runner key) is never taken.
+	Repository string `toml:"repository" json:"repository,omitempty"`
 }
 
 type LedgerConfig struct {

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { e2e.Main(m) }
 // world is one deployment: a bare server with hone's pre-receive hook, the
 // keys of a maintainer, a runner and two agents, and clones.
 type world struct {
-	t      *testing.T
+	t      tb
 	dir    string
 	hone   string
 	server string
@@ -36,6 +36,8 @@ type world struct {
 	// local transport runs the hook with the pushing command's
 	// environment); "" for none.
 	pusher string
+	// tail is appended to hone.toml by seed: tables of a test's own.
+	tail string
 }
 
 const honeToml = `[ledger]
@@ -75,8 +77,24 @@ func newWorld(t *testing.T, pin string, maxQueued int) *world {
 	return newWorldWith(t, pin, maxQueued, "")
 }
 
+// tb is what a world needs of its test: a *testing.T, or a *rapid.T for
+// the property test's worlds.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // newWorldWith is newWorld with guard's lines added to [guard].
 func newWorldWith(t *testing.T, pin string, maxQueued int, guard string) *world {
+	t.Helper()
+	w := newKeys(t)
+	w.seed(pin, maxQueued, guard)
+	return w
+}
+
+// newKeys is a world without a server yet: the hone binary and the keys.
+func newKeys(t *testing.T) *world {
 	t.Helper()
 	for _, tool := range []string{"cc", "ssh-keygen", "bwrap"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -92,12 +110,22 @@ func newWorldWith(t *testing.T, pin string, maxQueued int, guard string) *world 
 		w.must(w.dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", k)
 		w.keys[name] = k
 	}
+	return w
+}
+
+// seed makes the world's server: a bare repository whose main holds
+// hone.toml (guard's lines added to [guard]) pinning target c to pin
+// (tagged v1 too), with hone's pre-receive installed by `hone hooks
+// install --server`.
+func (w *world) seed(pin string, maxQueued int, guard string) {
+	t := w.t
+	t.Helper()
 	w.server = filepath.Join(w.dir, "server.git")
 	seed := filepath.Join(w.dir, "seed")
 	w.must(w.dir, "git", "init", "-q", "--bare", "-b", "main", w.server)
 	w.must(w.dir, "git", "init", "-q", "-b", "main", seed)
 	w.write(seed, map[string]string{
-		"hone.toml":               strings.Replace(fmt.Sprintf(honeToml, maxQueued, pin), "[guard]\n", "[guard]\n"+guard, 1),
+		"hone.toml":               strings.Replace(fmt.Sprintf(honeToml, maxQueued, pin), "[guard]\n", "[guard]\n"+guard, 1) + w.tail,
 		".hone/allowed_signers":   "runner@ci " + w.pub("runner"),
 		".hone/maintainers":       "maintainer@example " + w.pub("maintainer"),
 		"targets/c/prog.c":        progC,
@@ -111,7 +139,6 @@ func newWorldWith(t *testing.T, pin string, maxQueued int, guard string) *world 
 	if !strings.Contains(out, "refs/heads/main") {
 		t.Fatalf("hooks install --server does not say who guards main:\n%s", out)
 	}
-	return w
 }
 
 func (w *world) pub(name string) string {

@@ -1,0 +1,60 @@
+package remote
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The attack of issue 44: two servers with the same main (a fork) list one
+// runner key. The agent proposes on A, A's runner judges it, and the agent
+// pushes A's ledger, notes and patch ref to B with plain git, so that B
+// would list a verdict its runner never judged: a free re-roll per fork.
+// main names the repository ([runner] repository), and a server whose base
+// names one takes a verdict only with the release of a claim created on it:
+// B refuses the replay, and B's own runner still judges the proposal.
+func TestAVerdictJudgedOnAForkIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newKeys(t)
+	w.tail = "\n[runner]\nrepository = \"example.org/c\"\n"
+	w.seed("main", 5, "")
+	a := w.server
+	b := filepath.Join(w.dir, "fork.git")
+	w.must(w.dir, "git", "clone", "-q", "--bare", "--no-local", a, b)
+	w.must(b, "hone", "hooks", "install", "--server")
+
+	agent := w.clone("agent", "agent")
+	id := w.propose(agent, `puts("2");`, "print two")
+	w.must(agent, "hone", "ledger", "push")
+	runner := w.clone("runner", "runner")
+	if out := w.must(runner, "hone", "runner", "--once", "--name", "runner0"); !strings.Contains(out, id) {
+		t.Fatalf("A's runner did not judge %s:\n%s", id, out)
+	}
+	w.must(agent, "hone", "ledger", "pull")
+	if out := w.must(agent, "git", "show", "refs/heads/hone/ledger:"+func() string { p, _ := w.entry(agent, "verdict", id); return p }()); !strings.Contains(out, `repository = "example.org/c"`) {
+		t.Fatalf("the runner's verdict does not record the repository:\n%s", out)
+	}
+	before := w.must(b, "git", "for-each-ref")
+	w.refused(agent, "comes with the release of no claim on this server", "git", "push", b,
+		"refs/heads/hone/ledger:refs/heads/hone/ledger", "refs/notes/hone:refs/notes/hone", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
+	w.refused(agent, "comes with the release of no claim on this server", "git", "push", b,
+		"refs/heads/hone/ledger:refs/hone/inbox/a1a1a1a1a1a1a1a1/ledger", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
+	if after := w.must(b, "git", "for-each-ref"); after != before {
+		t.Fatalf("B's refs changed:\n%s\nwas\n%s", after, before)
+	}
+
+	// B's own runner judges the proposal, pushed to B the honest way.
+	w.server = b
+	onB := w.clone("agent-b", "agent")
+	idB := w.propose(onB, `puts("2");`, "print two")
+	w.must(onB, "hone", "ledger", "push")
+	runnerB := w.clone("runner-b", "runner")
+	if out := w.must(runnerB, "hone", "runner", "--once", "--name", "runner0"); !strings.Contains(out, idB) {
+		t.Fatalf("B's runner did not judge %s:\n%s", idB, out)
+	}
+	fresh := w.clone("fresh-b", "")
+	w.must(fresh, "hone", "ledger", "verify", "--require-signed")
+	if out := w.must(fresh, "hone", "ledger", "list", "--kind", "verdict"); strings.Count(out, "runner@ci") != 1 {
+		t.Fatalf("B lists other than its own runner's one verdict:\n%s", out)
+	}
+}
