@@ -220,9 +220,10 @@ func cacheRewrittenByShell(t *testing.T, a *arena) {
 		}
 	}
 	known := a.LedgerEntries()
-	// An explicit zero, not another comment: a second comment-only patch
-	// is the same idea as the first, refused without a verdict.
-	id := a.Propose("an explicit zero", a.Prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink = 0;"))
+	// A string in the binary and nothing else: not another comment (the
+	// same idea as the first, refused without a verdict), and not a
+	// binary the pin's own (which hone judges without a bench).
+	id := a.Propose("a build note", a.Prog("static volatile unsigned long long sink;", "static volatile unsigned long long sink;\n__attribute__((used)) static const char note[] = \"built by an agent\";"))
 	e, raw := a.Verdict(id)
 	testbed.WantVerdict(t, e, "rejected-bench")
 	// The rewritten baseline declares four times the pin's work.
