@@ -132,8 +132,9 @@ const bigCommaFastPath = `func BigComma(bin *big.Int) string {
 // nothing there, so it is the measurement tier's alone.
 func TestMeasureGoHarnessJudgesARealModule(t *testing.T) {
 	tier.Measure(t, "each subtest fails by chance less than once in two thousand runs: "+
-		"the fast path's true speedup (7.3x idle) is 6.6 times the threshold's 1.1 in log terms, so that neither "+
-		"its interval nor its layout-less interval reaches down to 1.1 short of a bias no noise gives; "+
+		"the fast path (7.3x [6.8, 8.2] idle, 20.8x [9.9, 43.2] under two hogs) must clear 1.1, keep BigCommas' "+
+		"interval above 1.5 and stay under max_speedup 60, each bound a factor of four or more away from it "+
+		"(in log terms: over five of its idle intervals' widths); "+
 		"the comment-only change fails only as accepted (its interval clearing 1.1, the decision rule's "+
 		"A/A false accept, held under 0.1% by verdict's simulation) or as a point more than 1.7 half-widths "+
 		"of its own interval from 1 (3.3 standard errors: under 0.1% two-sided) with 1 outside that interval "+

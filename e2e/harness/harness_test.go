@@ -192,11 +192,12 @@ var (
 	towardZeroCase = harnessCase{"OneBenchmarkDrivenTowardZeroCannotCarryTheGeomean", oneBenchmarkDrivenTowardZeroCannotCarryTheGeomean}
 )
 
-// judgeAll judges each case's patch in one workspace, so that the pin is
-// built once (newWorkspace builds it), each a subtest named after it, side
-// by side: their candidate builds and gates overlap.
-func judgeAll(t *testing.T, cases ...harnessCase) {
-	w := newWorkspace(t)
+// judgeAll judges each case's patch in one workspace of up to maxPairs
+// pairs, so that the pin is built once (newWorkspace builds it), each a
+// subtest named after it, side by side: their candidate builds and gates
+// overlap.
+func judgeAll(t *testing.T, maxPairs int, cases ...harnessCase) {
+	w := newWorkspace(t, maxPairs)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -214,7 +215,7 @@ func judgeAll(t *testing.T, cases ...harnessCase) {
 // regression beside a gain, a count the harness lowered) is the same on a
 // busy machine as on an idle one.
 func TestGoHarnessAttacks(t *testing.T) {
-	judgeAll(t, honestCase, memoCase, regressionCase, initCase, skipCase, towardZeroCase)
+	judgeAll(t, 8, honestCase, memoCase, regressionCase, initCase, skipCase, towardZeroCase)
 }
 
 // TestMeasureGoHarnessAttacks judges again, with the real meter, the
@@ -223,12 +224,13 @@ func TestGoHarnessAttacks(t *testing.T) {
 // through the work they declare. (The lowered count is caught from the
 // counts the harness reports, whatever the meter.)
 func TestMeasureGoHarnessAttacks(t *testing.T) {
-	tier.Measure(t, "every decision stands several interval widths from the bound it needs: "+
-		"the geometric mean's interval at eight pairs was 4% either way even under two hogs (1.44x [1.39, 1.49]), "+
-		"the honest gain's geometric mean (1.41) is 28% past the 1.1 threshold and Big's 2x within [1.6, 2.5] by 20% each way, "+
-		"Small's 30% regression is 20% past 1/1.1, and a loop whose work is gone is hundreds of times faster "+
-		"than the 20x max_speedup allows or does not scale with its count at all; "+
-		"an A/A benchmark (Small beside the honest gain) is called slower by its threshold as rarely as A/A is accepted, "+
-		"0 in 10,000 in verdict's simulation of the rule")
-	judgeAll(t, honestCase, memoCase, regressionCase, skipCase, towardZeroCase)
+	tier.Measure(t, "every decision stands several standard errors from the bound it needs: "+
+		"the honest gain's geometric mean (1.41, read 1.36x [1.29, 1.47] at a load of 17) is 28% past the 1.1 threshold, "+
+		"Big's 2x 20% inside [1.6, 2.5] each way; the unchanged Small beside it fails it only when called slower "+
+		"(the rule's A/A error, 0 in 10,000 simulated) or left undecided at sixteen pairs with an estimate 10% below 1, "+
+		"over three of its standard errors at that load (its interval at eight pairs was [0.909, 1.157]) and more idle; "+
+		"Small's 30% regression (0.780x [0.717, 0.846] under that load) would have to read within 10% of 1 to pass; "+
+		"and a loop whose work is gone is estimated 60x-245x faster (under that load) where an acceptance needs "+
+		"under max_speedup's 20x, or stops scaling with its count")
+	judgeAll(t, 16, honestCase, memoCase, regressionCase, skipCase, towardZeroCase)
 }
