@@ -332,11 +332,17 @@ func (c *pairCheck) pair(base, cand *jail.Result) (string, *runFailure) {
 	case ch != bh:
 		return bh, &runFailure{side: "candidate", res: cand, reason: ReasonOutput, msg: fmt.Sprintf(
 			"bench output differs from the baseline's for the same input seed (%d bytes, hash %.12s vs %.12s)%s", cand.Stdout.Len(), ch, bh, firstDifference(cand.Stdout.Bytes(), base.Stdout.Bytes()))}
-	case cand.Leftover > 0 && c.baseLeft == 0:
-		return bh, &runFailure{side: "candidate", res: cand, reason: ReasonLeftover, msg: fmt.Sprintf(
-			"a bench run left %d processes running after it exited (killed, and their CPU time charged); the baseline's runs leave none", cand.Leftover)}
+	case cand.Leftover > 0 && c.baseLeft == 0 && !helpersOnly(cand):
+		return bh, &runFailure{side: "candidate", res: cand, reason: ReasonLeftover, msg: benchLeftover(cand)}
 	}
 	return bh, nil
+}
+
+// benchLeftover says which processes a candidate's bench run left running.
+// Helpers of hone's or the toolchain's alone (helpersOnly) are no failure:
+// their CPU time is charged to the run all the same.
+func benchLeftover(cand *jail.Result) string {
+	return fmt.Sprintf("a bench run left %d processes running after it exited (killed, and their CPU time charged)%s; the baseline's runs leave none", cand.Leftover, named(cand.Lingering))
 }
 
 // note adds what a run's jail reported to the bench and the environment:

@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/hone-perf/hone/build"
@@ -48,6 +49,7 @@ const (
 	gatesPassed    gateOutcome = iota
 	gateFailed                 // the candidate failed a gate the baseline passes
 	baselineFailed             // the baseline itself fails the gate: not the patch's fault
+	helpersLeft                // the candidate's run left only hone's or the toolchain's helpers: not the patch's fault
 )
 
 // gateRunner runs one verdict's gates. Every gate runs on the candidate;
@@ -311,6 +313,9 @@ func (r *gateRunner) plain(ctx context.Context, g workspace.Gate, gr *GateResult
 			return gatesPassed, nil
 		}
 		gr.Baseline, gr.Message = r.info(bres, false, nil), leftoverMessage(cres)
+		if helpersOnly(cres) {
+			return helpersLeft, nil
+		}
 		return gateFailed, nil
 	}
 	bmsg, bf := r.failure(g, bres)
@@ -375,6 +380,8 @@ func (r *gateRunner) equivalence(ctx context.Context, g workspace.Gate, gr *Gate
 		outcome, gr.Message = gateFailed, fmt.Sprintf("exit status %d differs from the baseline's %d", cres.ExitCode, bres.ExitCode)
 	case cres.Stdout.SHA256() != bres.Stdout.SHA256():
 		outcome, gr.Message = gateFailed, fmt.Sprintf("stdout differs from the baseline's (%d bytes vs %d)%s", cres.Stdout.Len(), bres.Stdout.Len(), firstDifference(cres.Stdout.Bytes(), bres.Stdout.Bytes()))
+	case cres.Leftover > 0 && bres.Leftover == 0 && helpersOnly(cres):
+		outcome, gr.Message = helpersLeft, leftoverMessage(cres)
 	case cres.Leftover > 0 && bres.Leftover == 0:
 		outcome, gr.Message = gateFailed, leftoverMessage(cres)
 	}
@@ -383,7 +390,49 @@ func (r *gateRunner) equivalence(ctx context.Context, g workspace.Gate, gr *Gate
 }
 
 func leftoverMessage(r *jail.Result) string {
-	return fmt.Sprintf("left %d processes running after it exited (killed, and their CPU time charged); the baseline leaves none", r.Leftover)
+	return fmt.Sprintf("left %d processes running after it exited (killed, and their CPU time charged)%s; the baseline leaves none", r.Leftover, named(r.Lingering))
+}
+
+// named lists lingering processes for a message: ": pid 7 `sleep 100`
+// (running 0.3 s), ...".
+func named(ls []jail.Lingering) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = fmt.Sprintf("pid %d `%s` (running %.1f s)", l.PID, clip(l.Command), l.Seconds)
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+// toolHelpers are the programs a build toolchain or hone itself may leave
+// for a moment after the command that started them exited: Go's build
+// cache program (hone's own, through GOCACHEPROG) and the go command's
+// tools and test binaries, the C and Rust compilers' passes.
+var toolHelpers = map[string]bool{
+	"hone-gocacheprog": true,
+	"go":               true, "compile": true, "link": true, "asm": true, "cgo": true, "vet": true, "cover": true, "buildid": true, "pack": true,
+	"cc1": true, "cc1plus": true, "as": true, "ld": true, "collect2": true, "lto-wrapper": true, "lto1": true,
+	"cargo": true, "rustc": true,
+}
+
+// helpersOnly reports whether every process r left running is one of
+// toolHelpers (or a test binary the go command ran), by the name each
+// shows. A program can take such a name, which only turns its verdict
+// into an error that may be run again, never into a pass.
+func helpersOnly(r *jail.Result) bool {
+	if r.Leftover == 0 || len(r.Lingering) != r.Leftover {
+		return false
+	}
+	for _, l := range r.Lingering {
+		argv0, _, _ := strings.Cut(l.Command, " ")
+		name := path.Base(argv0)
+		if !toolHelpers[name] && !strings.HasSuffix(name, ".test") {
+			return false
+		}
+	}
+	return true
 }
 
 // abnormal reports a run that did not end by itself with a status: killed,

@@ -375,9 +375,8 @@ func (hb *harnessBenchmark) check(got [2][2]runSample, baseLeft *int) *runFailur
 		case cand.fingerprint != got[0][k].fingerprint:
 			return &runFailure{side: "candidate", res: cand.res, reason: ReasonOutput, msg: fmt.Sprintf(
 				"bench output differs from the baseline's: benchmark %.100q reports another status or output metric than the baseline did on the same input", hb.res.Name)}
-		case cand.res.Leftover > 0 && *baseLeft == 0:
-			return &runFailure{side: "candidate", res: cand.res, reason: ReasonLeftover, msg: fmt.Sprintf(
-				"a bench run left %d processes running after it exited (killed, and their CPU time charged); the baseline's runs leave none", cand.res.Leftover)}
+		case cand.res.Leftover > 0 && *baseLeft == 0 && !helpersOnly(cand.res):
+			return &runFailure{side: "candidate", res: cand.res, reason: ReasonLeftover, msg: benchLeftover(cand.res)}
 		}
 	}
 	return nil

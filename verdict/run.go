@@ -337,6 +337,10 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 	case gateFailed:
 		e.gateRejected(gates[len(gates)-1])
 		return nil
+	case helpersLeft:
+		g := gates[len(gates)-1]
+		e.harnessError(ReasonTooling, fmt.Sprintf("gate %q %s; each is a helper of hone's or the toolchain's, not the patch's doing: run the verdict again", g.Name, g.Message))
+		return nil
 	}
 
 	if why, err := j.sameBuild(ctx, base, cand); err != nil || why != "" {

@@ -162,6 +162,9 @@ type Result struct {
 	// Leftover counts the processes still alive when the main process
 	// exited; they were killed.
 	Leftover int
+	// Lingering names the first few of them (MaxLingering), so that a
+	// verdict can say whose they were.
+	Lingering []Lingering
 	// Tasks counts the threads and processes the command's tree created,
 	// its main process included, however briefly they lived; 0 when it is
 	// unknown (weak isolation without a PID namespace of its own).
@@ -206,4 +209,17 @@ func (r *Result) Describe() string {
 	default:
 		return fmt.Sprintf("exit status %d", r.ExitCode)
 	}
+}
+
+// MaxLingering bounds Result.Lingering.
+const MaxLingering = 5
+
+// Lingering is a process still alive when a run's main process exited.
+type Lingering struct {
+	PID int `json:"pid"`
+	// Command is its command line as the process shows it (a process may
+	// rename itself: it names, it does not prove), cut to 200 bytes.
+	Command string `json:"command"`
+	// Seconds is how long it had been running.
+	Seconds float64 `json:"seconds"`
 }

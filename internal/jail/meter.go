@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -139,7 +140,8 @@ func measure(path string, p plan, pid1 bool) report {
 		defer t.Stop()
 	}
 	ws := waitFor(pid)
-	r := report{WallNS: int64(time.Since(start)), Leftover: len(descendants(false))}
+	left := descendants(false)
+	r := report{WallNS: int64(time.Since(start)), Leftover: len(left), Lingering: lingering(left)}
 	killAndReap(pid1)
 	r.Tasks = tasks.done()
 	var ru unix.Rusage
@@ -333,6 +335,34 @@ func descendants(zombies bool) []int {
 				break
 			}
 		}
+	}
+	return out
+}
+
+// lingering names the first MaxLingering of pids, read before they are
+// killed: each one's command line and how long it has run.
+func lingering(pids []int) []Lingering {
+	slices.Sort(pids)
+	up, _ := os.ReadFile("/proc/uptime")
+	var uptime float64
+	fmt.Sscan(string(up), &uptime)
+	var out []Lingering
+	for _, pid := range pids[:min(len(pids), MaxLingering)] {
+		l := Lingering{PID: pid}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
+			l.Command = strings.TrimSpace(strings.ReplaceAll(string(b[:min(len(b), 200)]), "\x00", " "))
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			// Field 22, starttime, in clock ticks since boot (USER_HZ,
+			// 100 on Linux), counted from after comm's parenthesis.
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+			if len(f) > 19 {
+				var ticks float64
+				fmt.Sscan(f[19], &ticks)
+				l.Seconds = max(uptime-ticks/100, 0)
+			}
+		}
+		out = append(out, l)
 	}
 	return out
 }

@@ -43,15 +43,16 @@ type rlimits struct {
 
 // report is what the meter measured.
 type report struct {
-	ExitCode int   `json:"exit_code"`
-	Signaled bool  `json:"signaled"`
-	TimedOut bool  `json:"timed_out"`
-	WallNS   int64 `json:"wall_ns"`
-	UserNS   int64 `json:"user_ns"`
-	SysNS    int64 `json:"sys_ns"`
-	MaxRSSKB int64 `json:"max_rss_kb"`
-	Leftover int   `json:"leftover"`
-	Tasks    int   `json:"tasks"`
+	ExitCode  int         `json:"exit_code"`
+	Signaled  bool        `json:"signaled"`
+	TimedOut  bool        `json:"timed_out"`
+	WallNS    int64       `json:"wall_ns"`
+	UserNS    int64       `json:"user_ns"`
+	SysNS     int64       `json:"sys_ns"`
+	MaxRSSKB  int64       `json:"max_rss_kb"`
+	Leftover  int         `json:"leftover"`
+	Lingering []Lingering `json:"lingering,omitempty"`
+	Tasks     int         `json:"tasks"`
 	// Unreaped CPU time: what the cgroup counted during the run beyond the
 	// meter's own time and its children's rusage, split like the cgroup's.
 	UnreapedUserNS int64 `json:"unreaped_user_ns"`

@@ -171,6 +171,7 @@ func (l *launch) run(ctx context.Context, s Spec, res *Result) (*Result, error) 
 		res.ExitCode, res.Signaled, res.TimedOut = rep.ExitCode, rep.Signaled, rep.TimedOut
 		res.Wall, res.UserTime, res.SysTime = time.Duration(rep.WallNS), time.Duration(rep.UserNS), time.Duration(rep.SysNS)
 		res.MaxRSS, res.Leftover, res.Tasks = rep.MaxRSSKB*1024, rep.Leftover, rep.Tasks
+		res.Lingering = rep.Lingering
 		res.Cgroup, res.Unreaped = rep.Cgroup, time.Duration(rep.UnreapedUserNS+rep.UnreapedSysNS)
 		res.UserTime += time.Duration(rep.UnreapedUserNS)
 		res.SysTime += time.Duration(rep.UnreapedSysNS)
