@@ -3,10 +3,10 @@ package memory
 import "testing"
 
 // tableInTheBuild is a 300,000-entry table the compiler computes: seconds
-// of build CPU time for a program whose runs do no more work for it (3.4 s
-// on a 2-core VM, where the pin's build takes 0.04 s), so that even a
-// machine three times as fast clears the signal's margin of a second. It
-// stands for any work a patch moves from the measured runs into the build.
+// of build CPU time for a program whose runs do no more work for it, a
+// few times the build-work signal's margin of a second, so that a fast
+// machine clears it too. It stands for any work a patch moves from the
+// measured runs into the build.
 const tableInTheBuild = `#define A1(i) ((i) * 2654435761u ^ ((i) >> 3)),
 #define A10(i) A1(i) A1(i + 1) A1(i + 2) A1(i + 3) A1(i + 4) A1(i + 5) A1(i + 6) A1(i + 7) A1(i + 8) A1(i + 9)
 #define A100(i) A10(i) A10(i + 10) A10(i + 20) A10(i + 30) A10(i + 40) A10(i + 50) A10(i + 60) A10(i + 70) A10(i + 80) A10(i + 90)
