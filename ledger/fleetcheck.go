@@ -110,6 +110,28 @@ func (fc *fleetCheck) inbox(ctx context.Context, u Update) (map[string]Proposed,
 	if what == "notes" {
 		sub.NotesRef = u.Ref
 		rs, err := sub.CheckNotes(ctx, u.Old, u.New)
+		if err != nil || len(rs) > 0 {
+			fc.out = append(fc.out, rs...)
+			return nil, err
+		}
+		// Every fold merges this inbox's notes into its notes ref, which
+		// the server holds to the lines of verdict entries: so is the
+		// inbox, against its writer's ledger as the push leaves it.
+		tip, held, err := fc.ref(ctx, InboxLedgerRef(writer))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range fc.updates {
+			if o.Ref == InboxLedgerRef(writer) {
+				tip, held = o.New, !o.New.IsZero()
+			}
+		}
+		if !held {
+			if tip, _, err = fc.ref(ctx, fc.s.Branch); err != nil {
+				return nil, err
+			}
+		}
+		rs, err = sub.CheckNoteLines(ctx, u.Old, u.New, tip)
 		fc.out = append(fc.out, rs...)
 		return nil, err
 	}

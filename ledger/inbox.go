@@ -115,24 +115,32 @@ func (l *Ledger) foldInboxes(ctx context.Context, fetched map[string]plumbing.Ha
 	sort.Strings(refs)
 	var ledgers []foldSource
 	for _, ref := range refs {
-		h := fetched[ref]
-		writer, what, _ := ParseInboxRef(ref)
-		switch {
-		case what == "notes":
-			if h == notesTip {
-				continue
-			}
-			if _, err := l.mergeNotes(ctx, h); err != nil {
-				return 0, nil, err
-			}
-		default:
-			ledgers = append(ledgers, foldSource{ref: ref, tip: h, own: writer == own})
+		if writer, what, _ := ParseInboxRef(ref); what == "ledger" {
+			ledgers = append(ledgers, foldSource{ref: ref, tip: fetched[ref], own: writer == own})
 		}
 	}
-	if len(ledgers) == 0 {
-		return 0, nil, nil
+	if len(ledgers) > 0 {
+		if added, skipped, err = l.mergeMany(ctx, ledgers); err != nil {
+			return 0, nil, err
+		}
 	}
-	return l.mergeMany(ctx, ledgers)
+	// The notes of an inbox whose ledger was skipped would name verdicts
+	// this ledger does not hold; they wait with it.
+	left := map[string]bool{}
+	for _, s := range skipped {
+		w, _, _ := ParseInboxRef(s.Ref)
+		left[w] = true
+	}
+	for _, ref := range refs {
+		h := fetched[ref]
+		if writer, what, _ := ParseInboxRef(ref); what != "notes" || h == notesTip || left[writer] {
+			continue
+		}
+		if _, err := l.mergeNotes(ctx, h); err != nil {
+			return 0, nil, err
+		}
+	}
+	return added, skipped, nil
 }
 
 // foldSource is one inbox a fold takes in.
