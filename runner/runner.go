@@ -58,6 +58,7 @@ type runner struct {
 	// started is set once a round has read the queue: until then, live
 	// claims under this runner's name are an earlier run's to resume.
 	started bool
+	quiet   *quiet       // what the last round that found nothing saw; nil after work
 	pairs   atomic.Int64 // bench pairs of the running verdict, for the heartbeat's record
 }
 
@@ -181,6 +182,10 @@ func (r *runner) progress(format string, args ...any) {
 // step does one round: fetch, pick, claim, judge, push. worked is false
 // when nothing was there to judge.
 func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error) {
+	refs, same, err := r.unchanged(ctx)
+	if err != nil || same {
+		return j, false, err
+	}
 	r.progress("fetch %s", r.opts.Remote)
 	// Claims first, then the ledger: a claim released after this fetch
 	// was released with its verdict, which the pull then brings, so a
@@ -201,6 +206,7 @@ func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error)
 	}
 	if len(cands) == 0 {
 		r.started = true
+		r.rest(refs, fleet)
 		r.progress("queue empty")
 		return j, false, nil
 	}
@@ -232,6 +238,9 @@ func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error)
 		return j, true, err
 	}
 	r.progress("every pending proposal is claimed by another runner")
+	if r.started {
+		r.rest(refs, fleet)
+	}
 	return j, false, nil
 }
 
