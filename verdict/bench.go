@@ -26,6 +26,10 @@ type Progress struct {
 	CIHigh   float64
 	Session  int // calibration: current session (1-based)
 	Sessions int // calibration: sessions in total
+	// Holder is who holds the machine's turn and Ahead how many verdicts
+	// wait for it before this one, in phase "wait for the machine".
+	Holder string
+	Ahead  int
 	// EstimateLow and EstimateHigh bound how long a calibration will take
 	// (every session stopping at its first look, or running to
 	// max_pairs), in phase "estimate".

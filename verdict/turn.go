@@ -49,7 +49,8 @@ func benchLockPath() (string, error) {
 	return filepath.Join(dir, "hone", "bench.lock"), nil
 }
 
-// turnPhase is the progress phase of a verdict waiting for its turn.
+// turnPhase is the progress phase of a verdict waiting for the machine's
+// turn to measure (Progress.Holder and Ahead say behind whom).
 const turnPhase = "wait for the machine"
 
 // benchTurn waits for the machine's turn to measure, saying so through
@@ -61,9 +62,9 @@ func benchTurn(ctx context.Context, progress func(Progress)) (*lock.Lock, error)
 	}
 	wait, cancel := context.WithTimeout(ctx, maxTurnWait)
 	defer cancel()
-	var waiting func()
+	var waiting func(lock.Waiting)
 	if progress != nil {
-		waiting = func() { progress(Progress{Phase: turnPhase}) }
+		waiting = func(w lock.Waiting) { progress(Progress{Phase: turnPhase, Holder: w.Holder, Ahead: w.Ahead}) }
 	}
 	return lock.AcquireLong(wait, path, "measure on this machine", waiting)
 }

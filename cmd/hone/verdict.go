@@ -368,6 +368,14 @@ func progressText(p verdict.Progress) string {
 	if p.Sessions > 0 {
 		prefix = fmt.Sprintf("session %d/%d ", p.Session, p.Sessions)
 	}
+	if p.Holder != "" {
+		// Waiting for the machine's turn: behind whom, and how far back.
+		place := "next in line"
+		if p.Ahead > 0 {
+			place = fmt.Sprintf("%d ahead in line", p.Ahead)
+		}
+		return fmt.Sprintf("%s%s: held by %s; %s", prefix, p.Phase, p.Holder, place)
+	}
 	switch p.Phase {
 	case "gate":
 		return prefix + "gate " + p.Gate

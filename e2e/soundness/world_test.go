@@ -102,13 +102,7 @@ func (w *world) write(name, content string) {
 func (w *world) exec(dir, name string, args ...string) (string, string, int) {
 	w.t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
-		"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid", "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1")
-	// The work meter is what this package proves: never the measurement
-	// tier's real one.
-	cmd.Env = append(cmd.Env, "HONE_TIER=")
+	cmd := w.command(dir, name, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
@@ -118,6 +112,18 @@ func (w *world) exec(dir, name string, args ...string) (string, string, int) {
 		w.t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return stdout.String(), stderr.String(), code
+}
+
+// command is name with args in dir, with a git identity and, unless env
+// says otherwise, the work meter: what this package proves is never the
+// measurement tier's real meter.
+func (w *world) command(dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
+		"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid", "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1",
+		"HONE_TIER=")
+	return cmd
 }
 
 func (w *world) run(dir, name string, args ...string) string {

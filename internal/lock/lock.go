@@ -68,11 +68,21 @@ func Acquire(ctx context.Context, path, purpose string) (*Lock, error) {
 // lock, as often as Acquire does.
 const longPoll = 250 * time.Millisecond
 
+// Waiting is where a caller of AcquireLong stands while it waits.
+type Waiting struct {
+	// Holder names who holds the lock, from its record: "hone pid 123
+	// (`hone verdict 3f2a`) since 21:40:03".
+	Holder string
+	// Ahead counts the live waiters queued before this one.
+	Ahead int
+}
+
 // AcquireLong takes a lock that holders keep for minutes (a machine's turn
 // to measure), in the order its callers asked for it (see queue). It calls
-// waiting, when not nil, once if the lock is not free at once, and waits
+// waiting, when not nil, as soon as the lock is not free, and again
+// whenever the holder or the number of waiters ahead changes, and waits
 // until ctx is done, however long that is; it is otherwise Acquire.
-func AcquireLong(ctx context.Context, path, purpose string, waiting func()) (*Lock, error) {
+func AcquireLong(ctx context.Context, path, purpose string, waiting func(Waiting)) (*Lock, error) {
 	f, err := open(path)
 	if err != nil {
 		return nil, err
@@ -89,14 +99,16 @@ func AcquireLong(ctx context.Context, path, purpose string, waiting func()) (*Lo
 // acquire waits for the lock on the open lock file f, trying it with
 // pauses growing to maxPoll; with a queue, only while this waiter is first
 // in it.
-func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Duration, q *queue, waiting func()) (*Lock, error) {
-	for wait, first := time.Millisecond, q == nil; ; {
+func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Duration, q *queue, waiting func(Waiting)) (*Lock, error) {
+	var told *Waiting
+	for wait, first, ahead := time.Millisecond, q == nil, 0; ; {
 		if !first {
 			var err error
-			if first, err = q.first(); err != nil {
+			if ahead, err = q.ahead(); err != nil {
 				f.Close()
 				return nil, err
 			}
+			first = ahead == 0
 		}
 		pause := longPoll
 		if first {
@@ -112,9 +124,9 @@ func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Durat
 			}
 			pause, wait = wait, min(2*wait, maxPoll)
 		}
-		if waiting != nil {
-			waiting()
-			waiting = nil
+		if now := (Waiting{Holder: heldBy(f, purpose), Ahead: ahead}); waiting != nil && (told == nil || *told != now) {
+			waiting(now)
+			told = &now
 		}
 		timer := time.NewTimer(pause/2 + rand.N(pause/2+1))
 		select {

@@ -21,7 +21,7 @@ import (
 // tests are real processes, as they are in use.
 func TestMain(m *testing.M) {
 	if p := os.Getenv("HONE_LOCK_QUEUE"); p != "" {
-		l, err := AcquireLong(context.Background(), p, "wait in the queue for a test", func() { fmt.Println("queued") })
+		l, err := AcquireLong(context.Background(), p, "wait in the queue for a test", func(Waiting) { fmt.Println("queued") })
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(int(errs.CodeOf(err)))
@@ -386,7 +386,7 @@ func TestADeadWaiterHoldsUpNoOne(t *testing.T) {
 		t.Errorf("the dead waiter's ticket is still there (%v)", err)
 	}
 	called := false
-	_, err = AcquireLong(withTimeout(t, 300*time.Millisecond), path, "measure", func() { called = true })
+	_, err = AcquireLong(withTimeout(t, 300*time.Millisecond), path, "measure", func(Waiting) { called = true })
 	if errs.CodeOf(err) != errs.Busy || !called {
 		t.Fatalf("AcquireLong of a held lock: %v (told it waits: %v); want busy, told", err, called)
 	}
@@ -454,5 +454,36 @@ func TestAccountsSharingALockShareItsQueue(t *testing.T) {
 	ours.Release()
 	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "locked") {
 		t.Fatalf("the other account's waiter: %v\n%s", err, out.String())
+	}
+}
+
+// A waiter for a long lock is told at once who holds it and how many wait
+// before it, and again whenever that changes: here when the waiter ahead
+// of it dies.
+func TestLongWaiterIsToldTheHolderAndItsPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.lock")
+	holder := hold(t, path)
+	queued := exec.Command(os.Args[0], "-test.run=^$")
+	queued.Env = append(os.Environ(), "HONE_LOCK_QUEUE="+path)
+	testproc.StartReady(t, queued, "queued")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var seen []Waiting
+	_, err := AcquireLong(ctx, path, "measure", func(w Waiting) {
+		seen = append(seen, w)
+		switch w.Ahead {
+		case 1:
+			queued.Process.Kill()
+		case 0:
+			cancel()
+		}
+	})
+	if errs.CodeOf(err) != errs.Failure || len(seen) != 2 || seen[0].Ahead != 1 || seen[1].Ahead != 0 {
+		t.Fatalf("AcquireLong: %v; told %+v; want one waiter ahead, then none, then the cancel", err, seen)
+	}
+	for _, w := range seen {
+		if !strings.Contains(w.Holder, fmt.Sprintf("hone pid %d", holder.Process.Pid)) {
+			t.Errorf("holder %q; want the holding process", w.Holder)
+		}
 	}
 }

@@ -119,31 +119,32 @@ func queueDir(dir string, perm os.FileMode) error {
 	return nil
 }
 
-// first reports whether this waiter's ticket is the first live one,
-// removing the tickets of dead waiters ahead of it.
-func (q *queue) first() (bool, error) {
+// ahead counts the live tickets before this waiter's, removing the
+// tickets of dead waiters ahead of it: 0 when it is first.
+func (q *queue) ahead() (int, error) {
 	ents, err := os.ReadDir(q.dir)
 	if err != nil {
-		return false, errs.Wrap(errs.Failure, err, "cannot read the queue %s", q.dir)
+		return 0, errs.Wrap(errs.Failure, err, "cannot read the queue %s", q.dir)
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
 	slices.Sort(names)
+	n := 0
 	for _, name := range names {
 		switch {
 		case name == q.name:
-			return true, nil
+			return n, nil
 		case strings.HasPrefix(name, ticketPrefix):
 			removeDead(filepath.Join(q.dir, name), staleTicket)
 		case !removeDead(filepath.Join(q.dir, name), 0):
-			return false, nil
+			n++
 		}
 	}
 	// Our own ticket is gone (someone removed the queue): we are first
 	// among those who are left.
-	return true, nil
+	return 0, nil
 }
 
 // removeDead removes the ticket at path if no waiter holds it and it is at
