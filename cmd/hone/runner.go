@@ -51,7 +51,9 @@ retried with backoff, renewing the lease, until shortly before the lease
 ends (it is a compare-and-swap on this runner's own claim, so a retry never
 makes a second outcome). Only a refusal by policy or a usage error ends the
 loop. Started again under the same name and key, a runner resumes its own
-live claims at once instead of waiting out their lease.
+live claims at once instead of waiting out their lease. While idle, each
+poll lists the remote's ledger, inbox and claim refs and pulls only when
+one moved or a lease it saw ended.
 
 Interrupting the runner (SIGINT, SIGTERM: a service manager's stop, a
 deploy, a cancelled CI job) is not a verdict: the claim is released without
