@@ -34,7 +34,7 @@ func TestBuildWorksForAnOrdinaryUser(t *testing.T) {
 	exe := filepath.Join(dir, "build.test")
 	testproc.CopyExecutable(t, exe)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		exe, "-test.v", "-test.short", "-test.count=1", "-test.run",
+		exe, "-test.v", "-test.count=1", "-test.run",
 		"^(TestCheckoutIsTheTreeWithoutGit|TestBuildCannotRewriteTheCheckout|TestRunsCannotRemember|TestBuildCannotLeaveASetuid|TestBaselineBuildIsCached|TestRewrittenCachedBaselineIsDiscarded|TestGCTrims)")
 	// The tests read ../go.sum and testdata from the package folder.
 	cmd.Dir, _ = os.Getwd()

@@ -41,11 +41,12 @@ func TestJailWorksForAnOrdinaryUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		exe, "-test.v", "-test.short", "-test.count=1", "-test.run", "^(TestCandidate|TestRun|TestEnvironment|TestJailHasNoPrivileges|TestCompiles|TestMake|TestCopy|TestDirectExec|TestTimeout|TestCancel|TestForkBomb|TestKilledHone|TestWeak|TestSwapped)")
+		exe, "-test.v", "-test.count=1", "-test.run", "^(TestCandidate|TestRun|TestEnvironment|TestJailHasNoPrivileges|TestCompiles|TestMake|TestCopy|TestDirectExec|TestTimeout|TestCancel|TestForkBomb|TestKilledHone|TestWeak|TestSwapped)")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp, "HOME=" + tmp}
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "PASS") {
+	// Some tests need root and skip as nobody; the rest must have run.
+	if err != nil || strings.Count(string(out), "--- PASS") < 20 {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 	t.Logf("as nobody:\n%s", out)
