@@ -139,7 +139,9 @@ func TestARunnerThatCannotJudgeGivesThePatchUp(t *testing.T) {
 	if err := os.Symlink(filepath.Join(f.dir, "elsewhere"), link); err != nil {
 		t.Fatal(err)
 	}
-	f.ident = map[string][]string{broken: {verdict.BenchLockEnv + "=" + link}}
+	// The measurement tier's meter: the test builds' work meter takes no
+	// bench turn, and the turn's lock is what this runner cannot take.
+	f.ident = map[string][]string{broken: {verdict.BenchLockEnv + "=" + link, "HONE_TIER=measure"}}
 	r := f.startRunner(broken, "--name", "runner0", "--once", "--lease", "10m")
 	r.wait(t, 3*time.Minute)
 	if !strings.Contains(r.stderr.String(), "judge "+id+": not judged") {
