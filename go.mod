@@ -22,6 +22,7 @@ require (
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sys v0.48.0
 	mvdan.cc/sh/v3 v3.14.1
+	pgregory.net/rapid v1.3.0
 )
 
 require (

@@ -180,6 +180,16 @@ branch says), never from anything pushed.
   target's pin, arriving with its patch ref.
 - refs/notes/hone also: every added line is the note line of a verdict entry
   of the ledger as it will be after the push.
+- No ledger ref (the branch, any inbox) is given a file another ledger ref
+  holds with other bytes; an attachment comes only with its entry.
+- refs/hone/inbox/<writer>/{ledger,notes}: the branch's and the notes'
+  rules, bound to their writer: a runner's inbox moves only by its key; with
+  [guard] pusher, an agent's only by the identity the server authenticated
+  (the variable it names) when it was first written. Deleted only with a
+  retirement, refs/hone/retired/<writer>, signed by a maintainer.
+- With [runner] repository: a claim names this repository, and a verdict
+  comes only with the release of a claim its signer held on this server.
+- Nothing else under refs/hone/.
 
 The rules, allowed signers and maintainers are those of the protected base
 before the push. ` + "`hone hooks install --server`" + ` writes this hook and lists

@@ -172,16 +172,7 @@ func (w *world) run(dir string, args ...string) (string, string, int) {
 	}
 	cmd := exec.Command(name, args[1:]...)
 	cmd.Dir = dir
-	home := filepath.Join(w.dir, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-	cmd.Env = []string{"PATH=" + filepath.Dir(w.hone) + ":" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C", "NO_COLOR=1",
-		"GIT_AUTHOR_NAME=someone", "GIT_AUTHOR_EMAIL=someone@example", "GIT_COMMITTER_NAME=someone", "GIT_COMMITTER_EMAIL=someone@example"}
-	if w.pusher != "" {
-		cmd.Env = append(cmd.Env, "HONE_PUSHER="+w.pusher)
-	}
+	cmd.Env = w.env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -193,6 +184,22 @@ func (w *world) run(dir string, args ...string) (string, string, int) {
 		w.t.Fatalf("%v: %v", args, err)
 	}
 	return stdout.String(), stderr.String(), code
+}
+
+// env is the environment the world's commands run in: hone on PATH, a
+// home of the world's own, and the pusher the server authenticates.
+func (w *world) env() []string {
+	home := filepath.Join(w.dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	env := []string{"PATH=" + filepath.Dir(w.hone) + ":" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C", "NO_COLOR=1",
+		"GIT_AUTHOR_NAME=someone", "GIT_AUTHOR_EMAIL=someone@example", "GIT_COMMITTER_NAME=someone", "GIT_COMMITTER_EMAIL=someone@example"}
+	if w.pusher != "" {
+		env = append(env, "HONE_PUSHER="+w.pusher)
+	}
+	return env
 }
 
 func (w *world) must(dir string, args ...string) string {
