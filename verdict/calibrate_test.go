@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,9 +17,10 @@ import (
 // on them, and records what they found. Calibration measures with the
 // real meter in every tier, so what its sessions decide is the
 // measurement tier's to assert (TestMeasureCalibrationAcceptsNoAAAndCatchesAFiftyPercentSlowdown);
-// here they are counted and reported.
+// here they are counted and reported, and the machine's turn they take is
+// a lock of the test's own, so that they wait for no other suite's bench.
 func TestCalibrateComparesTwoBuildsOfThePin(t *testing.T) {
-	t.Parallel()
+	t.Setenv(BenchLockEnv, filepath.Join(t.TempDir(), "bench.lock"))
 	// Four layouts: the layout-shift sessions are part of the subject. One
 	// look of five pairs a session: what the sessions decide is not.
 	f := newFixture(t, "ctarget", "c", fourLayouts(cToml))
