@@ -31,9 +31,9 @@ while [ $# -gt 0 ]; do
 done
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
 case "$tier" in
-unit) args=(-short) ;;
-default) args=(-tags hone_testmeter -timeout 30m -p 4 -parallel 4) ;;
-measure) export HONE_TIER=measure; args=(-timeout 60m -p 1 -run '^TestMeasure') ;;
+unit) args=(-count=1 -short) ;;
+default) args=(-count=1 -tags hone_testmeter -timeout 30m -p 4 -parallel 4) ;;
+measure) export HONE_TIER=measure; args=(-count=1 -timeout 60m -p 1 -run '^TestMeasure') ;;
 *) echo "suite-times.sh: --tier $tier: one of unit, default, measure" >&2; exit 2 ;;
 esac
 out=${SUITE_TIMES_OUT:-/tmp/suite-times.json}
@@ -54,7 +54,11 @@ wall=$(($(date +%s) - start))
 stop_hogs
 hog_pids=()
 # The second line of `times`: the CPU of every child the shell waited for.
-read -r cuser csys < <(times | sed -n 2p | awk '{print $1, $2}')
+# It runs in this shell (a pipe or $(...) would ask a subshell, which has
+# waited for nobody), into a file.
+times >"$out.times"
+read -r cuser csys < <(sed -n 2p "$out.times")
+rm -f "$out.times"
 secs() { awk -v t="$1" 'BEGIN { n = split(t, a, /[ms]/); printf "%d", a[1] * 60 + a[2] }'; }
 user=$(secs "$cuser") sys=$(secs "$csys")
 condition=idle
