@@ -14,10 +14,7 @@ import (
 // running commands in-process against it.
 func newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	for k, v := range map[string]string{"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
-		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid"} {
-		t.Setenv(k, v)
-	}
+	gitEnv(t)
 	dir := t.TempDir()
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -32,6 +29,14 @@ func newRepo(t *testing.T, files map[string]string) string {
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "commit", "-q", "-m", "pin")
 	return dir
+}
+
+// gitEnv gives git an identity and no system or user configuration.
+func gitEnv(t *testing.T) {
+	for k, v := range map[string]string{"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "hone test", "GIT_AUTHOR_EMAIL": "test@hone.invalid",
+		"GIT_COMMITTER_NAME": "hone test", "GIT_COMMITTER_EMAIL": "test@hone.invalid"} {
+		t.Setenv(k, v)
+	}
 }
 
 // propose proposes a change of target c's prog.c from its committed text
