@@ -57,8 +57,8 @@ one moved or a lease it saw ended.
 
 Interrupting the runner (SIGINT, SIGTERM: a service manager's stop, a
 deploy, a cancelled CI job) is not a verdict: the claim is released without
-an outcome and the proposal goes back to the queue for the next runner.
-A cancelled verdict is a person's or an agent's own cancellation (hone
+an outcome and the proposal goes back to the queue for the next runner,
+and the runner exits 0. A cancelled verdict is a person's or an agent's own cancellation (hone
 verdict interrupted by them), never a runner's shutdown.
 
 With [ledger] allowed_signers configured, a runner without a signing key, or
@@ -70,7 +70,8 @@ ledger/FORMAT.md for what holds without it.
 Progress goes to stderr, one line per phase; --json prints what was judged,
 an array of {patch_id, verdict, entry_id, summary, error}.
 
-hone runner status [--json] shows the queue, the claims and the runners.`,
+hone runner status [--json] shows the queue, the claims and the runners by
+host, and warns when two runners share one.`,
 		Example: `  hone runner --class xeon-quiet
   hone runner --once --class ci-large --idle 2m
   hone runner status --json`,
