@@ -22,5 +22,5 @@ case " $* ${GOFLAGS:-} " in
 esac
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$version" -o "$out" "$@" ./cmd/hone
-# The jail's helper beside it, where hone looks for it (see the README).
+# The jail's helper beside it, where hone looks for it (see docs/jail.md).
 CGO_ENABLED=0 exec go build -trimpath -o "$(dirname "$out")/hone-jail-helper" ./cmd/hone-jail-helper

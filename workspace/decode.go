@@ -31,7 +31,7 @@ func (p *parser) decode(cfg *Config) error {
 		if msg, ok := p.wrongType(k, line); ok {
 			return lineError(p.file, line, k, msg)
 		}
-		return errs.Invalidf("%s:%d: unknown key %q; see the hone.toml schema in the README", p.file, line, k.String())
+		return errs.Invalidf("%s:%d: unknown key %q; see the hone.toml reference in hone's docs/hone-toml.md", p.file, line, k.String())
 	}
 	var de *toml.DecodeError
 	if !errors.As(err, &de) {

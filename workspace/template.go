@@ -41,7 +41,7 @@ func InitialConfig(target, path, pin string, l *layout.Layout) []byte {
 	return []byte(b.String())
 }
 
-const header = `# hone.toml: the hone workspace file. Every key is documented in hone's README;
+const header = `# hone.toml: the hone workspace file. Every key is documented in hone's docs/hone-toml.md;
 # an unknown key is an error. Commands run through sh -c in /hone/src/<path>
 # with HONE_ROOT (the checkout's top level, /hone/src), HONE_OUT (the build
 # output folder, /hone/out) and HONE_TARGET set.
