@@ -50,7 +50,12 @@ func FromLedger(ctx context.Context, ws *workspace.Workspace, target string) (*R
 			}
 			if e.Bench != nil {
 				if m := e.Bench.Stat(e.Bench.Metric); m != nil && m.Pairs > 0 {
-					ra.Metric, ra.Confidence = m.Metric, e.Bench.Confidence
+					// The interval's own level, the deciding look's, as the
+					// verdict's table names it.
+					ra.Metric, ra.Confidence = m.Metric, m.Confidence
+					if ra.Confidence == 0 {
+						ra.Confidence = e.Bench.FinalConfidence()
+					}
 					ra.HasSpeedup, ra.Speedup, ra.Low, ra.High = true, m.Speedup, m.CILow, m.CIHigh
 				}
 				for _, b := range e.Bench.Benchmarks {

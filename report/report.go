@@ -120,6 +120,7 @@ var page = sync.OnceValue(func() *template.Template {
 		"addf":    func(a, b float64) float64 { return a + b },
 		"float":   func(i int) float64 { return float64(i) },
 		"short":   git.Short,
+		"cilabel": verdict.CILabel,
 	}).Parse(pageSource))
 })
 

@@ -81,7 +81,7 @@ func TestRenderShowsEveryPart(t *testing.T) {
 		`<svg id="forest"`, "accept ≥ 1.02×",
 		`class="hotspots"`, "find_word", "targets/wordfreq/wordfreq.c:52",
 		"rejected-gate", "not judged yet: 1", "<td>runner@ci</td>",
-		"95% cpu-time, geometric mean", "BenchmarkFind/words=1k * 14.2× [12.9×, 15.8×]", "BenchmarkCount 0.93× [0.9×, 0.96×]",
+		"95% CI, cpu-time, geometric mean", "BenchmarkFind/words=1k * 14.2× [12.9×, 15.8×]", "BenchmarkCount 0.93× [0.9×, 0.96×]",
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)

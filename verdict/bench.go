@@ -24,8 +24,10 @@ type Progress struct {
 	Speedup  float64 // current speedup and CI, once a batch is done
 	CILow    float64
 	CIHigh   float64
-	Session  int // calibration: current session (1-based)
-	Sessions int // calibration: sessions in total
+	// Confidence is the level of [CILow, CIHigh] at this look (CILabel).
+	Confidence float64
+	Session    int // calibration: current session (1-based)
+	Sessions   int // calibration: sessions in total
 	// Holder is who holds the machine's turn and Ahead how many verdicts
 	// wait for it before this one, in phase "wait for the machine".
 	Holder string
@@ -315,7 +317,7 @@ func (br *benchRun) slowLimit(timeout time.Duration) (limit time.Duration, cut b
 func (br *benchRun) decided(b *Bench, s Samples) bool {
 	d, st := b.decide(s)
 	if br.progress != nil {
-		br.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: b.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh})
+		br.progress(Progress{Phase: "bench", Pairs: b.Pairs, MaxPairs: b.MaxPairs, Metric: b.Metric, Speedup: st.Speedup, CILow: st.CILow, CIHigh: st.CIHigh, Confidence: st.Confidence})
 	}
 	return d != decMeasureMore
 }

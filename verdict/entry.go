@@ -307,6 +307,10 @@ type MetricStats struct {
 	Speedup float64 `toml:"speedup" json:"speedup"`
 	CILow   float64 `toml:"ci_low" json:"ci_low"`
 	CIHigh  float64 `toml:"ci_high" json:"ci_high"`
+	// Confidence is the level of [CILow, CIHigh]: the deciding look's,
+	// which every view names the same way (CILabel); 0 in entries
+	// written before it was recorded.
+	Confidence float64 `toml:"confidence,omitempty" json:"confidence,omitempty"`
 	// P is the two-sided p-value of the bench's method: Wilcoxon's
 	// signed-rank test of the pairs' log ratios, or, in entries written
 	// before it, Mann-Whitney U (golang.org/x/perf/benchmath).

@@ -54,7 +54,7 @@ func computeStats(s Samples, confidence float64, seed int64, resamples int, meth
 func statsAndInterval(s Samples, confidence float64, seed int64, resamples int, method string) (st MetricStats, ci stats.Interval) {
 	n := min(len(s.Baseline), len(s.Candidate))
 	b, c := s.Baseline[:n], s.Candidate[:n]
-	st = MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, P: 1}
+	st = MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, P: 1, Confidence: confidence}
 	if n == 0 {
 		return st, ci
 	}
@@ -160,14 +160,14 @@ func (b *Bench) decideLook(s Samples, k int) (string, MetricStats) {
 	b.paired = b.paired.Extend(s.Baseline[:n], s.Candidate[:n])
 	p := b.paired
 	ci := p.Interval(lk.Confidence)
-	st := MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, Speedup: p.Speedup(), CILow: ci.Low, CIHigh: ci.High}
+	st := MetricStats{Metric: s.Metric, Unit: s.Unit, Pairs: n, Speedup: p.Speedup(), CILow: ci.Low, CIHigh: ci.High, Confidence: lk.Confidence}
 	if b.Method == MethodPaired {
 		return stats.DecideFixed(n, ci, p.P(), b.Threshold, b.Confidence), st
 	}
 	same := p.Interval(lk.SameConfidence)
 	if lk.Confidence >= 1 {
 		// A look for "same" alone: its interval is the one to show.
-		st.CILow, st.CIHigh = same.Low, same.High
+		st.CILow, st.CIHigh, st.Confidence = same.Low, same.High, lk.SameConfidence
 	}
 	return stats.Decide(n, ci, same, b.Threshold), st
 }
@@ -176,6 +176,10 @@ func (b *Bench) decideLook(s Samples, k int) (string, MetricStats) {
 // at which the stored statistics are computed: under MethodEquivalence
 // the "same" interval for a "same" or a look for "same" alone, else the
 // "faster"/"slower" one, as entries before it always had.
+// FinalConfidence is the level of the bench's reported intervals: the
+// deciding look's.
+func (b *Bench) FinalConfidence() float64 { return b.finalConfidence() }
+
 func (b *Bench) finalConfidence() float64 {
 	k := max(len(b.Decisions)-1, 0)
 	lk := b.look(k)

@@ -87,9 +87,15 @@ func gateWord(g GateResult) string {
 	return g.Name + " ok"
 }
 
+// CILabel names an interval of the given level the one way every view
+// does: "98.81% CI".
+func CILabel(confidence float64) string {
+	return fmt.Sprintf("%.4g%% CI", confidence*100)
+}
+
 func writeMetrics(w io.Writer, b *Bench) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "metric\tbaseline\tcandidate\tspeedup\t%.4g%% CI\tp\tcv b/c\toutliers b/c\tdetectable\n", b.finalConfidence()*100)
+	fmt.Fprintf(tw, "metric\tbaseline\tcandidate\tspeedup\t%s\tp\tcv b/c\toutliers b/c\tdetectable\n", CILabel(b.finalConfidence()))
 	for _, m := range b.Metrics {
 		name := m.Metric
 		if name == b.Metric {
@@ -104,18 +110,18 @@ func writeMetrics(w io.Writer, b *Bench) error {
 		return err
 	}
 	how := `speedup: exp of the Hodges-Lehmann estimate of the pairs'
-  log ratios ln(baseline/candidate) (above 1 is faster), with its %.0f%%
-  signed-rank CI; p: Wilcoxon signed-rank.`
+  log ratios ln(baseline/candidate) (above 1 is faster), with its %s
+  (signed-rank); p: Wilcoxon signed-rank.`
 	if !paired(b.Method) {
 		how = `speedup: baseline median / candidate median (above 1
-  is faster), with its %.0f%% bootstrap CI; p: Mann-Whitney U.`
+  is faster), with its %s (bootstrap); p: Mann-Whitney U.`
 	}
 	_, err := fmt.Fprintf(w, `* the deciding metric. `+how+`
   cv b/c: robust coefficient of variation (1.4826 MAD / median) of the
   baseline and of the candidate; outliers b/c: their samples outside 1.5 IQR
   (kept; medians resist them); detectable: the smallest change this run
   could have told from none.
-`, b.finalConfidence()*100)
+`, CILabel(b.finalConfidence()))
 	if err != nil || len(b.Looks) == 0 {
 		return err
 	}
@@ -160,7 +166,7 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 	}
 	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those%s):\n", b.Format, loop)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "benchmark\titerations\tbaseline\tcandidate\tspeedup\t%.0f%% CI\twall speedup\tscaling\n", b.Confidence*100)
+	fmt.Fprintf(tw, "benchmark\titerations\tbaseline\tcandidate\tspeedup\t%s\twall speedup\tscaling\n", CILabel(b.finalConfidence()))
 	for _, r := range b.Benchmarks {
 		name, c, wl := r.Name, r.CPUStats, r.WallStats
 		if r.Decides {

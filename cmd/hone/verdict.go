@@ -383,7 +383,7 @@ func progressText(p verdict.Progress) string {
 		if p.Pairs == 0 {
 			return prefix + "bench " + p.Metric
 		}
-		return fmt.Sprintf("%sbench %d/%d pairs, %s speedup %.3fx [%.3f, %.3f]", prefix, p.Pairs, p.MaxPairs, p.Metric, p.Speedup, p.CILow, p.CIHigh)
+		return fmt.Sprintf("%sbench %d/%d pairs, %s speedup %.3fx, %s [%.3f, %.3f]", prefix, p.Pairs, p.MaxPairs, p.Metric, p.Speedup, verdict.CILabel(p.Confidence), p.CILow, p.CIHigh)
 	}
 	return prefix + p.Phase
 }
