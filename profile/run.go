@@ -110,6 +110,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, target string, opt Option
 	if err := e.summarize(p, side); err != nil {
 		return nil, err
 	}
+	if w := noLines(e.Hotspots); w != nil && opt.Warnings != nil {
+		opt.Warnings(*w)
+	}
 	var gz bytes.Buffer
 	if err := p.Write(&gz); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot encode the pprof profile")
@@ -328,4 +331,19 @@ func mainBinary(p *profile.Profile, side *build.Side) (string, string) {
 		return name, hex.EncodeToString(h.Sum(nil))
 	}
 	return "", ""
+}
+
+// noLines is the hint for a profile whose hotspots have no file:line: the
+// program was built without debug information, which perf needs to map
+// addresses to source lines.
+func noLines(hs []Hotspot) *errs.Warning {
+	if len(hs) == 0 {
+		return nil
+	}
+	for _, h := range hs {
+		if h.File != "" {
+			return nil
+		}
+	}
+	return &errs.Warning{Code: "no_debug_info", Message: "no hotspot has a file:line: the build has no debug information; add -g to its compile flags (CFLAGS, or the build command in hone.toml) to see where in the source the time goes"}
 }
