@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
@@ -50,7 +51,7 @@ func frontCheck(diff []byte, a allowlist.Rules, maxBytes int64) (*Summary, error
 	seen := map[string]bool{}
 	for i, f := range files {
 		if err := checkFile(raw[i], f, a); err != nil {
-			return nil, err
+			return nil, withTheRest(err, f, files, a)
 		}
 		for _, n := range []string{f.OldName, f.NewName} {
 			if n != "" && !seen[n] {
@@ -65,6 +66,44 @@ func frontCheck(diff []byte, a allowlist.Rules, maxBytes int64) (*Summary, error
 	}
 	sort.Strings(sum.Files)
 	return sum, nil
+}
+
+// withTheRest adds to err, the refusal of file f by the allowlist, how to
+// propose the rest of the diff when the rest is inside it: an upstream
+// optimisation often comes with a test of its own, which is protected.
+func withTheRest(err error, f *gitdiff.File, files []*gitdiff.File, a allowlist.Rules) error {
+	if a.Rule(fileName(f)) == "" {
+		return err
+	}
+	var out, in []string
+	for _, g := range files {
+		if n := fileName(g); a.Rule(n) != "" {
+			out = append(out, "':(exclude)"+n+"'")
+		} else {
+			in = append(in, n)
+		}
+	}
+	if len(in) == 0 {
+		return err
+	}
+	return errs.Policyf("%v; the rest of the diff (%s) is inside the allowlist: propose it alone, e.g. from `git diff -- . %s`", err, clipList(in), strings.Join(out, " "))
+}
+
+// fileName is the name a file of a diff is known by: its new name, or the
+// old one when it is deleted.
+func fileName(f *gitdiff.File) string {
+	if f.IsDelete {
+		return f.OldName
+	}
+	return f.NewName
+}
+
+// clipList names at most three files.
+func clipList(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
 
 // checkFile compares go-gitdiff's reading of one file with its raw headers,
