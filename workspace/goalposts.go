@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
@@ -65,7 +66,7 @@ func Tip(ctx context.Context, r *repo.Repo, target string) (*Goalposts, error) {
 	at := git.Short(base.Commit) + ":" + FileName
 	t, err := base.Target(target)
 	if errs.Is(err, errs.NotFound) {
-		return nil, errs.NotFoundf("target %q is not defined in %s at the protected tip (%s); patches are judged by the maintainer's rules there: commit the target on %s", target, FileName, at, base.Ref)
+		return nil, &UndefinedTargetError{Target: target, At: at, Base: base.Ref, Known: base.Config.TargetNames()}
 	}
 	if err != nil {
 		return nil, err
@@ -157,6 +158,10 @@ func firstParentOf(ctx context.Context, r *repo.Repo, tip, commit string) (bool,
 // tree's hone.toml differs from the tip's: its edits change nothing.
 func (w *Workspace) GoalpostsAt(ctx context.Context, name, pin string) (*Goalposts, error) {
 	g, err := Judge(ctx, w.Repo, name, pin)
+	var undefined *UndefinedTargetError
+	if errors.As(err, &undefined) {
+		_, undefined.InWorkingTree = w.Config.Targets[name]
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -201,3 +206,27 @@ func (w *Workspace) Proposing(ctx context.Context, target string) (*Goalposts, e
 	}
 	return w.GoalpostsAt(ctx, target, pin)
 }
+
+// UndefinedTargetError refuses a target the protected tip's hone.toml does
+// not define (errs.NotFound). Whether the working tree's defines it decides
+// what to do: commit it, or name a target that exists.
+type UndefinedTargetError struct {
+	Target, At, Base string
+	Known            []string // the tip's targets
+	// InWorkingTree: the working tree's hone.toml defines the target.
+	InWorkingTree bool
+}
+
+func (e *UndefinedTargetError) Error() string {
+	known := "it defines none"
+	if len(e.Known) > 0 {
+		known = "its targets: " + strings.Join(e.Known, ", ")
+	}
+	if e.InWorkingTree {
+		return fmt.Sprintf("target %q is not defined in %s at the protected tip (%s; %s); patches are judged by the maintainer's rules there: commit the target on %s", e.Target, FileName, e.At, known, e.Base)
+	}
+	return fmt.Sprintf("unknown target %q: neither the working tree's %s nor the one at the protected tip (%s) defines it (%s); see `hone targets`", e.Target, FileName, e.At, known)
+}
+
+// Unwrap makes the refusal a NotFound error for errs.CodeOf.
+func (e *UndefinedTargetError) Unwrap() error { return &errs.Error{Code: errs.NotFound, Msg: e.Error()} }

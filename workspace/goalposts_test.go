@@ -151,3 +151,26 @@ func TestResolvePinRef(t *testing.T) {
 		}
 	}
 }
+
+// A target the tip does not define is refused with what to do about it:
+// commit it when the working tree defines it, else name one that exists.
+func TestUndefinedTargetSaysWhereItIsMissing(t *testing.T) {
+	h := newHistory(t)
+	ws, err := Open(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ws.GoalpostsAt(context.Background(), "nosuch", h.docs)
+	if !errs.Is(err, errs.NotFound) || !strings.Contains(err.Error(), `unknown target "nosuch": neither the working tree's hone.toml nor the one at the protected tip`) ||
+		!strings.Contains(err.Error(), "its targets: a") {
+		t.Errorf("a target defined nowhere: %v", err)
+	}
+	testgit.WriteFiles(t, h.dir, map[string]string{"hone.toml": judgedToml + "[targets.b]\npath = \"targets/a\"\n"})
+	if ws, err = Open(h.dir); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ws.GoalpostsAt(context.Background(), "b", h.docs)
+	if !errs.Is(err, errs.NotFound) || !strings.Contains(err.Error(), `target "b" is not defined in hone.toml at the protected tip`) || !strings.Contains(err.Error(), "commit the target on refs/heads/main") {
+		t.Errorf("a target of the working tree alone: %v", err)
+	}
+}
