@@ -92,6 +92,12 @@ func (s *Server) CheckFleet(ctx context.Context, updates []Update, now time.Time
 	return fc.out, proposed, nil
 }
 
+// refuseVerdict refuses verdict v where the push brings it: on the
+// ledger ref, at its path, so that its writer can tell which entry.
+func (fc *fleetCheck) refuseVerdict(v newVerdict, format string, args ...any) {
+	fc.out = append(fc.out, Refusal{Ref: v.ref, Path: v.path, Rule: fmt.Sprintf(format, args...)})
+}
+
 func (fc *fleetCheck) refuse(ref, format string, args ...any) {
 	fc.out = append(fc.out, Refusal{Ref: ref, Rule: fmt.Sprintf(format, args...)})
 }
@@ -284,9 +290,9 @@ func (fc *fleetCheck) runnerRecord(u Update) error {
 
 // newVerdict is a verdict entry a push brings to the server.
 type newVerdict struct {
-	path, patch, word, repository string
-	rejudge                       bool
-	commit                        plumbing.Hash
+	ref, path, patch, word, repository string
+	rejudge                            bool
+	commit                             plumbing.Hash
 }
 
 // verdicts applies the verdict rules to what the ledger updates bring: the
@@ -318,10 +324,10 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 		if r := fc.s.Repository; r != "" && !v.rejudge {
 			switch {
 			case v.repository != r:
-				fc.refuse(ref, "verdict %s was judged for repository %q; this server is %q ([runner] repository at its protected base)", v.path, v.repository, r)
+				fc.refuseVerdict(v, "verdict %s was judged for repository %q; this server is %q ([runner] repository at its protected base)", v.path, v.repository, r)
 				continue
 			case !held:
-				fc.refuse(ref, "verdict %s comes with the release of no claim on this server; with [runner] repository = %q a verdict is taken only from the runner that claimed its patch here, so one judged on another server is a replay (hone runner claims first)", v.path, r)
+				fc.refuseVerdict(v, "verdict %s comes with the release of no claim on this server; with [runner] repository = %q a verdict is taken only from the runner that claimed its patch here, so one judged on another server is a replay (hone runner claims first)", v.path, r)
 				continue
 			}
 		}
@@ -331,7 +337,7 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 		if w, err := fc.judgedAs(ctx, v.patch); err != nil {
 			return err
 		} else if w != "" {
-			fc.refuse(ref, "patch %s already has a %s verdict on this remote; verdict %s would be its second (one claim, one verdict; a person's --rejudge says why it should be judged again)", v.patch, w, v.path)
+			fc.refuseVerdict(v, "patch %s already has a %s verdict on this remote; verdict %s would be its second (one claim, one verdict; a person's --rejudge says why it should be judged again)", v.patch, w, v.path)
 		}
 	}
 	for id, u := range released {
@@ -356,7 +362,6 @@ func (fc *fleetCheck) judgedAs(ctx context.Context, patch string) (string, error
 
 // heldVerdict checks a new verdict on a patch the server holds claim cur on.
 func (fc *fleetCheck) heldVerdict(v newVerdict, cur plumbing.Hash, release Update) error {
-	ref := ClaimRef(v.patch)
 	msg, _, err := fc.record(cur)
 	if err != nil {
 		return err
@@ -376,9 +381,9 @@ func (fc *fleetCheck) heldVerdict(v newVerdict, cur plumbing.Hash, release Updat
 	}
 	switch {
 	case release.Ref == "" || release.Old != cur:
-		fc.refuse(ref, "verdict %s is on patch %s, which runner %s holds a claim on; a verdict comes only with the release of the claim its signer holds", v.path, v.patch, name)
+		fc.refuseVerdict(v, "verdict %s is on patch %s, which runner %s holds a claim on; a verdict comes only with the release of the claim its signer holds", v.path, v.patch, name)
 	case holder != author:
-		fc.refuse(ref, "verdict %s was signed by %s, but the claim on patch %s is held by %s (runner %s); only the claim's holder may judge it", v.path, author, v.patch, holder, name)
+		fc.refuseVerdict(v, "verdict %s was signed by %s, but the claim on patch %s is held by %s (runner %s); only the claim's holder may judge it", v.path, author, v.patch, holder, name)
 	}
 	return nil
 }
@@ -476,7 +481,7 @@ func (fc *fleetCheck) newVerdicts(ctx context.Context, ups []Update) ([]newVerdi
 				if _, err := toml.Decode(string(raw), &v); err != nil {
 					continue // CheckBranch refuses it
 				}
-				out = append(out, newVerdict{path: f.path, patch: v.PatchID, word: v.Verdict, repository: v.Repository, rejudge: v.Rejudges != "", commit: c.hash})
+				out = append(out, newVerdict{ref: u.Ref, path: f.path, patch: v.PatchID, word: v.Verdict, repository: v.Repository, rejudge: v.Rejudges != "", commit: c.hash})
 			}
 		}
 	}

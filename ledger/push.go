@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -189,6 +190,20 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 		if err != nil {
 			return nil, true, err
 		}
+		switch {
+		case p.local == branch && ok:
+			if h, err = l.publishable(ctx, h, theirs[branch], theirs[p.inbox]); err != nil {
+				return nil, true, err
+			}
+		case ok:
+			tip, _, err := l.refs.Read(branch)
+			if err != nil {
+				return nil, true, err
+			}
+			if h, err = l.publishableNotes(ctx, h, tip, theirs[p.local], theirs[p.inbox]); err != nil {
+				return nil, true, err
+			}
+		}
 		// The inbox carries what the remote's branch lacks: a ledger the
 		// branch already holds has nothing to deliver (and may be another
 		// writer's commit, which a runner's inbox would not take), and the
@@ -254,9 +269,17 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 	// fail alone) the remote updates refs one by one in this order, and a
 	// runner reading between two updates must not see a proposal whose
 	// patch ref is not there yet.
+	tip, _, err := l.refs.Read(branch)
+	if err != nil {
+		return nil, true, err
+	}
+	home, err := l.withdrawnPatches(tip)
+	if err != nil {
+		return nil, true, err
+	}
 	var patchSpecs []string
 	for _, ref := range strings.Fields(string(mine)) {
-		if _, ok := theirs[ref]; !ok {
+		if _, ok := theirs[ref]; !ok && !home[strings.TrimPrefix(ref, PatchRefPrefix)] {
 			patchSpecs = append(patchSpecs, ref+":"+ref)
 			must[ref] = true
 		}
@@ -273,7 +296,33 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
 	}
 	if ge != nil && (strings.Contains(ge.Stderr, "hook declined") || strings.Contains(string(out), "hook declined")) {
-		return nil, true, errs.Policyf("remote %q refused the ledger push: %s", remote, errs.Clip(remoteReasons(ge.Stderr)))
+		// Entries of this clone the remote refuses for good are withdrawn
+		// from what it publishes from now on: this push fails, the next
+		// one does not carry them.
+		withdrawn := ""
+		if tip, ok, err := l.refs.Read(branch); err == nil && ok {
+			refused, err := l.refusedEntries(ge.Stderr, tip, theirs[branch])
+			if err != nil {
+				return nil, true, err
+			}
+			already, err := l.withdrawn()
+			if err != nil {
+				return nil, true, err
+			}
+			var fresh []string
+			for _, p := range refused {
+				if !already[p] {
+					fresh = append(fresh, p)
+				}
+			}
+			if len(fresh) > 0 {
+				if err := l.withdraw(fresh); err != nil {
+					return nil, true, err
+				}
+				withdrawn = fmt.Sprintf("; withdrawn from later pushes (kept in this clone's ledger): %s", strings.Join(fresh, " "))
+			}
+		}
+		return nil, true, errs.Policyf("remote %q refused the ledger push: %s%s", remote, errs.Clip(remoteReasons(ge.Stderr)), withdrawn)
 	}
 	refused := refusedRefs(string(out))
 	if err != nil && len(refused) == 0 {

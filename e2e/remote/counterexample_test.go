@@ -1,7 +1,11 @@
 package remote
 
 import (
+	"bufio"
+	"io"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -24,4 +28,115 @@ func TestMainsTreeOnANotesInboxCannotStopHonestPushes(t *testing.T) {
 	w.propose(honest, `puts("2");`, "print two")
 	w.must(honest, "hone", "ledger", "push")
 	w.honestStepsStillWork(w.clone("runner", "runner"), true)
+}
+
+// Two agents propose one patch (the same diff), each before seeing the
+// other's proposal. The server takes the first and refuses the second (a
+// patch is proposed once): the later agent's entry is withdrawn from what
+// it pushes, not carried into every later push, so its push, and every
+// later one, works.
+func TestAProposalTheServerRefusedDoesNotStopLaterPushes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "main", 5)
+	first := w.clone("first", "agent")
+	second := w.clone("second", "honest")
+	w.propose(first, `puts("2");`, "print two")
+	w.propose(second, `puts("2");`, "two, printed")
+	w.must(first, "hone", "ledger", "push")
+	w.withdrawnOnce(second, "/proposal/")
+	id := w.propose(second, `puts("3");`, "print three")
+	w.must(second, "hone", "ledger", "push")
+	runner := w.clone("runner", "runner")
+	js := w.runnerLoop(runner)
+	judged := map[string]bool{}
+	for _, j := range js {
+		judged[j.PatchID] = j.Entry != nil
+	}
+	if len(js) != 2 || !judged[id] {
+		t.Fatalf("the runner judges the first proposal and %s: %+v", id, js)
+	}
+	w.must(second, "hone", "ledger", "push")
+	w.must(w.clone("fresh", ""), "hone", "ledger", "verify")
+}
+
+// A maintainer changes the target's code on main, which moves the pin: a
+// proposal an agent made at the old pin and had not pushed yet is refused
+// (stale pin) and withdrawn, and the agent's later pushes work.
+func TestAProposalAtAPinMainMovedPastDoesNotStopLaterPushes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "main", 5)
+	agent := w.clone("agent", "agent")
+	w.propose(agent, `puts("2");`, "print two")
+
+	maint := w.clone("maintainer", "")
+	w.must(maint, "git", "config", "gpg.format", "ssh")
+	w.must(maint, "git", "config", "user.signingkey", w.keys["maintainer"])
+	w.write(maint, map[string]string{"targets/c/extra.h": "/* v2 */\n"})
+	w.must(maint, "git", "add", "targets/c/extra.h")
+	w.must(maint, "git", "commit", "-q", "-S", "-m", "v2")
+	w.must(maint, "git", "push", "-q", "origin", "main")
+
+	w.withdrawnOnce(agent, "/proposal/")
+	w.must(agent, "git", "pull", "-q", "--ff-only", "origin", "main")
+	id := w.propose(agent, `puts("3");`, "print three")
+	w.must(agent, "hone", "ledger", "push")
+	runner := w.clone("runner", "runner")
+	if js := w.runnerLoop(runner); len(js) != 1 || js[0].PatchID != id {
+		t.Fatalf("the runner judges %s alone: %+v", id, js)
+	}
+	w.must(w.clone("fresh", ""), "hone", "ledger", "verify")
+}
+
+// The README's two runner modes meet: `hone runner` claimed a proposal and
+// was killed while judging it (its claim lives until the lease ends), and
+// a CI job's `hone verdict --pending` judged the same proposal. The server
+// refuses that verdict (the claim's holder judges it); the CI job's clone
+// withdraws it instead of carrying it into every later push.
+func TestAVerdictTheServerRefusedIsDroppedFromLaterPushes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "main", 5)
+	agent := w.clone("agent", "agent")
+	w.propose(agent, `puts("2");`, "print two")
+	w.must(agent, "hone", "ledger", "push")
+	runner := w.clone("runner", "runner")
+	cmd := exec.Command(w.hone, "runner", "--once", "--name", "runner0", "--lease", "1h")
+	cmd.Dir, cmd.Env = runner, w.env()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "claimed") {
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	go io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	if refs := w.serverRefs(); !strings.Contains(refs, "refs/hone/claims/") {
+		t.Fatalf("the killed runner left no claim:\n%s", refs)
+	}
+
+	ci := w.clone("ci", "runner")
+	w.must(ci, "hone", "verdict", "--pending")
+	w.withdrawnOnce(ci, "/verdict/")
+	w.propose(agent, `puts("3");`, "print three")
+	w.must(agent, "hone", "ledger", "push")
+	w.runnerLoop(ci)
+	fresh := w.clone("fresh", "")
+	w.must(fresh, "hone", "ledger", "verify")
+}
+
+// withdrawnOnce is a push from clone dir that the server refuses for an
+// entry of kind (a path part, "/proposal/"), which the clone withdraws:
+// exit 3 naming it, then the next push works.
+func (w *world) withdrawnOnce(dir, kind string) {
+	w.t.Helper()
+	_, errOut, code := w.run(dir, "hone", "ledger", "push")
+	if code != 3 || !strings.Contains(errOut, "withdrawn from later pushes") || !strings.Contains(errOut, kind) {
+		w.t.Fatalf("the push: exit %d, want a refusal of an entry under %s, withdrawn\n%s", code, kind, errOut)
+	}
+	w.must(dir, "hone", "ledger", "push")
 }
