@@ -229,4 +229,6 @@ func (e *UndefinedTargetError) Error() string {
 }
 
 // Unwrap makes the refusal a NotFound error for errs.CodeOf.
-func (e *UndefinedTargetError) Unwrap() error { return &errs.Error{Code: errs.NotFound, Msg: e.Error()} }
+func (e *UndefinedTargetError) Unwrap() error {
+	return &errs.Error{Code: errs.NotFound, Msg: e.Error()}
+}
