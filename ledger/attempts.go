@@ -178,6 +178,11 @@ func (l *Ledger) gather(ctx context.Context, f Filter) (*gathered, error) {
 			if err != nil {
 				return nil, err
 			}
+			if tr, err := l.trust(ctx); err != nil {
+				return nil, err
+			} else if tr.foreign(r.Repository) {
+				s.Trusted, s.Principal, s.Signature = false, "", ForeignRepository
+			}
 			a := g.attempt(r)
 			j := Judged{ID: r.ID, Verdict: r.Verdict, Summary: r.Summary, Speedup: r.Speedup, Flags: r.Flags, RunnerClass: r.RunnerClass,
 				Created: time.Unix(0, r.Created).UTC(), Signer: s.Name(), Trusted: s.Trusted, Signature: s.Signature, AddedBy: s.Commit}

@@ -35,7 +35,7 @@ import (
 //
 // Format 5 added the flags and the runner class; a cache of an older
 // format is rebuilt.
-const indexMagic = "hone-ledger-index 5"
+const indexMagic = "hone-ledger-index 6"
 
 // errCorruptIndex makes a query drop the cache and rebuild it.
 var errCorruptIndex = errors.New("ledger index is corrupt")
@@ -93,6 +93,7 @@ type row struct {
 	Speedup          float64
 	Flags            []string // Common.Flags, sorted
 	RunnerClass      string
+	Repository       string
 	AddedBy          plumbing.Hash // the ledger commit that added the entry; zero when unknown
 }
 
@@ -117,6 +118,7 @@ const (
 	fieldSpeedup
 	fieldFlags
 	fieldRunnerClass
+	fieldRepository
 	fieldAddedBy
 	rowFields
 )
@@ -131,7 +133,7 @@ func (r *row) line() string {
 	return strings.Join([]string{"e", esc(r.Path), r.Blob.String(), esc(r.AttemptKey), esc(r.PatchID),
 		strconv.FormatInt(r.Created, 10), esc(r.Commit), strconv.Itoa(r.Class), esc(r.Verdict),
 		esc(r.Hotspot), esc(r.Hypothesis), esc(r.Summary), esc(r.Pin),
-		strconv.FormatFloat(r.Speedup, 'g', -1, 64), esc(strings.Join(r.Flags, ",")), esc(r.RunnerClass), added}, "\t") + "\n"
+		strconv.FormatFloat(r.Speedup, 'g', -1, 64), esc(strings.Join(r.Flags, ",")), esc(r.RunnerClass), esc(r.Repository), added}, "\t") + "\n"
 }
 
 func fileLine(f file) string {
@@ -221,7 +223,7 @@ func parseRow(line []byte, r *row) error {
 		Commit: unesc(f[fieldCommit]), Class: class, Verdict: unesc(f[fieldVerdict]),
 		Hotspot: unesc(f[fieldHotspot]), Hypothesis: unesc(f[fieldHypothesis]),
 		Summary: unesc(f[fieldSummary]), Pin: unesc(f[fieldPin]), Speedup: speedup,
-		RunnerClass: unesc(f[fieldRunnerClass])}
+		RunnerClass: unesc(f[fieldRunnerClass]), Repository: unesc(f[fieldRepository])}
 	if flags := unesc(f[fieldFlags]); flags != "" {
 		r.Flags = strings.Split(flags, ",")
 	}
@@ -253,7 +255,7 @@ func rowOf(s *Stored, blob plumbing.Hash) row {
 		PatchID: s.PatchID, Commit: s.Commit, AttemptKey: s.AttemptKey, Class: s.Class,
 		Verdict: s.Verdict, Path: s.Path, Blob: blob, Hotspot: s.Hotspot,
 		Hypothesis: s.Hypothesis, Summary: s.Summary, Pin: s.Pin, Speedup: s.Speedup,
-		Flags: s.Flags, RunnerClass: s.RunnerClass}
+		Flags: s.Flags, RunnerClass: s.RunnerClass, Repository: s.Repository}
 }
 
 var escaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)

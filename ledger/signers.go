@@ -35,6 +35,8 @@ type Signer struct {
 // them the key's fingerprint, "unsigned" or "bad-signature".
 func (s Signer) Name() string {
 	switch {
+	case s.Signature == ForeignRepository:
+		return ForeignRepository
 	case s.Principal != "":
 		return s.Principal
 	case !s.Trusted:
@@ -89,6 +91,22 @@ func (l *Ledger) signingKey() string {
 type Trust struct {
 	Signers *signing.Signers // nil: none configured, every entry is trusted
 	File    string           // "<short commit>:<path>" they were read from
+	// Repository is the identity the protected base names ([runner]
+	// repository): a verdict or started entry recording another is
+	// never trusted here, whoever signed it.
+	Repository string
+}
+
+// ForeignRepository is the signer every view shows for a verdict judged
+// for another repository than the one the protected base names.
+const ForeignRepository = "other-repository"
+
+// foreign reports whether an entry recording repository was judged for
+// another repository than this one. An entry that records none was
+// written before its repository was named (the server's hook, with the
+// setting, takes no new one without it).
+func (t *Trust) foreign(repository string) bool {
+	return t.Repository != "" && repository != "" && repository != t.Repository
 }
 
 // Trust returns the allowed signers of the protected base, read once per
@@ -222,6 +240,14 @@ func (t *Trust) Configured() bool { return t.Signers != nil }
 // LoadTrust reads the allowed signers the protected base names: [ledger]
 // allowed_signers of its hone.toml, a file read at that same commit.
 func LoadTrust(r *repo.Repo, b *workspace.Base) (*Trust, error) {
+	t, err := loadSigners(r, b)
+	if t != nil {
+		t.Repository = b.Config.Runner.Repository
+	}
+	return t, err
+}
+
+func loadSigners(r *repo.Repo, b *workspace.Base) (*Trust, error) {
 	name := b.Config.Ledger.AllowedSigners
 	if name == "" {
 		return &Trust{}, nil

@@ -58,3 +58,40 @@ func TestAVerdictJudgedOnAForkIsRefused(t *testing.T) {
 		t.Fatalf("B lists other than its own runner's one verdict:\n%s", out)
 	}
 }
+
+// Where no hook runs (a forge that runs none), a verdict judged for one
+// repository can be pushed into another whose main names another
+// repository: every view shows it as judged for another repository, not
+// trusted, whoever signed it.
+func TestAVerdictForAnotherRepositoryIsNotTrusted(t *testing.T) {
+	t.Parallel()
+	w := newKeys(t)
+	w.tail = "\n[runner]\nrepository = \"example.org/a\"\n"
+	w.seed("main", 5, "")
+	a := w.server
+	agent := w.clone("agent", "agent")
+	id := w.propose(agent, `puts("2");`, "print two")
+	w.must(agent, "hone", "ledger", "push")
+	runner := w.clone("runner", "runner")
+	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
+	w.must(agent, "hone", "ledger", "pull")
+
+	b := filepath.Join(w.dir, "other.git")
+	w.must(w.dir, "git", "init", "-q", "--bare", "-b", "main", b)
+	w.must(agent, "git", "pull", "-q", "--ff-only", "origin", "main")
+	toml := w.must(agent, "git", "show", "HEAD:hone.toml")
+	w.write(agent, map[string]string{"hone.toml": strings.Replace(toml, "example.org/a", "example.org/b", 1)})
+	w.must(agent, "git", "commit", "-q", "-am", "another repository")
+	w.must(agent, "git", "push", "-q", b, "HEAD:refs/heads/main", "refs/heads/hone/ledger:refs/heads/hone/ledger",
+		"refs/notes/hone:refs/notes/hone", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
+	w.server = b
+	fresh := w.clone("fresh-b", "")
+	out := w.must(fresh, "hone", "ledger", "list", "--kind", "verdict")
+	if !strings.Contains(out, "other-repository") || strings.Contains(out, "runner@ci") {
+		t.Fatalf("B lists A's verdict as trusted:\n%s", out)
+	}
+	w.server = a
+	if out := w.must(w.clone("fresh-a", ""), "hone", "ledger", "list", "--kind", "verdict"); !strings.Contains(out, "runner@ci") {
+		t.Fatalf("A lists its own verdict as untrusted:\n%s", out)
+	}
+}
