@@ -3,10 +3,13 @@ package verdict
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hone-perf/hone/benchformat"
 	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/ledger"
 )
@@ -40,6 +43,9 @@ func (j *judging) checkSeeded(ctx context.Context, base *build.Side) error {
 			return err
 		}
 	}
+	if f := j.proto.Format; f != "" && f != benchformat.Process {
+		return j.checkHarnessSeeded(ctx, base, seeds)
+	}
 	var mentioned bool
 	var specs []func(int64) (string, jail.Spec)
 	for _, g := range j.t.Gates {
@@ -51,19 +57,12 @@ func (j *judging) checkSeeded(ctx context.Context, base *build.Side) error {
 			return "gate " + g.Name, gateSpec(base, g, PairSetup{Seed: seed})
 		})
 	}
-	if f := j.proto.Format; f == "" || f == benchformat.Process {
-		mentioned = mentioned || mentionsSeed(j.t.Bench.Run)
-		specs = append(specs, func(seed int64) (string, jail.Spec) {
-			s := withSetup(benchSpec(base, j.t), PairSetup{Seed: seed})
-			s.Timeout = j.proto.Timeout.Duration
-			return "the bench", s
-		})
-	}
-	if len(specs) == 0 {
-		// A harness bench prints timings, not the work: with no
-		// equivalence gate there is no output to hold to the seed.
-		return nil
-	}
+	mentioned = mentioned || mentionsSeed(j.t.Bench.Run)
+	specs = append(specs, func(seed int64) (string, jail.Spec) {
+		s := withSetup(benchSpec(base, j.t), PairSetup{Seed: seed})
+		s.Timeout = j.proto.Timeout.Duration
+		return "the bench", s
+	})
 	if !mentioned {
 		j.markUnseeded("no equivalence gate or bench command mentions {seed} or HONE_SEED")
 		return nil
@@ -114,4 +113,71 @@ func (e *Entry) reviewUnseeded() {
 	}
 	e.Detail = fmt.Sprintf("The target's outputs do not depend on the input seed (%s): a patch that prints precomputed answers passes every check; make the gates' and the bench's inputs from {seed} or HONE_SEED.\n%s", e.Unseeded, e.Detail)
 	e.Summary = oneLine(unseededPrefix + e.Summary)
+}
+
+// checkHarnessSeeded proves a harness bench's deciding benchmarks draw
+// their inputs from the seed: the harness prints timings, and only its
+// outputs ([bench] outputs, results such as a checksum the benchmarks
+// report) can show the work. The baseline's harness runs once for each of
+// two seeds; a deciding benchmark whose outputs do not change with the
+// seed, or that reports none, makes the target unseeded, so a memo or a
+// table of the one answer inside a benchmark is never accepted without a
+// person. Equivalence gates prove nothing here: they are not what is
+// measured.
+func (j *judging) checkHarnessSeeded(ctx context.Context, base *build.Side, seeds [2]int64) error {
+	if len(j.proto.Outputs) == 0 {
+		j.markUnseeded("the harness reports no outputs ([bench] outputs), so nothing shows that its benchmarks' inputs come from HONE_SEED")
+		return nil
+	}
+	j.progress(Progress{Phase: "seed check"})
+	var outs [2]map[string]string
+	for i, seed := range seeds {
+		spec := build.WithSeed(benchSpec(base, j.t), seed)
+		spec.Timeout, spec.OutputCap = j.proto.Timeout.Duration, harnessOutputCap
+		res, err := j.m.exec(ctx, spec)
+		if err != nil {
+			return err
+		}
+		j.e.Environment.noteJail(res)
+		if !res.Success() || res.Stdout.Truncated() {
+			// The bench itself will fail on it, and say how.
+			return nil
+		}
+		run, err := benchformat.Parse(j.proto.Format, res.Stdout.Bytes())
+		if err != nil {
+			return nil
+		}
+		outs[i] = outputsOf(run, j.proto.Outputs, j.proto.Benchmarks)
+	}
+	var same []string
+	for name, out := range outs[0] {
+		if out == "" || outs[1][name] == out {
+			same = append(same, name)
+		}
+	}
+	if len(same) > 0 || len(outs[0]) == 0 {
+		slices.Sort(same)
+		j.markUnseeded(fmt.Sprintf("deciding benchmarks of the baseline reported the same outputs (%s) for input seeds %d and %d: %s", strings.Join(j.proto.Outputs, ", "), seeds[0], seeds[1], errs.ClipTo(strings.Join(same, ", "), 300)))
+	}
+	return nil
+}
+
+// outputsOf maps each deciding benchmark (deciding, or every one when
+// empty) that passed in run to what it reports in the output units, its
+// iteration count left out: hone may size runs differently.
+func outputsOf(run *benchformat.Run, units, deciding []string) map[string]string {
+	out := map[string]string{}
+	for _, bm := range run.Benchmarks {
+		if bm.Status != benchformat.Pass || len(deciding) > 0 && !slices.Contains(deciding, bm.Name) {
+			continue
+		}
+		var b strings.Builder
+		for _, u := range units {
+			if v, ok := bm.Metrics[u]; ok {
+				fmt.Fprintf(&b, "%q=%s ", u, strconv.FormatFloat(v, 'g', -1, 64))
+			}
+		}
+		out[bm.Name] = b.String()
+	}
+	return out
 }

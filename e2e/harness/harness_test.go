@@ -58,15 +58,31 @@ func workGoneIsCaught(t *testing.T, e *verdict.Entry) {
 	t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
 }
 
-// An honest patch that halves BenchmarkBig's work is accepted, with Big's
-// own speedup near 2.
-func honestTwoFoldGainIsAccepted(t *testing.T, w *workspace) {
+// An honest patch that halves BenchmarkBig's work is measured faster, with
+// Big's own speedup near 2, and goes to a person: these benchmarks fold
+// the same fixed inputs whatever the seed (their attacks below need a
+// known input), so nothing shows that a table of their answers is not what
+// made it fast. e2e/soundness accepts a seeded harness's honest patch.
+func honestTwoFoldGainOfAnUnseededHarnessNeedsAPerson(t *testing.T, w *workspace) {
 	e := w.judge("fold is deterministic: fold once", edit(t, pinBig, honestBig))
-	if e.Verdict != ledger.VerdictAccepted {
-		t.Fatalf("%s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	if e.Verdict != ledger.VerdictNeedsHumanReview || e.Reason != verdict.ReasonUnseeded || !e.HasFlag(ledger.FlagUnseeded) || e.Speedup < 1.2 {
+		t.Fatalf("%s (%s) at %.3fx: %s; want needs-human-review (unseeded), measured faster", e.Verdict, e.Reason, e.Speedup, e.Detail)
 	}
 	if big := e.Bench.Benchmarks[0]; big.Name != "BenchmarkBig" || big.CPUStats.Speedup < 1.6 || big.CPUStats.Speedup > 2.5 || big.Regressed {
 		t.Errorf("BenchmarkBig %+v", big.CPUStats)
+	}
+}
+
+// The same honest gain on a target whose deciding benchmark draws its
+// inputs from HONE_SEED and reports what it computed: the seed check sees
+// its checksum change with the seed, and the gain is accepted.
+func honestTwoFoldGainOfASeededHarnessIsAccepted(t *testing.T, w *workspace) {
+	e := w.judgeOn("ms", "fold is deterministic: fold once", edit(t, pinBig, honestBig))
+	if e.Verdict != ledger.VerdictAccepted || e.HasFlag(ledger.FlagUnseeded) {
+		t.Fatalf("%s (%s) flags %v: %s; want accepted, seeded", e.Verdict, e.Reason, e.Flags, e.Detail)
+	}
+	if r := e.Bench.Benchmarks[0]; r.Name != "BenchmarkSeeded" || r.CPUStats.Speedup < 1.6 || r.Regressed {
+		t.Errorf("BenchmarkSeeded %+v", r.CPUStats)
 	}
 }
 
@@ -184,7 +200,8 @@ type harnessCase struct {
 }
 
 var (
-	honestCase     = harnessCase{"HonestTwoFoldGainIsAccepted", honestTwoFoldGainIsAccepted}
+	honestCase     = harnessCase{"HonestTwoFoldGainOfAnUnseededHarnessNeedsAPerson", honestTwoFoldGainOfAnUnseededHarnessNeedsAPerson}
+	seededCase     = harnessCase{"HonestTwoFoldGainOfASeededHarnessIsAccepted", honestTwoFoldGainOfASeededHarnessIsAccepted}
 	memoCase       = harnessCase{"AgentCannotMemoAcrossIterations", agentCannotMemoAcrossIterations}
 	regressionCase = harnessCase{"SmallRegressionBesideABigGainIsNotAccepted", smallRegressionBesideABigGainIsNotAccepted}
 	initCase       = harnessCase{"InitCannotLowerItsOwnIterationCount", initCannotLowerItsOwnIterationCount}
@@ -215,7 +232,7 @@ func judgeAll(t *testing.T, maxPairs int, cases ...harnessCase) {
 // regression beside a gain, a count the harness lowered) is the same on a
 // busy machine as on an idle one.
 func TestGoHarnessAttacks(t *testing.T) {
-	judgeAll(t, 8, honestCase, memoCase, regressionCase, initCase, skipCase, towardZeroCase)
+	judgeAll(t, 8, honestCase, seededCase, memoCase, regressionCase, initCase, skipCase, towardZeroCase)
 }
 
 // TestMeasureGoHarnessAttacks judges again, with the real meter, the
@@ -232,5 +249,5 @@ func TestMeasureGoHarnessAttacks(t *testing.T) {
 		"Small's 30% regression (0.780x [0.717, 0.846] under that load) would have to read within 10% of 1 to pass; "+
 		"and a loop whose work is gone is estimated 60x-245x faster (under that load) where an acceptance needs "+
 		"under max_speedup's 20x, or stops scaling with its count")
-	judgeAll(t, 16, honestCase, memoCase, regressionCase, skipCase, towardZeroCase)
+	judgeAll(t, 16, honestCase, seededCase, memoCase, regressionCase, skipCase, towardZeroCase)
 }

@@ -94,7 +94,24 @@ run  = "$HONE_OUT/bench.test -test.run=. -test.count=1"
 
 [targets.m.bench]
 format  = "go"
-run     = "$HONE_OUT/bench.test -test.run='^$' -test.bench=. -test.benchtime=200x"
+run     = "$HONE_OUT/bench.test -test.run='^$' -test.bench='^Benchmark(Big|Small)$' -test.benchtime=200x"
+outputs = ["checksum"]
+
+# The same module, judged by its seeded benchmark alone.
+[targets.ms]
+path    = "m"
+pin     = "main"
+protect = ["**/*_test.go", "go.mod"]
+files   = ["*.go"]
+build   = "PATH=` + goroot + `/bin:$PATH go test -c -o $HONE_OUT/bench.test ."
+
+[[targets.ms.gates]]
+name = "unit"
+run  = "$HONE_OUT/bench.test -test.run=. -test.count=1"
+
+[targets.ms.bench]
+format  = "go"
+run     = "$HONE_OUT/bench.test -test.run='^$' -test.bench='^BenchmarkSeeded$' -test.benchtime=200x"
 outputs = ["checksum"]
 `
 }
@@ -210,6 +227,12 @@ func (w *workspace) exec(name string, args ...string) string {
 // tree's status and main as they were.
 func (w *workspace) judge(hypothesis, src string) *verdict.Entry {
 	w.t.Helper()
+	return w.judgeOn("m", hypothesis, src)
+}
+
+// judgeOn is judge for target.
+func (w *workspace) judgeOn(target, hypothesis, src string) *verdict.Entry {
+	w.t.Helper()
 	// The patch is written into the working tree and taken back under the
 	// lock: the cases judged beside this one see the pin's tree.
 	var mainBefore, statusBefore, out string
@@ -224,7 +247,7 @@ func (w *workspace) judge(hypothesis, src string) *verdict.Entry {
 		if err := os.WriteFile(file, []byte(diff), 0o644); err != nil {
 			w.t.Fatal(err)
 		}
-		out = w.run("patch", "propose", "m", "--hotspot", "fold", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
+		out = w.run("patch", "propose", target, "--hotspot", "fold", "--class", "1", "--hypothesis", hypothesis, "--file", file, "--json")
 	}()
 	var p struct {
 		PatchID string `json:"patch_id"`
