@@ -40,7 +40,7 @@ func TestTheRemoteKeepsItsPromisesAgainstAnyPush(t *testing.T) {
 	if os.Getenv("HONE_TIER") == "measure" {
 		checks, steps = 40, 30
 	}
-	setDefault := func(name string, v int) {
+	setDefault := func(name string, v any) {
 		set := false
 		flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 		if !set {
@@ -51,6 +51,9 @@ func TestTheRemoteKeepsItsPromisesAgainstAnyPush(t *testing.T) {
 	}
 	setDefault("rapid.checks", checks)
 	setDefault("rapid.steps", steps)
+	// A failure prints the seed that replays it (-rapid.seed); no fail
+	// file is left in the source tree.
+	setDefault("rapid.nofailfile", true)
 	if f := flag.Lookup("rapid.shrinktime"); f != nil && f.Value.String() == f.DefValue {
 		if err := flag.Set("rapid.shrinktime", "2m"); err != nil {
 			t.Fatal(err)
