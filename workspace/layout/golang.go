@@ -66,8 +66,12 @@ func detectGo(p *project, l *Layout) {
 	if benchPkg != "" {
 		l.Bench = &Bench{Run: "$HONE_OUT/bench.test -test.run='^$' -test.bench=. -test.benchtime=100x", Format: "go", Why: []string{
 			"The module's own testing.B benchmarks, with a fixed iteration count",
-			"(-test.benchtime=Nx): an adaptive count would change with the code.",
-			"Raise 100x until one run takes a few hundred milliseconds.",
+			"(-test.benchtime=Nx): an adaptive count would change with the code;",
+			"hone grows it from 100x until each benchmark's loop outweighs its set-up.",
+			"To be accepted rather than reviewed (unseeded), each benchmark draws its",
+			"input from HONE_SEED and reports a result of its work, e.g.",
+			"b.ReportMetric(float64(sum%1000003), \"checksum\"), listed here as",
+			"outputs = [\"checksum\"] (hone's docs/deciding.md, Writing a seeded bench).",
 		}}
 	}
 	if len(mf.Require) > 0 && !isFile(p.host(join(p.dir, "vendor/modules.txt"))) {
