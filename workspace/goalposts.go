@@ -223,9 +223,9 @@ func (e *UndefinedTargetError) Error() string {
 		known = "its targets: " + strings.Join(e.Known, ", ")
 	}
 	if e.InWorkingTree {
-		return fmt.Sprintf("target %q is not defined in %s at the protected tip (%s; %s); patches are judged by the maintainer's rules there: commit the target on %s", e.Target, FileName, e.At, known, e.Base)
+		return fmt.Sprintf("target %q is not defined in %s at the protected tip (%s; %s); patches are judged by the maintainer's rules there: commit the target on %s", errs.Clip(e.Target), FileName, e.At, known, e.Base)
 	}
-	return fmt.Sprintf("unknown target %q: neither the working tree's %s nor the one at the protected tip (%s) defines it (%s); see `hone targets`", e.Target, FileName, e.At, known)
+	return fmt.Sprintf("unknown target %q: neither the working tree's %s nor the one at the protected tip (%s) defines it (%s); see `hone targets`", errs.Clip(e.Target), FileName, e.At, known)
 }
 
 // Unwrap makes the refusal a NotFound error for errs.CodeOf.
