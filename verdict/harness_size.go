@@ -21,8 +21,12 @@ const (
 	// maxIterations bounds a count, whatever the loop costs.
 	maxIterations = 1 << 30
 	// sizingRounds is how many times the calibration may measure and
-	// grow the count.
-	sizingRounds = 3
+	// grow the count: enough for sixteenfold rounds to take a count of 100
+	// past a set-up of tens of milliseconds beside iterations of
+	// nanoseconds (three stopped at 409,600, with the set-up still three
+	// quarters of a run). A round that finds the loop dominating ends it,
+	// and max_loop bounds every round's count.
+	sizingRounds = 8
 	// startupCount is the count whose runs measure a run's fixed cost:
 	// next to no loop, and two rather than one because Go's testing runs
 	// a benchmark once at N = 1 before it runs the count it was given

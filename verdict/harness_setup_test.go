@@ -1,0 +1,33 @@
+package verdict
+
+import (
+	"testing"
+
+	"github.com/hone-perf/hone/ledger"
+)
+
+// A benchmark the user does not own can spend tens of milliseconds on
+// set-up in every run (cespare/xxhash's BenchmarkDigestBytes/100B: 21-28
+// ms) beside an iteration of twenty nanoseconds. Sizing grows the count,
+// whatever the command starts from, until the loop outweighs that set-up,
+// so the benchmark scales and is judged: three rounds of sixteenfold
+// growth from 100 iterations stopped at 409,600, a loop of 8 ms beside 25
+// ms of set-up, and the untouched baseline failed the linearity proof.
+func TestSizingGrowsTheCountPastAHeavySetUp(t *testing.T) {
+	const setUp = 0.025
+	m := &harnessMeter{names: []string{"BenchmarkA"}, answer: func(cand bool, name string, n int) harnessAnswer {
+		v := 20 * (1 + 0.01*float64(n%3))
+		if cand {
+			v *= 0.5
+		}
+		return harnessAnswer{nsPerOp: v, checksum: 7}
+	}, burn: func(bool, int) float64 { return setUp }}
+	e := judged(t, harnessOf(m))
+	r := e.Bench.Benchmarks[0]
+	if loop := float64(r.Counts[0]) * 20e-9; loop < 4*setUp {
+		t.Errorf("sized to N = %d, a loop of %.1f ms beside %.0f ms of set-up; want the loop to outweigh it", r.Counts[0], loop*1e3, setUp*1e3)
+	}
+	if e.Verdict != ledger.VerdictAccepted {
+		t.Errorf("a twofold gain behind a heavy set-up: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}
