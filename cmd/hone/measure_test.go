@@ -22,8 +22,8 @@ var measureScripts = []struct {
 }{
 	{"demo_session", []string{"cc", "perf"}, demoChance},
 	{"demo_temporary", []string{"cc", "perf"}, demoChance},
-	{"verdict_harness", []string{"go"}, "either answer of the bench passes (accepted, or rejected-bench inconclusive): with layouts = 1 " +
-		"no layout can make it needs-human-review, so what remains is the harness's own check that a loop's cost scales from N to 2N " +
+	{"verdict_harness", []string{"go"}, "either answer of the bench passes (faster, which an unseeded harness sends to needs-human-review, " +
+		"or rejected-bench inconclusive): with layouts = 1 no layout can make a third, so what remains is the harness's own check that a loop's cost scales from N to 2N " +
 		"by at least 1.7x, which at runs of up to 250 ms on an idle machine (a fixed cost of a few ms, under 2% of a run) sits at 2.0 " +
 		"with a few percent of noise, some ten times its spread from the limit"},
 }
