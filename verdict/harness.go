@@ -33,6 +33,12 @@ type BenchmarkResult struct {
 	// none, and all decide). Only those enter the geometric mean, and a
 	// regression in any of them rejects the patch.
 	Decides bool `toml:"decides" json:"decides"`
+	// Excluded says why a benchmark that would have decided was left out
+	// of the decision: the baseline's own runs did not scale with their
+	// iterations at the counts hone may run (a set-up that outweighs the
+	// loop, in a benchmark the user may not own), which no patch caused.
+	// It is still measured and reported, and the verdict names it.
+	Excluded string `toml:"excluded,omitempty" json:"excluded,omitempty"`
 	// Iterations is the smaller of Counts (in entries from before Counts,
 	// the count every run had).
 	Iterations int `toml:"iterations" json:"iterations"`
@@ -189,11 +195,20 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			} else {
 				b.Order += "b"
 			}
-			addGeomean(&cpu, &wall, benches)
+			setGeomean(&cpu, &wall, benches)
 			b.Setups = append(b.Setups, setup)
 			b.Pairs++
 		}
-		if fail := linearity(benches); fail != nil {
+		fail := linearity(benches)
+		if fail != nil && fail.side == "baseline" && len(b.Decisions) == 0 && b.PooledPairs == 0 {
+			// Before anything was decided on them: what the baseline
+			// cannot scale leaves the decision to the others.
+			if fail = excludeNonlinear(benches); fail == nil {
+				setGeomean(&cpu, &wall, benches)
+				fail = linearity(benches)
+			}
+		}
+		if fail != nil {
 			if fail, err := hr.proveLinear(ctx, b, benches, fail); err != nil || fail != nil {
 				return nil, fail, err
 			}
@@ -266,6 +281,9 @@ func (hr *harnessRun) pool(b *Bench, pr *Bench, benches []*harnessBenchmark, cpu
 	}
 	for i, hb := range benches {
 		old := pr.Benchmarks[i]
+		if old.Excluded != "" {
+			hb.res.Decides, hb.res.Excluded = false, old.Excluded
+		}
 		if old.Name != hb.res.Name || old.Decides != hb.res.Decides {
 			return &runFailure{side: "baseline", msg: fmt.Sprintf("the harness now runs benchmark %.100q where the verdict pooled with ran %.100q", hb.res.Name, old.Name)}
 		}
@@ -440,21 +458,18 @@ func runDifference(base, cand *benchformat.Run, outputs []string) string {
 
 // addGeomean appends the latest pair's geometric means over the deciding
 // benchmarks to the deciding series.
-func addGeomean(cpu, wall *Samples, benches []*harnessBenchmark) {
+// setGeomean sets the geometric-mean series of the deciding benchmarks,
+// pair by pair, from their samples so far.
+func setGeomean(cpu, wall *Samples, benches []*harnessBenchmark) {
 	var cs, ws []benchformat.Samples
 	for _, hb := range benches {
-		if !hb.res.Decides {
-			continue
+		if r := hb.res; r.Decides {
+			cs = append(cs, benchformat.Samples{Name: r.Name, Baseline: r.CPU.Baseline, Candidate: r.CPU.Candidate})
+			ws = append(ws, benchformat.Samples{Name: r.Name, Baseline: r.Wall.Baseline, Candidate: r.Wall.Candidate})
 		}
-		n := len(hb.res.CPU.Baseline) - 1
-		r := hb.res
-		cs = append(cs, benchformat.Samples{Name: r.Name, Baseline: r.CPU.Baseline[n:], Candidate: r.CPU.Candidate[n:]})
-		ws = append(ws, benchformat.Samples{Name: r.Name, Baseline: r.Wall.Baseline[n:], Candidate: r.Wall.Candidate[n:]})
 	}
-	gb, gc := benchformat.Geomeans(cs)
-	cpu.Baseline, cpu.Candidate = append(cpu.Baseline, gb...), append(cpu.Candidate, gc...)
-	gb, gc = benchformat.Geomeans(ws)
-	wall.Baseline, wall.Candidate = append(wall.Baseline, gb...), append(wall.Candidate, gc...)
+	cpu.Baseline, cpu.Candidate = benchformat.Geomeans(cs)
+	wall.Baseline, wall.Candidate = benchformat.Geomeans(ws)
 }
 
 func sideIndex(cand bool) int {

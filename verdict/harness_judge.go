@@ -76,6 +76,17 @@ func resolved(b *Bench, benches []*harnessBenchmark) bool {
 	return true
 }
 
+// excluded names the benchmarks left out of the decision (Excluded).
+func (b *Bench) excluded() []string {
+	var out []string
+	for _, r := range b.Benchmarks {
+		if r.Excluded != "" {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
 // deciding counts the benchmarks that decide.
 func (b *Bench) deciding() int {
 	n := 0
@@ -118,6 +129,10 @@ func judgeHarness(e *Entry) {
 		return
 	}
 	defer func() {
+		if ex := b.excluded(); len(ex) > 0 {
+			e.Detail += "\nLeft out of the decision, their baseline's own runs not scaling with their iterations (measured and reported): " + strings.Join(ex, ", ") + "."
+			e.Summary = oneLine(e.Summary + "; left out: " + strings.Join(ex, ", "))
+		}
 		if len(b.HarnessOutputs) == 0 {
 			e.AddFlag(ledger.FlagWorkUnverified)
 			e.Summary = oneLine(workUnverifiedPrefix + e.Summary)

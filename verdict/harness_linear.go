@@ -50,15 +50,50 @@ func linearity(benches []*harnessBenchmark) *runFailure {
 			base, got := scalingInterval(r.ShortCPU.Baseline, r.LongCPU.Baseline), scalingInterval(r.ShortCPU.Candidate, r.LongCPU.Candidate)
 			switch {
 			case !cand && clearlyOutside(base, lo, hi):
-				return &runFailure{side: "baseline", res: hb.last[0], msg: fmt.Sprintf(
-					"the baseline's benchmark %.100q costs %.2fx [%.2f, %.2f] the CPU time at %d iterations that it costs at %d, outside [%.2f, %.2f]: what is measured is not its loop (start-up or set-up dominates even at hone's largest count, or the work does not repeat in every iteration); make each iteration do the work",
-					r.Name, scaling(r.ShortCPU.Baseline, r.LongCPU.Baseline), base.Low, base.High, hb.counts[1], hb.counts[0], lo, hi)}
+				return baselineNonlinear(hb, base)
 			case cand && clearlyOutside(got, lo, hi):
 				return &runFailure{side: "candidate", res: hb.last[1], reason: ReasonNonlinear, msg: fmt.Sprintf(
 					"benchmark %.100q costs %.2fx [%.2f, %.2f] the CPU time at %d iterations that it costs at %d (the baseline %.2fx), outside [%.2f, %.2f], also at counts of its own: its work does not scale with the iterations (a result kept from one iteration for the next, or work skipped when benchmarked), so the loop is not the work being measured",
 					r.Name, scaling(r.ShortCPU.Candidate, r.LongCPU.Candidate), got.Low, got.High, hb.counts[1], hb.counts[0], scaling(r.ShortCPU.Baseline, r.LongCPU.Baseline), lo, hi)}
 			}
 		}
+	}
+	return nil
+}
+
+// baselineNonlinear is the failure of a baseline benchmark whose scaling
+// interval base lies outside its band.
+func baselineNonlinear(hb *harnessBenchmark, base stats.Interval) *runFailure {
+	r := hb.res
+	lo, hi := hb.band()
+	return &runFailure{side: "baseline", res: hb.last[0], msg: fmt.Sprintf(
+		"the baseline's benchmark %.100q costs %.2fx [%.2f, %.2f] the CPU time at %d iterations that it costs at %d, outside [%.2f, %.2f]: what is measured is not its loop (start-up or set-up dominates even at hone's largest count, or the work does not repeat in every iteration); make each iteration do the work",
+		r.Name, scaling(r.ShortCPU.Baseline, r.LongCPU.Baseline), base.Low, base.High, hb.counts[1], hb.counts[0], lo, hi)}
+}
+
+// excludeNonlinear leaves out of the decision every deciding benchmark
+// whose baseline does not scale with its iterations, saying why in the
+// benchmark's result, and fails only when none is left to decide: an
+// untouched benchmark the user does not own is not a reason to judge
+// nothing.
+func excludeNonlinear(benches []*harnessBenchmark) *runFailure {
+	var last *runFailure
+	left := 0
+	for _, hb := range benches {
+		r := hb.res
+		if !r.Decides {
+			continue
+		}
+		lo, hi := hb.band()
+		if base := scalingInterval(r.ShortCPU.Baseline, r.LongCPU.Baseline); clearlyOutside(base, lo, hi) {
+			last = baselineNonlinear(hb, base)
+			r.Decides, r.Excluded = false, last.msg
+			continue
+		}
+		left++
+	}
+	if left == 0 {
+		return last
 	}
 	return nil
 }

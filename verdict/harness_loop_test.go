@@ -49,8 +49,15 @@ func TestCandidateMemoAcrossIterationsIsRejectedByLinearity(t *testing.T) {
 	if e.Verdict != ledger.VerdictRejectedGate || e.Reason != ReasonNonlinear {
 		t.Errorf("%s (%s)", e.Verdict, e.Reason)
 	}
-	// A baseline whose loop does not scale is the pin's fault: an error.
+	// A baseline benchmark whose loop does not scale is the pin's, not
+	// the patch's: left out of the decision, named, the others deciding.
 	m = &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: flatOn(false, "BenchmarkA", 1)}
+	b, fail, _ := harnessOf(m).run(context.Background())
+	if fail != nil || b.Benchmarks[0].Decides || !strings.Contains(b.Benchmarks[0].Excluded, "not its loop") || !b.Benchmarks[1].Decides {
+		t.Fatalf("%+v", fail)
+	}
+	// With none left to decide, an error.
+	m = &harnessMeter{names: []string{"BenchmarkA"}, answer: flatOn(false, "BenchmarkA", 1)}
 	if _, fail, _ := harnessOf(m).run(context.Background()); fail == nil || fail.side != "baseline" || !strings.Contains(fail.msg, "not its loop") {
 		t.Fatalf("%+v", fail)
 	}

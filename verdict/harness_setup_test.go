@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hone-perf/hone/ledger"
@@ -29,5 +30,36 @@ func TestSizingGrowsTheCountPastAHeavySetUp(t *testing.T) {
 	}
 	if e.Verdict != ledger.VerdictAccepted {
 		t.Errorf("a twofold gain behind a heavy set-up: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}
+
+// A benchmark whose baseline cannot scale at any count hone may run (its
+// set-up outweighs its loop within max_loop) is left out of the decision
+// and named; the others decide. Only when none is left is the verdict an
+// error, as before. It recomputes to itself.
+func TestABaselineBenchmarkThatCannotScaleIsLeftOutNamed(t *testing.T) {
+	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: func(cand bool, name string, n int) harnessAnswer {
+		v := 1000 * (1 + 0.01*float64(n%3))
+		if cand {
+			v *= 0.5
+		}
+		a := harnessAnswer{nsPerOp: v, checksum: 7}
+		// B's loop does not repeat its work: its cost is flat in N.
+		a.flat = name == "BenchmarkB"
+		return a
+	}}
+	e := judged(t, harnessOf(m))
+	var b *BenchmarkResult
+	for i := range e.Bench.Benchmarks {
+		if e.Bench.Benchmarks[i].Name == "BenchmarkB" {
+			b = &e.Bench.Benchmarks[i]
+		}
+	}
+	if e.Verdict != ledger.VerdictAccepted || b == nil || b.Decides || !strings.Contains(b.Excluded, "the baseline's benchmark \"BenchmarkB\"") ||
+		!strings.Contains(e.Summary, "left out: BenchmarkB") {
+		t.Fatalf("%s (%s): %s\nB %+v", e.Verdict, e.Reason, e.Summary, b)
+	}
+	if re := recompute(e); !sameVerdict(e, re) || re.Summary != e.Summary {
+		t.Errorf("recomputed %s (%s) %q; stored %s (%s) %q", re.Verdict, re.Reason, re.Summary, e.Verdict, e.Reason, e.Summary)
 	}
 }

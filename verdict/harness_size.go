@@ -20,13 +20,14 @@ const (
 	wantLoopShare = 0.9
 	// maxIterations bounds a count, whatever the loop costs.
 	maxIterations = 1 << 30
-	// sizingRounds is how many times the calibration may measure and
-	// grow the count: enough for sixteenfold rounds to take a count of 100
-	// past a set-up of tens of milliseconds beside iterations of
-	// nanoseconds (three stopped at 409,600, with the set-up still three
-	// quarters of a run). A round that finds the loop dominating ends it,
-	// and max_loop bounds every round's count.
-	sizingRounds = 8
+	// sizingRounds is how many times the calibration measures and grows
+	// the count, unless the set-up still outweighs the loop it predicts:
+	// then it goes on, up to maxSizingRounds, so that sixteenfold rounds
+	// from a count of 100 reach past a set-up of tens of milliseconds
+	// beside iterations of nanoseconds (three stopped at 409,600, the
+	// set-up still three quarters of a run).
+	sizingRounds    = 3
+	maxSizingRounds = 8
 	// startupCount is the count whose runs measure a run's fixed cost:
 	// next to no loop, and two rather than one because Go's testing runs
 	// a benchmark once at N = 1 before it runs the count it was given
@@ -115,7 +116,7 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 	}
 	n = from
 	bound = n
-	for range sizingRounds {
+	for round := range maxSizingRounds {
 		t, fail, err := least(n)
 		if err != nil || fail != nil {
 			return 0, 0, fail, err
@@ -127,7 +128,16 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 		if next <= n {
 			break
 		}
+		// Past sizingRounds, grow on only for a loop that was measured but
+		// is predicted to stay below the set-up at the next count: one
+		// that costs nothing measurable (work gone, or a meter that sees
+		// none) gets no more rounds to grow in.
+		loop := t - fixed
+		predicted := loop * float64(next) / float64(n)
 		n = next
+		if round+1 >= sizingRounds && (predicted >= fixed || loop <= fixed/100) {
+			break
+		}
 	}
 	return n, bound, nil, nil
 }
