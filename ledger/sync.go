@@ -134,6 +134,9 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 			return nil, nil, errs.Wrap(errs.Failure, err, "cannot fetch the ledger from remote %q", remote)
 		}
 	}
+	if err := l.pruneInboxes(ctx, scratch, inboxes); err != nil {
+		return nil, nil, err
+	}
 	if h, ok := refs[branch]; ok && hadBefore && h != before {
 		if err := l.refuseRewrite(ctx, remote, scratch+"ledger", before, h); err != nil {
 			return nil, nil, err
@@ -373,3 +376,26 @@ func (c *pathConflict) Error() string {
 }
 
 func (c *pathConflict) Unwrap() error { return errs.Invalidf("%s", c.Error()) }
+
+// pruneInboxes deletes the scratch copies of inboxes the remote no longer
+// has (a maintainer retired them), so that verify and the next fold look
+// only at what the remote holds.
+func (l *Ledger) pruneInboxes(ctx context.Context, scratch string, remote map[string]plumbing.Hash) error {
+	out, err := l.git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", scratch+"inbox/")
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot list the fetched inboxes")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		h, ref, ok := strings.Cut(line, " ")
+		if !ok || !plumbing.IsHash(h) {
+			continue
+		}
+		if _, still := remote["refs/hone/"+strings.TrimPrefix(ref, scratch)]; still {
+			continue
+		}
+		if err := l.refs.Delete(ctx, ref, plumbing.NewHash(h)); err != nil && !errors.Is(err, repo.ErrRaceLost) {
+			return err
+		}
+	}
+	return nil
+}

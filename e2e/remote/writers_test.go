@@ -120,4 +120,9 @@ func TestOnlyAMaintainerRetiresAnInbox(t *testing.T) {
 	}
 	w.refused(agent, "was retired by a maintainer", "git", "push", "origin", "refs/heads/hone/ledger:"+inbox)
 	w.must(w.clone("fresh", ""), "hone", "ledger", "verify")
+	// A clone that fetched the inbox before forgets it at its next pull.
+	w.must(maint, "hone", "ledger", "pull")
+	if refs := w.must(maint, "git", "for-each-ref", "refs/hone/remotes/"); strings.Contains(refs, wid) {
+		t.Fatalf("the retired inbox is still fetched:\n%s", refs)
+	}
 }
