@@ -80,38 +80,28 @@ pairs     = 8
 max_pairs = ` + strconv.Itoa(maxPairs) + `
 threshold = 0.1
 layouts   = 1
+` + moduleTarget("m", goroot, "^Benchmark(Big|Small)$") + `
+# The same module, judged by its seeded benchmark alone.` + moduleTarget("ms", goroot, "^BenchmarkSeeded$")
+}
 
-[targets.m]
+// moduleTarget is a target of the module m whose bench runs the
+// benchmarks that match bench.
+func moduleTarget(name, goroot, bench string) string {
+	return `
+[targets.` + name + `]
 path    = "m"
 pin     = "main"
 protect = ["**/*_test.go", "go.mod"]
 files   = ["*.go"]
 build   = "PATH=` + goroot + `/bin:$PATH go test -c -o $HONE_OUT/bench.test ."
 
-[[targets.m.gates]]
+[[targets.` + name + `.gates]]
 name = "unit"
 run  = "$HONE_OUT/bench.test -test.run=. -test.count=1"
 
-[targets.m.bench]
+[targets.` + name + `.bench]
 format  = "go"
-run     = "$HONE_OUT/bench.test -test.run='^$' -test.bench='^Benchmark(Big|Small)$' -test.benchtime=200x"
-outputs = ["checksum"]
-
-# The same module, judged by its seeded benchmark alone.
-[targets.ms]
-path    = "m"
-pin     = "main"
-protect = ["**/*_test.go", "go.mod"]
-files   = ["*.go"]
-build   = "PATH=` + goroot + `/bin:$PATH go test -c -o $HONE_OUT/bench.test ."
-
-[[targets.ms.gates]]
-name = "unit"
-run  = "$HONE_OUT/bench.test -test.run=. -test.count=1"
-
-[targets.ms.bench]
-format  = "go"
-run     = "$HONE_OUT/bench.test -test.run='^$' -test.bench='^BenchmarkSeeded$' -test.benchtime=200x"
+run     = "$HONE_OUT/bench.test -test.run='^$' -test.bench='` + bench + `' -test.benchtime=200x"
 outputs = ["checksum"]
 `
 }
