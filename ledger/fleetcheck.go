@@ -292,6 +292,7 @@ func (fc *fleetCheck) runnerRecord(u Update) error {
 type newVerdict struct {
 	ref, path, patch, word, repository string
 	rejudge                            bool
+	started                            bool // a started entry: the attempt's outcome (cancelled) until its verdict comes
 	commit                             plumbing.Hash
 }
 
@@ -310,12 +311,22 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 	}
 	withVerdict := map[string]bool{}
 	for _, v := range found {
-		withVerdict[v.patch] = true
 		ref := ClaimRef(v.patch)
 		cur, held, err := fc.ref(ctx, ref)
 		if err != nil {
 			return err
 		}
+		if v.started {
+			// One replayed from another server would end the attempt
+			// here, unjudged.
+			if r := fc.s.Repository; v.repository != r {
+				fc.refuseVerdict(v, "started entry %s was made for repository %q; this server is %q ([runner] repository at its protected base)", v.path, v.repository, r)
+			} else if rel := released[v.patch]; !held || rel.Ref == "" || rel.Old != cur {
+				fc.refuseVerdict(v, "started entry %s comes with the release of no claim on this server; with [runner] repository = %q it is taken only with its verdict, from the runner that claimed its patch here", v.path, r)
+			}
+			continue
+		}
+		withVerdict[v.patch] = true
 		if held {
 			if err := fc.heldVerdict(v, cur, released[v.patch]); err != nil {
 				return err
@@ -457,8 +468,12 @@ func (fc *fleetCheck) newVerdicts(ctx context.Context, ups []Update) ([]newVerdi
 				return nil, err
 			}
 			for _, f := range ch.novel {
-				if !isEntryPath(f.path) || pathKind(f.path) != KindVerdict || seen[f.path] {
+				kind := pathKind(f.path)
+				if !isEntryPath(f.path) || (kind != KindVerdict && kind != KindStarted) || seen[f.path] {
 					continue
+				}
+				if kind == KindStarted && fc.s.Repository == "" {
+					continue // started entries answer to the repository rule alone
 				}
 				seen[f.path] = true
 				present, err := fc.onServer(tips, f.path)
@@ -481,7 +496,7 @@ func (fc *fleetCheck) newVerdicts(ctx context.Context, ups []Update) ([]newVerdi
 				if _, err := toml.Decode(string(raw), &v); err != nil {
 					continue // CheckBranch refuses it
 				}
-				out = append(out, newVerdict{ref: u.Ref, path: f.path, patch: v.PatchID, word: v.Verdict, repository: v.Repository, rejudge: v.Rejudges != "", commit: c.hash})
+				out = append(out, newVerdict{ref: u.Ref, path: f.path, patch: v.PatchID, word: v.Verdict, repository: v.Repository, rejudge: v.Rejudges != "", started: kind == KindStarted, commit: c.hash})
 			}
 		}
 	}

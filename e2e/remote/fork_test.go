@@ -39,6 +39,11 @@ func TestAVerdictJudgedOnAForkIsRefused(t *testing.T) {
 		"refs/heads/hone/ledger:refs/heads/hone/ledger", "refs/notes/hone:refs/notes/hone", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
 	w.refused(agent, "comes with the release of no claim on this server", "git", "push", b,
 		"refs/heads/hone/ledger:refs/hone/inbox/a1a1a1a1a1a1a1a1/ledger", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
+	// The runner's signed commit that added the started entry alone,
+	// which would end the attempt on B as cancelled, unjudged.
+	sp, _ := w.entry(agent, "started", id)
+	started := strings.Fields(w.must(agent, "git", "log", "--format=%H", "--diff-filter=A", "refs/heads/hone/ledger", "--", sp))[0]
+	w.refused(agent, "started entry", "git", "push", b, started+":refs/hone/inbox/a1a1a1a1a1a1a1a1/ledger", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
 	if after := w.must(b, "git", "for-each-ref"); after != before {
 		t.Fatalf("B's refs changed:\n%s\nwas\n%s", after, before)
 	}
