@@ -319,21 +319,7 @@ func laterThanTheGates(t *testing.T, a *arena) {
 	id := a.proposeTo("c", "the bench comes later", a.Diff(files))
 	// Without --json, which would silence the progress the test waits on;
 	// the entry is read from the ledger after.
-	cmd := a.Command(a.Hone, "verdict", id)
-	progress := &testproc.Buffer{}
-	cmd.Stderr = progress
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for !strings.Contains(progress.String(), "gate unit") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the verdict never reached its unit gate:\n%s", progress)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd, progress := startHeld(t, a, id)
 	if err := os.WriteFile(later, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -505,21 +491,7 @@ func cancelVerdict(t *testing.T, a *arena, sig syscall.Signal, reps int) {
 	files := a.Prog("#define REPS 4", "#define REPS "+strconv.Itoa(reps))
 	defer a.Hold(files)()
 	id := a.proposeTo("c", strconv.Itoa(reps)+" walks, cancelled "+sig.String(), a.Diff(files))
-	cmd := a.Command(a.Hone, "verdict", id)
-	progress := &testproc.Buffer{}
-	cmd.Stderr = progress
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for !strings.Contains(progress.String(), "gate unit") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the verdict never reached its unit gate:\n%s", progress)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd, _ := startHeld(t, a, id)
 	if !strings.Contains(a.MustHone("ledger", "list", "--all", "--patch", id), " started ") {
 		t.Fatal("no started entry")
 	}
@@ -572,4 +544,27 @@ func TestOptimizerCannotGameTheVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startHeld starts `hone verdict id` without --json (its progress is what
+// is waited on) and returns once the verdict is in its unit gate, which
+// Arena.Hold keeps it in.
+func startHeld(t *testing.T, a *arena, id string) (*exec.Cmd, *testproc.Buffer) {
+	t.Helper()
+	cmd := a.Command(a.Hone, "verdict", id)
+	progress := &testproc.Buffer{}
+	cmd.Stderr = progress
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for !strings.Contains(progress.String(), "gate unit") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the verdict never reached its unit gate:\n%s", progress)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return cmd, progress
 }
