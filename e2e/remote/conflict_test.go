@@ -47,11 +47,7 @@ func (w *world) honestStepsStillWork(runner string, verifies bool) {
 func TestTwoInboxesCannotAttachDifferentFilesToOneEntry(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 5)
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
-	p, _ := w.entry(agent, "proposal", id)
-	note := strings.TrimSuffix(p, ".toml") + ".note"
+	agent, note := w.proposedAttachment()
 	for i, writer := range []string{"a1a1a1a1a1a1a1a1", "a2a2a2a2a2a2a2a2"} {
 		out, code := w.pushInbox(agent, writer, map[string]string{note: strings.Repeat("x", i+1)})
 		if code == 0 || !strings.Contains(out, "attachment without its entry") {
@@ -96,11 +92,7 @@ func TestTwoInboxesCannotHoldOneEntryPathWithDifferentBytes(t *testing.T) {
 func TestAConflictingInboxIsSkippedNotFatal(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 5)
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
-	p, _ := w.entry(agent, "proposal", id)
-	note := strings.TrimSuffix(p, ".toml") + ".note"
+	agent, note := w.proposedAttachment()
 	hook := filepath.Join(w.server, "hooks", "pre-receive")
 	saved, err := os.ReadFile(hook)
 	if err != nil {
@@ -132,4 +124,16 @@ func TestAConflictingInboxIsSkippedNotFatal(t *testing.T) {
 	if code != 5 || !strings.Contains(out, "inbox/a2a2a2a2a2a2a2a2/ledger:"+note) {
 		t.Fatalf("verify on a fresh clone: exit %d, want the skipped inbox reported\n%s", code, out)
 	}
+}
+
+// proposedAttachment has an agent propose and push a patch, and returns
+// its clone and the path an attachment named "note" beside the proposal's
+// entry would have.
+func (w *world) proposedAttachment() (agent, note string) {
+	w.t.Helper()
+	agent = w.clone("agent", "agent")
+	id := w.propose(agent, `puts("2");`, "print two")
+	w.must(agent, "hone", "ledger", "push")
+	p, _ := w.entry(agent, "proposal", id)
+	return agent, strings.TrimSuffix(p, ".toml") + ".note"
 }
