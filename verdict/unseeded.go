@@ -29,9 +29,9 @@ type seedProbe struct {
 	out  string // exit status and stdout hash
 }
 
-// checkSeeded runs the baseline's equivalence gates and its bench (when
-// its output is the work's, not a harness's timings) on two different
-// input seeds before the bench is judged. A target none of these commands
+// checkSeeded runs the baseline's equivalence gates and its process bench
+// on two different input seeds before the bench is judged (a harness
+// bench: checkHarnessSeeded). A target none of these commands
 // of which mentions {seed} or HONE_SEED, or whose outputs are the same for
 // both seeds, is unseeded: its inputs can be known in advance, so fresh seeds
 // prove nothing and a patch may carry its answers.
