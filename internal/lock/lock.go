@@ -124,9 +124,13 @@ func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Durat
 			}
 			pause, wait = wait, min(2*wait, maxPoll)
 		}
-		if now := (Waiting{Holder: heldBy(f, purpose), Ahead: ahead}); waiting != nil && (told == nil || *told != now) {
-			waiting(now)
-			told = &now
+		if waiting != nil {
+			// Read only for a caller who is told: Acquire's short waits,
+			// tens of tries a second, have no one to tell.
+			if now := (Waiting{Holder: heldBy(f, purpose), Ahead: ahead}); told == nil || *told != now {
+				waiting(now)
+				told = &now
+			}
 		}
 		timer := time.NewTimer(pause/2 + rand.N(pause/2+1))
 		select {
