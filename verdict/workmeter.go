@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hone-perf/hone/internal/jail"
+	"github.com/hone-perf/hone/internal/testbuild"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -35,7 +36,7 @@ const workUnitSeconds = 1e-9
 // testMeter is the work meter over m, unless the measurement tier asked
 // for the real one.
 func testMeter(m *meter) measurer {
-	if os.Getenv("HONE_TIER") == "measure" {
+	if os.Getenv(testbuild.TierEnv) == testbuild.MeasureTier {
 		return nil
 	}
 	return workMeter{m}

@@ -7,3 +7,11 @@ package testbuild
 
 // Tag is the build tag that turns the work meter on.
 const Tag = "hone_testmeter"
+
+// TierEnv selects the measurement tier when it is "measure": there a test
+// build measures on the clock, as a release does (internal/tier reads it
+// too).
+const TierEnv = "HONE_TIER"
+
+// MeasureTier is TierEnv's value for the measurement tier.
+const MeasureTier = "measure"

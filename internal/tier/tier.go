@@ -17,14 +17,16 @@ package tier
 import (
 	"os"
 	"testing"
+
+	"github.com/hone-perf/hone/internal/testbuild"
 )
 
 // Env is the variable that selects the measurement tier ("measure"). The
 // test builds' work meter reads it too: under it, verdicts are timed.
-const Env = "HONE_TIER"
+const Env = testbuild.TierEnv
 
 // Measuring reports whether this run is the measurement tier.
-func Measuring() bool { return os.Getenv(Env) == "measure" }
+func Measuring() bool { return os.Getenv(Env) == testbuild.MeasureTier }
 
 // Measure marks t as a test of the measurement tier. Outside it, t is
 // skipped; in it, t may not skip, so a tool that is missing or a machine
