@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/build"
+	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
 )
@@ -32,15 +33,16 @@ func (j *judging) sameBuild(ctx context.Context, base, cand *build.Side) (string
 	if len(base.Outputs) == 0 || len(base.Outputs) >= build.MaxOutputs || !maps.Equal(base.Outputs, cand.Outputs) {
 		return "", nil
 	}
-	out, err := git.Output(ctx, j.ws.Root, "diff", "--no-renames", "--name-only", "-z", j.e.Pin, j.e.Commit, "--")
+	changes, err := git.TreeChanges(ctx, j.ws.Root, j.e.Pin, j.e.Commit)
 	if err != nil {
-		return "", err
+		return "", errs.Wrap(errs.Failure, err, "cannot list the patch's changes")
 	}
-	changed := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
-	for _, p := range changed {
-		if !compiledSource[path.Ext(p)] {
+	var changed []string
+	for _, c := range changes {
+		if !compiledSource[path.Ext(c.Path)] {
 			return "", nil
 		}
+		changed = append(changed, c.Path)
 	}
 	return fmt.Sprintf("the candidate's build outputs (%d files) are byte-identical to the baseline's and the patch changes only compiled source (%s): the bench would run the same programs on both sides, so nothing was measured",
 		len(base.Outputs), strings.Join(changed, ", ")), nil
