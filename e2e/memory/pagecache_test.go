@@ -3,11 +3,14 @@ package memory
 import (
 	"cmp"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/e2e/testbed"
 	"github.com/hone-perf/hone/ledger"
@@ -95,7 +98,23 @@ func memoFile(t *testing.T, n int, size int64) string {
 		t.Skipf("fewer than %d files under /usr are large enough for the memo", n+1)
 	}
 	slices.SortFunc(all, func(a, b file) int { return cmp.Compare(b.size, a.size) })
+	evict(t, all[n].path)
 	return all[n].path
+}
+
+// evict drops the file's pages from the page cache, so a test's memo
+// starts empty: bits an earlier test or an earlier run of the suite left
+// cached would otherwise fill the fault-around memo's slots, and with
+// every slot of a key taken no run could keep its answer.
+func evict(t *testing.T, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatalf("evicting %s from the page cache: %v", path, err)
+	}
 }
 
 // memoTurns are the memo files' turns (memoFile).
