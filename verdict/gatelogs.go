@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
@@ -29,18 +32,42 @@ type LogFile struct {
 	Gate string `json:"gate"`
 	Name string `json:"name"` // "candidate.stderr", "case.input", ...
 	Data []byte `json:"-"`
-	// Cut reports a stream longer than [ledger] gate_log_size: its start
+	// Cut reports a stream longer than [ledger] gate_log_size, or cut to
+	// keep the verdict's logs within [ledger] verdict_log_size: its start
 	// and its end are kept, with a line saying how much was cut between.
 	Cut bool `json:"cut,omitempty"`
 }
 
 // gateLogs gathers what one verdict stores of its runs' output.
 type gateLogs struct {
-	cap   int // bytes kept of each stream
+	cap int // bytes kept of each stream ([ledger] gate_log_size)
+	// stored bounds the archive the shared ledger gets, compressed
+	// ([ledger] verdict_log_size): a stream the cap keeps whole can still
+	// be random bytes gzip cannot shrink, and a verdict runs many gates.
+	stored int64
+	// keep is the folder of hone's state where the machine that judged
+	// keeps an archive the bound cut, whole.
+	keep  string
 	files []LogFile
 }
 
-func newGateLogs(capBytes int64) *gateLogs { return &gateLogs{cap: int(capBytes)} }
+// WholeLogsDir is the folder of hone's state directory (.git/hone) where a
+// verdict's logs are kept whole when [ledger] verdict_log_size cut what
+// the ledger stores.
+const WholeLogsDir = "logs"
+
+// newGateLogs keeps capBytes of each stream; until storedWithin bounds
+// the archive too, it is stored whole.
+func newGateLogs(capBytes int64) *gateLogs {
+	return &gateLogs{cap: int(capBytes), stored: math.MaxInt64}
+}
+
+// storedWithin bounds the archive the ledger gets to limit bytes,
+// compressed, keeping it whole under keep when it is cut.
+func (l *gateLogs) storedWithin(limit int64, keep string) *gateLogs {
+	l.stored, l.keep = limit, keep
+	return l
+}
 
 // add keeps both streams of one side's run of a gate (or of the build, or
 // the bench); an empty stream is not stored.
@@ -92,18 +119,90 @@ func kept(o *jail.Output, limit int) ([]byte, bool) {
 	return append(append(append([]byte{}, head...), mark...), tail...), true
 }
 
-// attachments is the logs as the attachment list of the entry's Append.
-func (l *gateLogs) attachments() ([]ledger.Attachment, error) {
+// attachments is the logs as the attachment list of the entry's Append,
+// named by name (the verdict's started entry), and, when the archive had
+// to be cut to [ledger] verdict_log_size, a sentence for the verdict's
+// detail saying so and where the whole archive is kept.
+func (l *gateLogs) attachments(name string) ([]ledger.Attachment, string, error) {
 	if l == nil || len(l.files) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
+	whole, err := archive(l.files, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if int64(len(whole)) <= l.stored {
+		return []ledger.Attachment{{Name: LogsAttachment, Data: whole}}, "", nil
+	}
+	file := name + "." + LogsAttachment
+	where := "is kept whole by the machine that judged it, in .git/hone/" + WholeLogsDir + "/" + file
+	if err := keepWhole(filepath.Join(l.keep, file), whole); err != nil {
+		where = "could not be kept whole (" + err.Error() + ")"
+	}
+	cut, err := l.fit(len(whole), where)
+	if err != nil {
+		return nil, "", err
+	}
+	note := fmt.Sprintf("Its logs (%d bytes compressed) were cut to [ledger] verdict_log_size (%d bytes) for the ledger; the archive %s.", len(whole), l.stored, where)
+	if cut == nil {
+		return nil, note, nil
+	}
+	return []ledger.Attachment{{Name: LogsAttachment, Data: cut}}, note, nil
+}
+
+// fit returns the archive with every stream cut to one share of its
+// length, its start and its end kept around a mark, the largest share
+// found whose archive weighs at most l.stored (gzip shrinks each share
+// differently, so the share is found by trying); nil when even the marks
+// alone weigh more.
+func (l *gateLogs) fit(size int, where string) ([]byte, error) {
+	share := float64(l.stored) / float64(size)
+	for range 12 {
+		data, err := archive(l.files, &cutTo{share: share, where: where, limit: l.stored})
+		if err != nil || int64(len(data)) <= l.stored {
+			return data, err
+		}
+		share *= 0.9 * float64(l.stored) / float64(len(data))
+	}
+	data, err := archive(l.files, &cutTo{where: where, limit: l.stored})
+	if err != nil || int64(len(data)) > l.stored {
+		return nil, err
+	}
+	return data, nil
+}
+
+// cutTo is the share of each stream an archive keeps.
+type cutTo struct {
+	share float64
+	where string
+	limit int64
+}
+
+// apply keeps c's share of data: its start and its end, half each, around a
+// line marking the cut.
+func (c *cutTo) apply(data []byte) ([]byte, bool) {
+	if c == nil {
+		return data, false
+	}
+	keep := int(c.share * float64(len(data)))
+	if keep >= len(data) {
+		return data, false
+	}
+	head, tail := data[:keep/2], data[len(data)-(keep-keep/2):]
+	mark := fmt.Sprintf("\n[hone: %d bytes cut here: [ledger] verdict_log_size keeps %d bytes of this verdict's logs on the ledger; the archive %s]\n", len(data)-keep, c.limit, c.where)
+	return append(append(append([]byte{}, head...), mark...), tail...), true
+}
+
+// archive packs files, each cut by cut (nil: whole), into a gzipped tar.
+func archive(files []LogFile, cut *cutTo) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for _, f := range l.files {
-		data := []byte(safetext.Log(string(f.Data)))
+	for _, f := range files {
+		data, shortened := cut.apply(f.Data)
+		data = []byte(safetext.Log(string(data)))
 		hdr := &tar.Header{Name: f.Gate + "/" + f.Name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if f.Cut {
+		if f.Cut || shortened {
 			hdr.PAXRecords = map[string]string{paxCut: "1"}
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
@@ -119,7 +218,20 @@ func (l *gateLogs) attachments() ([]ledger.Attachment, error) {
 	if err := gz.Close(); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot compress the gate logs")
 	}
-	return []ledger.Attachment{{Name: LogsAttachment, Data: buf.Bytes()}}, nil
+	return buf.Bytes(), nil
+}
+
+// keepWhole writes an archive the ledger only gets cut, for whoever
+// reads the judging machine's state; a reader never sees half a file.
+func keepWhole(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // paxCut marks, in a file's tar header, a stream cut to the cap.

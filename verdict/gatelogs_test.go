@@ -3,9 +3,13 @@ package verdict
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -102,9 +106,9 @@ func TestLongLogIsCutToTheCapWithTheCutMarked(t *testing.T) {
 	}}))
 	e := f.verdictOf(f.patch(map[string]func(string) string{"prog.c": replace("#define REPS 4", "#define REPS 3")}), Options{})
 	f.want(e, ledger.VerdictError, ReasonBaseline)
-	att, err := e.logs.attachments()
-	if err != nil || len(att) != 1 {
-		t.Fatalf("attachments %v, %v", att, err)
+	att, note, err := e.logs.attachments("cut")
+	if err != nil || len(att) != 1 || note != "" {
+		t.Fatalf("attachments %v, %q, %v", att, note, err)
 	}
 	files, err := readLogs(att[0].Data, "unit")
 	if err != nil {
@@ -127,4 +131,88 @@ func TestLongLogIsCutToTheCapWithTheCutMarked(t *testing.T) {
 	if !strings.Contains(e.Detail, "FAIL: the end (exit status 1)") {
 		t.Errorf("detail %q", e.Detail)
 	}
+}
+
+// noisySelftest makes the unit gate print 5 MiB of random bytes, which gzip
+// cannot shrink, on each stream, and fail.
+const noisySelftest = `static int selftest(void) {
+	static unsigned char buf[1 << 16];
+	unsigned long long x = 88172645463325252ULL;
+	for (int s = 0; s < 2; s++) {
+		for (int n = 0; n < 80; n++) {
+			for (size_t i = 0; i < sizeof buf; i++) {
+				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+				buf[i] = (unsigned char)(x >> 24);
+			}
+			fwrite(buf, 1, sizeof buf, s ? stderr : stdout);
+		}
+	}
+	return 1;
+}
+static int unused_selftest(void) {`
+
+// A candidate whose gate prints 5 MiB of random bytes on each stream adds
+// to the shared ledger (branch and notes) at most [ledger]
+// verdict_log_size and a few kilobytes of entries, trees and commits; the
+// machine that judged keeps the logs whole, and the verdict's detail says
+// where.
+func TestRandomGateOutputCannotBloatTheLedger(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "ctarget", "c", strings.Replace(cToml, `timeout = "2s"`, `timeout = "10m"`, 1))
+	ctx := context.Background()
+	noisy := f.patch(map[string]func(string) string{"prog.c": replace("static int selftest(void) {", noisySelftest)})
+	f.propose(noisy, "5a5a5a5a5a5a5a5a", "print noise")
+	before := testgit.Git(t, f.ws.Root, "rev-parse", "refs/heads/hone/ledger")
+	e, err := Run(ctx, f.ws, "5a5a5a5a5a5a5a5a", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.want(e, ledger.VerdictRejectedGate, ReasonGateFailed)
+	const limit, slack = 1 << 20, 32 << 10
+	grew := objectBytes(t, f.ws.Root, "refs/heads/hone/ledger", "refs/notes/hone", "--not", before)
+	t.Logf("the verdict grew the ledger by %d bytes", grew)
+	if grew > limit+slack {
+		t.Errorf("the verdict grew the ledger by %d bytes; [ledger] verdict_log_size is %d", grew, limit)
+	}
+	whole := filepath.Join(f.ws.StatePath(WholeLogsDir), e.Started+"."+LogsAttachment)
+	if fi, err := os.Stat(whole); err != nil || fi.Size() <= limit {
+		t.Errorf("the judging machine keeps no whole logs at %s: %v", whole, err)
+	}
+	if !strings.Contains(e.Detail, "verdict_log_size") || !strings.Contains(e.Detail, ".git/hone/logs/"+e.Started+"."+LogsAttachment) {
+		t.Errorf("the detail does not say where the whole logs are: %.300q", e.Detail)
+	}
+	sh, err := Show(ctx, f.ws, e.ID, "unit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sh.File("candidate.stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Cut || !bytes.Contains(out.Data, []byte("[ledger] verdict_log_size keeps")) {
+		t.Errorf("stored stdout: %d bytes, cut %v", len(out.Data), out.Cut)
+	}
+}
+
+// objectBytes sums the sizes of the objects git rev-list --objects args
+// lists.
+func objectBytes(t *testing.T, dir string, args ...string) int {
+	t.Helper()
+	list := testgit.Git(t, dir, append([]string{"rev-list", "--objects"}, args...)...)
+	var ids []string
+	for _, line := range strings.Split(list, "\n") {
+		if id, _, _ := strings.Cut(line, " "); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	sizes := testgit.Cmd{Dir: dir, Stdin: strings.Join(ids, "\n") + "\n"}.Git(t, "cat-file", "--batch-check=%(objectsize)")
+	total := 0
+	for _, f := range strings.Fields(sizes) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	return total
 }

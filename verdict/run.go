@@ -130,12 +130,19 @@ func Run(ctx context.Context, ws *workspace.Workspace, patchID string, opts Opti
 // not be able to redraw the terminal that shows the verdict.
 func (e *Entry) record(ctx context.Context, l *ledger.Ledger) (*ledger.Stored, error) {
 	safetext.Strings(e)
-	logs, err := e.logs.attachments()
+	name := e.Started
+	if name == "" {
+		name = e.PatchID
+	}
+	logs, note, err := e.logs.attachments(name)
 	if err != nil {
 		return nil, err
 	}
 	if len(logs) > 0 {
 		e.Logs = LogsAttachment
+	}
+	if note != "" {
+		e.Detail = strings.TrimSpace(e.Detail + " " + note)
 	}
 	return l.Append(ctx, e, logs...)
 }
@@ -246,7 +253,7 @@ func evaluate(ctx context.Context, ws *workspace.Workspace, gp *workspace.Goalpo
 
 	// The tip's hone.toml bounds the logs too: a working tree cannot cut
 	// them short.
-	e.logs = newGateLogs(gp.Config.Ledger.GateLogBytes)
+	e.logs = newGateLogs(gp.Config.Ledger.GateLogBytes).storedWithin(gp.Config.Ledger.VerdictLogBytes, ws.StatePath(WholeLogsDir))
 	j := &judging{ws: ws, t: t, e: e, run: run, m: mm, seed: seed, proto: proto, prior: pr.bench(), replay: pr.replay(), progress: progress, onBench: opts.Progress}
 	err = j.judge(ctx)
 	env.JailUserCreated = run.UserCreated

@@ -160,7 +160,7 @@ func WriteShowText(w io.Writer, sh *Shown) error {
 	for _, f := range sh.Files {
 		cut := ""
 		if f.Cut {
-			cut = ", cut to [ledger] gate_log_size"
+			cut = ", cut where marked"
 		}
 		fmt.Fprintf(w, "\n--- %s/%s (%d bytes%s) ---\n", f.Gate, f.Name, len(f.Data), cut)
 		text := strings.ToValidUTF8(string(f.Data), "\uFFFD")

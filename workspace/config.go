@@ -65,6 +65,11 @@ type LedgerConfig struct {
 	// each gate run a verdict stores; GateLogBytes is its value in bytes.
 	GateLogSize  string `toml:"gate_log_size" json:"gate_log_size"`
 	GateLogBytes int64  `toml:"-" json:"gate_log_bytes"`
+	// VerdictLogSize bounds, as written ("1MiB"), what one verdict's logs
+	// weigh on the shared ledger, compressed; VerdictLogBytes is its value
+	// in bytes. The machine that judged keeps them whole.
+	VerdictLogSize  string `toml:"verdict_log_size" json:"verdict_log_size"`
+	VerdictLogBytes int64  `toml:"-" json:"verdict_log_bytes"`
 }
 
 // BenchConfig is the benchmark protocol. The workspace [bench] table gives the
@@ -302,13 +307,14 @@ const (
 )
 
 const (
-	DefaultLedgerBranch = "hone/ledger"
-	DefaultNotesRef     = "refs/notes/hone"
-	DefaultMaxDiffBytes = 4 << 20
-	DefaultGateTimeout  = 10 * time.Minute
-	DefaultSeeds        = 1000
-	DefaultGateLogSize  = "4MiB"
-	FileName            = allowlist.ConfigFile
+	DefaultLedgerBranch   = "hone/ledger"
+	DefaultNotesRef       = "refs/notes/hone"
+	DefaultMaxDiffBytes   = 4 << 20
+	DefaultGateTimeout    = 10 * time.Minute
+	DefaultSeeds          = 1000
+	DefaultGateLogSize    = "4MiB"
+	DefaultVerdictLogSize = "1MiB"
+	FileName              = allowlist.ConfigFile
 )
 
 // A hypothesis is a sentence or two and a hotspot a symbol; both go into

@@ -118,6 +118,17 @@ func (p *parser) validate(c *Config) error {
 		return p.errf(keyPath{"ledger", "gate_log_size"}, "%v", err)
 	}
 	c.Ledger.GateLogBytes = n
+	if c.Ledger.VerdictLogSize == "" {
+		c.Ledger.VerdictLogSize = DefaultVerdictLogSize
+	}
+	n, err = ParseSize(c.Ledger.VerdictLogSize)
+	if err == nil && n < minGateLog {
+		err = fmt.Errorf("%q is too small to hold a failure; write at least \"64KiB\"", c.Ledger.VerdictLogSize)
+	}
+	if err != nil {
+		return p.errf(keyPath{"ledger", "verdict_log_size"}, "%v", err)
+	}
+	c.Ledger.VerdictLogBytes = n
 	base := DefaultBench
 	if err := p.mergeBench(&base, c.Bench, keyPath{"bench"}); err != nil {
 		return err

@@ -33,8 +33,9 @@ characters.
 With --gate NAME, also print that gate as the verdict ran it ("build" and
 "bench" name the builds and the bench command): how each side ended, the
 first line that says what failed, and every stream the verdict stored,
-whole (each up to [ledger] gate_log_size, 4 MiB by default; a longer stream
-keeps its start and its end, with the cut marked). Sanitizer builds' own
+whole (each up to [ledger] gate_log_size, 4 MiB by default, all of them
+within [ledger] verdict_log_size, 1 MiB compressed; a longer stream keeps
+its start and its end, with the cut marked). Sanitizer builds' own
 output is stored under the first gate that needed them
 (candidate.build.stderr). For a differential gate it also prints the first
 input whose outputs differed: its seed, how the outputs differ, and the
