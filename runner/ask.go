@@ -75,7 +75,9 @@ func Ask(ctx context.Context, ws *workspace.Workspace, patchID, remote string, w
 		if err != nil {
 			return nil, err
 		}
-		state = stateOf(fleet, id)
+		if state, err = standing(ctx, l, fleet, id); err != nil {
+			return nil, err
+		}
 		if state != last {
 			say("%s", state)
 			last = state
@@ -123,15 +125,43 @@ func trustedVerdict(ctx context.Context, l *ledger.Ledger, patch string) (*verdi
 	return nil, nil
 }
 
-// stateOf says where patch stands in the fleet, for people.
-func stateOf(fleet *ledger.Fleet, patch string) string {
-	c, ok := fleet.Claims[patch]
-	if !ok || !c.Live(time.Now()) {
-		return "queued"
+// standing says where patch stands in the fleet, for people: claimed by
+// which runner (and how many pairs it has measured, which its record
+// carries), else its place in the fleet's queue as a runner would read it
+// from this clone's copy of the ledger (pulled from the remote): the
+// proposals ahead of it that no runner holds yet, and how many are being
+// judged.
+func standing(ctx context.Context, l *ledger.Ledger, fleet *ledger.Fleet, patch string) (string, error) {
+	now := time.Now()
+	if c, ok := fleet.Claims[patch]; ok && c.Live(now) {
+		s := fmt.Sprintf("claimed by runner %s (class %s), lease until %s", c.Runner, c.Class, c.Expires.Format(time.RFC3339))
+		if r, ok := fleet.Runners[c.Runner]; ok && r.Judging == patch && r.Pairs > 0 {
+			s += fmt.Sprintf(", %d pairs so far", r.Pairs)
+		}
+		return s, nil
 	}
-	s := fmt.Sprintf("claimed by %s (class %s), lease until %s", c.Runner, c.Class, c.Expires.Format(time.RFC3339))
-	if r, ok := fleet.Runners[c.Runner]; ok && r.Judging == patch && r.Pairs > 0 {
-		s += fmt.Sprintf(", %d pairs so far", r.Pairs)
+	skipped := ""
+	queue, err := l.Queue(ctx, ledger.QueueOptions{Skip: func(a ledger.Attempt, why string) {
+		if a.PatchID == patch {
+			skipped = why
+		}
+	}})
+	if err != nil {
+		return "", err
 	}
-	return s
+	ahead, judging := 0, 0
+	for _, a := range queue {
+		if c, ok := fleet.Claims[a.PatchID]; ok && c.Live(now) {
+			judging++
+			continue
+		}
+		if a.PatchID == patch {
+			return fmt.Sprintf("queued: place %d in the fleet's queue (%d ahead, %d being judged)", ahead+1, ahead, judging), nil
+		}
+		ahead++
+	}
+	if skipped != "" {
+		return "queued, not yet in the fleet's queue: " + skipped, nil
+	}
+	return "queued", nil
 }

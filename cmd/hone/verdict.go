@@ -103,7 +103,9 @@ With a runner remote configured ([runner] remote in hone.toml, or git config
 hone.runnerRemote), hone verdict does not judge here: it pushes the
 proposal there and waits, up to [runner] wait (default 1h), for the trusted
 verdict of the runner fleet (hone runner), printing where it stands on
-stderr (queued, claimed by which runner, pairs so far), and returns that
+stderr (its place in the fleet's queue, then the runner that claimed it and
+the pairs measured so far: redrawn in place on a terminal, a line at each
+change otherwise), and returns that
 verdict as if it had been reached here. Without one by then it exits 8,
 saying where the proposal stands. --metric, --max-pairs, --threshold and
 --keep do not apply there; --rejudge still judges here.
@@ -231,7 +233,13 @@ func verdictRun(ctx context.Context, opts *verdictOptions) error {
 	judge.Progress = func(p verdict.Progress) { opts.io.progress("verdict %s: %s", id, progressText(p)) }
 	var drift []errs.Warning
 	judge.Warnings = func(w errs.Warning) { drift = append(drift, w) }
-	e, err := runner.Judge(ctx, ws, id, judge, func(line string) { opts.io.phase("verdict %s: %s", id, line) })
+	// Waiting for the fleet: where the proposal stands, redrawn in place on
+	// a terminal, else a line each time it changes.
+	standing := opts.io.phase
+	if opts.io.ErrTTY {
+		standing = opts.io.progress
+	}
+	e, err := runner.Judge(ctx, ws, id, judge, func(line string) { standing("verdict %s: %s", id, line) })
 	opts.io.endProgress()
 	if err != nil {
 		return err
