@@ -93,9 +93,9 @@ func (f *runFailure) at(s PairSetup) *runFailure {
 // a candidate run may leave no process behind when the baseline's do not
 // (a check after each pair), nor take more than slow_factor times the
 // baseline's median. err is set only when the harness failed or ctx was
-// cancelled; a run that disqualifies its side is a runFailure. When ctx is
-// cancelled the bench so far is returned with the error, for the
-// cancelled verdict's record.
+// cancelled; a run that disqualifies its side is a runFailure. The bench
+// so far comes with either, for the record of the verdict it ends: what
+// was measured before a failure is what a person diagnoses it with.
 func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := br.protocol
 	b := newBench(br.candidate.Command, p)
@@ -184,12 +184,12 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 				return finish(), nil, err
 			}
 			if fail != nil {
-				return nil, fail.at(s), nil
+				return finish(), fail.at(s), nil
 			}
 			runs[i] = res
 		}
 		if _, fail := chk.pair(runs[0], runs[1]); fail != nil {
-			return nil, fail.at(s), nil
+			return finish(), fail.at(s), nil
 		}
 	}
 
@@ -209,7 +209,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 					return finish(), nil, err
 				}
 				if fail != nil {
-					return nil, fail.at(s), nil
+					return finish(), fail.at(s), nil
 				}
 				vals[k], runs[k] = v, res
 			}
@@ -223,7 +223,7 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			}
 			out, fail := chk.pair(bres, cres)
 			if fail != nil {
-				return nil, fail.at(s), nil
+				return finish(), fail.at(s), nil
 			}
 			for _, m := range metricOrder(base) {
 				s, ok := samples[m]
@@ -244,6 +244,35 @@ func (br *benchRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		}
 	}
 	return finish(), nil, nil
+}
+
+// benchStopped records a bench that a failed run stopped (benchFailed),
+// keeping what it measured until then: an error's samples, counts and
+// scalings are what a person diagnoses it with, and recomputing it gives
+// the same figures and the same word (benchDecided).
+func (e *Entry) benchStopped(b *Bench, f *runFailure) {
+	if b.measured() {
+		e.Bench = b
+	}
+	e.benchFailed(f)
+}
+
+// measured reports a bench that ran anything past its first runs: a
+// measured pair, or a harness benchmark's sizing. A verdict keeps such a
+// bench whatever ended it, so an error can be diagnosed from its entry.
+func (b *Bench) measured() bool {
+	if b == nil {
+		return false
+	}
+	if b.Pairs > 0 {
+		return true
+	}
+	for _, r := range b.Benchmarks {
+		if len(r.Sizing) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // newBench is the bench of protocol p before its first pair, decided by

@@ -76,6 +76,11 @@ type BenchmarkResult struct {
 	// no proof was needed.
 	CandidateProof float64 `toml:"candidate_proof,omitempty" json:"candidate_proof,omitempty"`
 	ProofCounts    []int   `toml:"proof_counts,omitempty" json:"proof_counts,omitempty"`
+	// Sizing are the runs that chose Counts (calibrate), in the order they
+	// ran, and a candidate's sizing for its proof: each count a side
+	// tried and its runs' CPU time there. A benchmark whose set-up
+	// outweighed its loop at every count tried shows it here.
+	Sizing []SizingRun `toml:"sizing,omitempty" json:"sizing,omitempty"`
 	// Unmeasurable: the extra iterations cost too little against the
 	// noise of the runs to give a per-iteration cost (see unmeasurable);
 	// the benchmark's speedup is not a figure to read.
@@ -85,6 +90,14 @@ type BenchmarkResult struct {
 	Decision string `toml:"decision,omitempty" json:"decision,omitempty"`
 	// Regressed: it decides and is clearly slower (see benchmarkStats).
 	Regressed bool `toml:"regressed,omitempty" json:"regressed,omitempty"`
+}
+
+// SizingRun is one count that sizing tried on one side, with each of its
+// runs' CPU time in seconds.
+type SizingRun struct {
+	Side  string    `toml:"side" json:"side"`
+	Count int       `toml:"count" json:"count"`
+	CPU   []float64 `toml:"cpu" json:"cpu"`
 }
 
 // harnessRun is a bench whose command is a benchmark harness (go test
@@ -118,7 +131,9 @@ type harnessBenchmark struct {
 // unchanged, and to each deciding benchmark alone, and the bench goes on
 // until all are decided or max_pairs is reached. After each batch, each
 // deciding benchmark must scale with its iteration count on both sides
-// (linearity).
+// (linearity). As benchRun.run does, it returns what it measured with a
+// failure once sizing began: each benchmark's sizing runs, counts and
+// samples so far.
 func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	p := hr.protocol
 	b := newBench(hr.candidate.Command, p)
@@ -156,7 +171,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	} else {
 		for _, hb := range benches {
 			if fail, err := hr.size(ctx, b, hb); err != nil || fail != nil {
-				return nil, fail, err
+				return finish(), fail, err
 			}
 		}
 	}
@@ -180,13 +195,13 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 							return finish(), nil, err
 						}
 						if fail != nil {
-							return nil, fail, nil
+							return finish(), fail, nil
 						}
 						got[sideIndex(cand)][sideIndex(long)] = s
 					}
 				}
 				if fail := hb.check(got, &baseLeft); fail != nil {
-					return nil, fail, nil
+					return finish(), fail, nil
 				}
 				hb.add(got)
 			}
@@ -210,7 +225,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 		}
 		if fail != nil {
 			if fail, err := hr.proveLinear(ctx, b, benches, fail); err != nil || fail != nil {
-				return nil, fail, err
+				return finish(), fail, err
 			}
 		}
 		geomean := hr.decided(b, cpu)

@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/hone-perf/hone/verdict/stats"
@@ -97,7 +98,12 @@ func (hr *harnessRun) size(ctx context.Context, b *Bench, hb *harnessBenchmark) 
 // as noisy as at the command's 300,000).
 func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchmark, cand bool, from, limit int) (n, bound int, fail *runFailure, err error) {
 	least := func(count int) (float64, *runFailure, error) {
-		t := math.Inf(1)
+		tried := SizingRun{Side: sideName(cand), Count: count}
+		defer func() {
+			if len(tried.CPU) > 0 {
+				hb.res.Sizing = append(hb.res.Sizing, tried)
+			}
+		}()
 		for range 2 {
 			s, fail, err := hr.runAt(ctx, b, hb, hr.pick(cand), cand, count)
 			if err != nil || fail != nil {
@@ -106,9 +112,9 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 			if fail := hb.countFailure(cand, s, count); fail != nil {
 				return 0, fail, nil
 			}
-			t = min(t, s.cpu)
+			tried.CPU = append(tried.CPU, s.cpu)
 		}
-		return t, nil, nil
+		return slices.Min(tried.CPU), nil, nil
 	}
 	fixed, fail, err := least(startupCount)
 	if err != nil || fail != nil {

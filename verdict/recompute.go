@@ -14,7 +14,8 @@ import (
 // Recompute re-derives a stored verdict from its own raw samples: every
 // metric's statistics, the sequential decision after each batch, and the
 // verdict word. It returns the recomputed entry and whether it matches the
-// stored one. Gate outcomes are facts of the run and are taken as stored.
+// stored one. Gate outcomes are facts of the run and are taken as stored,
+// and so is the word of a verdict such a fact ended (benchDecided).
 // id is a verdict entry id, or a patch id whose latest verdict it is (either
 // may be a unique prefix), as Show takes.
 func Recompute(ctx context.Context, ws *workspace.Workspace, id string) (*Entry, bool, error) {
@@ -41,6 +42,12 @@ func recompute(e *Entry) *Entry {
 	b.Benchmarks = slices.Clone(b.Benchmarks)
 	benchmarkStats(&b)
 	b.Decisions = replayDecisions(&b)
+	decided := benchDecided(e)
+	if !decided {
+		// A bench stopped by a failure decided at the looks it reached
+		// before it, which a look the failure came at is not.
+		b.Decisions = b.Decisions[:min(len(b.Decisions), len(e.Bench.Decisions))]
+	}
 	if b.Check != nil {
 		ck := *b.Check
 		ck.Metrics = nil
@@ -55,10 +62,30 @@ func recompute(e *Entry) *Entry {
 		b.Layout = &l
 	}
 	re.Bench = &b
-	judgeBench(&re)
-	judgeLayouts(&re)
-	re.reviewUnseeded()
+	if decided {
+		judgeBench(&re)
+		judgeLayouts(&re)
+		re.reviewUnseeded()
+	}
 	return &re
+}
+
+// benchDecided reports a verdict that its bench's figures decided: every
+// gate passed, and it is neither an error nor an interruption. Any other
+// verdict that has a bench was ended by a fact of its run (a bench run
+// that failed, a baseline that could not be measured, a cancel), which
+// recomputing takes as stored, as it takes the gates: its figures are
+// recomputed, its word is not judged again.
+func benchDecided(e *Entry) bool {
+	if e.Verdict == ledger.VerdictError || e.Verdict == ledger.VerdictCancelled {
+		return false
+	}
+	for _, g := range e.Gates {
+		if !g.Passed {
+			return false
+		}
+	}
+	return true
 }
 
 // replayDecisions repeats the sequential decision at every look, each

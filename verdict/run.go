@@ -387,13 +387,13 @@ func (j *judging) gatesAndBench(ctx context.Context, base, cand *build.Side) err
 		bench.Layout = layout
 	}
 	if err != nil {
-		if bench != nil && bench.Pairs > 0 {
+		if bench.measured() {
 			e.Bench = bench
 		}
 		return err
 	}
 	if fail != nil {
-		e.benchFailed(fail)
+		e.benchStopped(bench, fail)
 		return nil
 	}
 	e.Bench = bench

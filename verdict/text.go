@@ -55,13 +55,26 @@ func WriteText(w io.Writer, e *Entry) error {
 		return err
 	}
 	if e.Bench != nil {
-		fmt.Fprintf(w, "\n%d pairs (%s) in %.1fs, commands %.1fs\n", e.Bench.Pairs, strings.Join(e.Bench.Decisions, " > "), e.Bench.Seconds, e.Bench.CommandSeconds)
-		if err := writeMetrics(w, e.Bench); err != nil {
-			return err
+		looks := strings.Join(e.Bench.Decisions, " > ")
+		if looks == "" {
+			looks = "no look reached"
+		}
+		fmt.Fprintf(w, "\n%d pairs (%s) in %.1fs, commands %.1fs\n", e.Bench.Pairs, looks, e.Bench.Seconds, e.Bench.CommandSeconds)
+		if e.Bench.Pairs > 0 {
+			if err := writeMetrics(w, e.Bench); err != nil {
+				return err
+			}
 		}
 		writeBuildCPU(w, e.Gates)
 		if err := writeBenchmarks(w, e.Bench); err != nil {
 			return err
+		}
+		if !benchDecided(e) {
+			// What the bench measured before it stopped is what a person
+			// diagnoses the stop with.
+			if err := writeSizing(w, e.Bench); err != nil {
+				return err
+			}
 		}
 		if ck := e.Bench.Check; ck != nil {
 			for _, m := range ck.Metrics {
@@ -178,6 +191,9 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 		if r.Decision == decUndecided {
 			name += " unresolved"
 		}
+		if r.Excluded != "" {
+			name += " left out"
+		}
 		iters, scale := strconv.Itoa(r.Iterations), "-"
 		if len(r.Counts) == 2 {
 			iters = fmt.Sprintf("%d/%d", r.Counts[0], r.Counts[1])
@@ -190,6 +206,29 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, iters, figures, scale)
 	}
 	return tw.Flush()
+}
+
+// writeSizing writes each harness benchmark's sizing runs: the counts
+// each side tried and the CPU time of every run there, the figures that
+// show a set-up no count outgrew.
+func writeSizing(w io.Writer, b *Bench) error {
+	for _, r := range b.Benchmarks {
+		if len(r.Sizing) == 0 {
+			continue
+		}
+		var tried []string
+		for _, s := range r.Sizing {
+			cpu := make([]string, len(s.CPU))
+			for i, v := range s.CPU {
+				cpu[i] = formatValue(v, "s")
+			}
+			tried = append(tried, fmt.Sprintf("%s %d: %s", s.Side, s.Count, strings.Join(cpu, " ")))
+		}
+		if _, err := fmt.Fprintf(w, "sizing %s (side count: cpu-time of each run): %s\n", r.Name, strings.Join(tried, "; ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func formatValue(v float64, unit string) string {
