@@ -59,10 +59,15 @@ func (l *Ledger) git(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // remoteRefs lists the ledger branch, the notes ref, the patch refs and the
-// writers' inboxes the remote has.
-func (l *Ledger) remoteRefs(ctx context.Context, remote string) (map[string]plumbing.Hash, error) {
+// writers' inboxes the remote has: every writer's, or with writer set only
+// that one's.
+func (l *Ledger) remoteRefs(ctx context.Context, remote, writer string) (map[string]plumbing.Hash, error) {
 	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
-	out, err := l.git(ctx, "ls-remote", "--refs", remote, branch, notes, PatchRefPrefix+"*", InboxRefPrefix+"*")
+	inboxes := InboxRefPrefix + "*"
+	if writer != "" {
+		inboxes = InboxRefPrefix + writer + "/*"
+	}
+	out, err := l.git(ctx, "ls-remote", "--refs", remote, branch, notes, PatchRefPrefix+"*", inboxes)
 	var ge *git.Error
 	if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "does not appear to be a git repository") || strings.Contains(ge.Stderr, "No such remote")) {
 		return nil, errs.NotFoundf("no git remote %q; name a remote of `git remote -v` or a URL", remote)
@@ -77,7 +82,8 @@ func (l *Ledger) remoteRefs(ctx context.Context, remote string) (map[string]plum
 			continue
 		}
 		// ls-remote patterns match ref-name tails; keep the exact ones.
-		_, _, inbox := ParseInboxRef(name)
+		w, _, inbox := ParseInboxRef(name)
+		inbox = inbox && (writer == "" || w == writer)
 		if name == branch || name == notes || strings.HasPrefix(name, PatchRefPrefix) || inbox {
 			refs[name] = plumbing.NewHash(h)
 		}
@@ -92,13 +98,20 @@ func (l *Ledger) remoteRefs(ctx context.Context, remote string) (map[string]plum
 // line as `git notes merge -s cat_sort_uniq` would, and patch refs the local
 // side lacks. Live refs only ever move by compare-and-swap.
 func (l *Ledger) Pull(ctx context.Context, remote string) (*SyncReport, error) {
-	rep, _, err := l.pull(ctx, remote)
+	rep, _, err := l.pull(ctx, remote, "")
 	return rep, err
 }
 
-func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[string]plumbing.Hash, error) {
+// pull is Pull; with own set (a writer id: a push's pull), it fetches and
+// folds only what a push needs: the branch, the notes and that writer's
+// own inbox. Other writers' inboxes wait for the next pull (their entries
+// reach the branch with whoever folds them), and patch refs are only
+// listed, never fetched: a push needs to know which of its own the remote
+// lacks, not the objects of every other agent's patches, which would make
+// every push cost more as the fleet's history grows.
+func (l *Ledger) pull(ctx context.Context, remote, own string) (*SyncReport, map[string]plumbing.Hash, error) {
 	rep := &SyncReport{Remote: remote, Ledger: "absent", Notes: "absent"}
-	refs, err := l.remoteRefs(ctx, remote)
+	refs, err := l.remoteRefs(ctx, remote, own)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,11 +131,15 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	if _, ok := refs[notes]; ok {
 		specs = append(specs, "+"+notes+":"+scratch+"notes")
 	}
-	if hasPatches {
+	if hasPatches && own == "" {
 		specs = append(specs, "+"+PatchRefPrefix+"*:"+scratch+"patches/*")
 	}
-	if len(inboxes) > 0 {
+	switch {
+	case len(inboxes) == 0:
+	case own == "":
 		specs = append(specs, "+"+InboxRefPrefix+"*:"+scratch+"inbox/*")
+	default:
+		specs = append(specs, "+"+InboxRefPrefix+own+"/*:"+scratch+"inbox/"+own+"/*")
 	}
 	before, hadBefore, err := l.refs.Read(scratch + "ledger")
 	if err != nil {
@@ -134,8 +151,10 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 			return nil, nil, errs.Wrap(errs.Failure, err, "cannot fetch the ledger from remote %q", remote)
 		}
 	}
-	if err := l.pruneInboxes(ctx, scratch, inboxes); err != nil {
-		return nil, nil, err
+	if own == "" {
+		if err := l.pruneInboxes(ctx, scratch, inboxes); err != nil {
+			return nil, nil, err
+		}
 	}
 	if h, ok := refs[branch]; ok && hadBefore && h != before {
 		if err := l.refuseRewrite(ctx, remote, scratch+"ledger", before, h); err != nil {
@@ -144,7 +163,7 @@ func (l *Ledger) pull(ctx context.Context, remote string) (*SyncReport, map[stri
 	}
 	for name, h := range refs {
 		id, ok := strings.CutPrefix(name, PatchRefPrefix)
-		if !ok {
+		if !ok || own != "" {
 			continue
 		}
 		switch err := l.refs.CompareAndSwap(ctx, name, h, plumbing.ZeroHash); {
