@@ -291,9 +291,11 @@ func (fc *fleetCheck) runnerRecord(u Update) error {
 // newVerdict is a verdict entry a push brings to the server.
 type newVerdict struct {
 	ref, path, patch, word, repository string
-	rejudge                            bool
-	started                            bool // a started entry: the attempt's outcome (cancelled) until its verdict comes
-	commit                             plumbing.Hash
+	// rejudge: a person's --rejudge wrote it, which comes without a
+	// claim; it is bound to the repository all the same.
+	rejudge bool
+	started bool // a started entry: the attempt's outcome (cancelled) until its verdict comes
+	commit  plumbing.Hash
 }
 
 // verdicts applies the verdict rules to what the ledger updates bring: the
@@ -321,7 +323,7 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 			// here, unjudged.
 			if r := fc.s.Repository; v.repository != r {
 				fc.refuseVerdict(v, "started entry %s was made for repository %q; this server is %q ([runner] repository at its protected base)", v.path, v.repository, r)
-			} else if rel := released[v.patch]; !held || rel.Ref == "" || rel.Old != cur {
+			} else if rel := released[v.patch]; !v.rejudge && (!held || rel.Ref == "" || rel.Old != cur) {
 				fc.refuseVerdict(v, "started entry %s comes with the release of no claim on this server; with [runner] repository = %q it is taken only with its verdict, from the runner that claimed its patch here", v.path, r)
 			}
 			continue
@@ -332,12 +334,12 @@ func (fc *fleetCheck) verdicts(ctx context.Context, ups []Update) error {
 				return err
 			}
 		}
-		if r := fc.s.Repository; r != "" && !v.rejudge {
+		if r := fc.s.Repository; r != "" {
 			switch {
 			case v.repository != r:
 				fc.refuseVerdict(v, "verdict %s was judged for repository %q; this server is %q ([runner] repository at its protected base)", v.path, v.repository, r)
 				continue
-			case !held:
+			case !held && !v.rejudge:
 				fc.refuseVerdict(v, "verdict %s comes with the release of no claim on this server; with [runner] repository = %q a verdict is taken only from the runner that claimed its patch here, so one judged on another server is a replay (hone runner claims first)", v.path, r)
 				continue
 			}

@@ -33,6 +33,7 @@ const (
 	ProblemBadSignature  = "bad-signature"    // a ledger commit whose signature does not verify
 	ProblemUnsigned      = "unsigned"         // with --require-signed: a verdict added by an unsigned commit
 	ProblemUntrusted     = "untrusted-signer" // with --require-signed: a verdict signed by a key allowed_signers does not list
+	ProblemForeign       = "other-repository" // with --require-signed: a verdict judged for another repository than [runner] repository names
 )
 
 // Problem is one thing Verify found wrong. Path is a path on the ledger
@@ -200,8 +201,10 @@ func (l *Ledger) verifySigners(ctx context.Context, entries map[string]*Stored, 
 			rep.add(ProblemUnsigned, s.Path, "verdict %s was added by commit %s, which is not signed", s.ID, h)
 		case !sg.Trusted:
 			rep.add(ProblemUntrusted, s.Path, "verdict %s was signed by %s, which %s does not list", s.ID, sg.Fingerprint, tr.File)
+		case tr.foreign(s.Repository):
+			rep.add(ProblemForeign, s.Path, "verdict %s was judged for repository %q, not this one (%q, [runner] repository at the protected base), so it does not count here, whoever signed it", s.ID, s.Repository, tr.Repository)
 		}
-		if sg.Trusted && sg.Signature != string(signing.Bad) {
+		if sg.Trusted && sg.Signature != string(signing.Bad) && !tr.foreign(s.Repository) {
 			rep.Trusted++
 		}
 	}

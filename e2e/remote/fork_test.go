@@ -67,7 +67,8 @@ func TestAVerdictJudgedOnAForkIsRefused(t *testing.T) {
 // Where no hook runs (a forge that runs none), a verdict judged for one
 // repository can be pushed into another whose main names another
 // repository: every view shows it as judged for another repository, not
-// trusted, whoever signed it.
+// trusted, whoever signed it, and hone ledger verify --require-signed
+// fails on it.
 func TestAVerdictForAnotherRepositoryIsNotTrusted(t *testing.T) {
 	t.Parallel()
 	w := newKeys(t)
@@ -95,8 +96,50 @@ func TestAVerdictForAnotherRepositoryIsNotTrusted(t *testing.T) {
 	if !strings.Contains(out, "other-repository") || strings.Contains(out, "runner@ci") {
 		t.Fatalf("B lists A's verdict as trusted:\n%s", out)
 	}
+	if out, errOut, code := w.run(fresh, "hone", "ledger", "verify", "--require-signed"); code == 0 || !strings.Contains(out, "other-repository") {
+		t.Fatalf("verify --require-signed on B: exit %d\n%s%s", code, out, errOut)
+	}
 	w.server = a
 	if out := w.must(w.clone("fresh-a", ""), "hone", "ledger", "list", "--kind", "verdict"); !strings.Contains(out, "runner@ci") {
 		t.Fatalf("A lists its own verdict as untrusted:\n%s", out)
+	}
+}
+
+// A person's --rejudge comes without a claim: the server whose runner
+// judged the patch takes it, and it is bound to that repository like any
+// verdict. Replayed into another repository that holds the verdict it
+// rejudges (a copy made after the judgement, whose main now names
+// another repository), it is refused.
+func TestARejudgeIsBoundToItsRepository(t *testing.T) {
+	t.Parallel()
+	w := newKeys(t)
+	w.tail = "\n[runner]\nrepository = \"example.org/a\"\n"
+	w.seed("main", 5, "")
+	a := w.server
+	agent := w.clone("agent", "agent")
+	id := w.propose(agent, `puts("2");`, "print two")
+	w.must(agent, "hone", "ledger", "push")
+	runner := w.clone("runner", "runner")
+	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
+
+	b := filepath.Join(w.dir, "other.git")
+	w.must(w.dir, "git", "clone", "-q", "--bare", "--no-local", a, b)
+	w.must(agent, "git", "pull", "-q", "--ff-only", "origin", "main")
+	toml := w.must(agent, "git", "show", "HEAD:hone.toml")
+	w.write(agent, map[string]string{"hone.toml": strings.Replace(toml, "example.org/a", "example.org/b", 1)})
+	w.must(agent, "git", "commit", "-q", "-am", "another repository")
+	w.must(agent, "git", "push", "-q", b, "HEAD:refs/heads/main")
+	w.must(b, "hone", "hooks", "install", "--server")
+
+	w.must(runner, "hone", "ledger", "pull")
+	w.must(runner, "hone", "verdict", id, "--rejudge", "the machine was busy")
+	w.must(runner, "hone", "ledger", "push")
+
+	w.must(agent, "hone", "ledger", "pull")
+	before := w.must(b, "git", "for-each-ref")
+	w.refused(agent, `repository "example.org/a"; this server is "example.org/b"`, "git", "push", b,
+		"refs/heads/hone/ledger:refs/heads/hone/ledger", "refs/notes/hone:refs/notes/hone")
+	if after := w.must(b, "git", "for-each-ref"); after != before {
+		t.Fatalf("B's refs changed:\n%s\nwas\n%s", after, before)
 	}
 }
