@@ -64,6 +64,31 @@ func TestAVerdictJudgedOnAForkIsRefused(t *testing.T) {
 	}
 }
 
+// judgedOnA is a server whose main names repository example.org/a, with
+// one proposal its runner judged: the agent's and the runner's clones, and
+// the patch id.
+func judgedOnA(t *testing.T) (w *world, agent, runner, id string) {
+	w = newKeys(t)
+	w.tail = "\n[runner]\nrepository = \"example.org/a\"\n"
+	w.seed("main", 5, "")
+	agent = w.clone("agent", "agent")
+	id = w.propose(agent, `puts("2");`, "print two")
+	w.must(agent, "hone", "ledger", "push")
+	runner = w.clone("runner", "runner")
+	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
+	return w, agent, runner, id
+}
+
+// nameB commits, in the agent's clone, a main naming repository
+// example.org/b, and pushes it with also to server b.
+func (w *world) nameB(agent, b string, also ...string) {
+	w.must(agent, "git", "pull", "-q", "--ff-only", "origin", "main")
+	toml := w.must(agent, "git", "show", "HEAD:hone.toml")
+	w.write(agent, map[string]string{"hone.toml": strings.Replace(toml, "example.org/a", "example.org/b", 1)})
+	w.must(agent, "git", "commit", "-q", "-am", "another repository")
+	w.must(agent, append([]string{"git", "push", "-q", b, "HEAD:refs/heads/main"}, also...)...)
+}
+
 // Where no hook runs (a forge that runs none), a verdict judged for one
 // repository can be pushed into another whose main names another
 // repository: every view shows it as judged for another repository, not
@@ -71,25 +96,12 @@ func TestAVerdictJudgedOnAForkIsRefused(t *testing.T) {
 // fails on it.
 func TestAVerdictForAnotherRepositoryIsNotTrusted(t *testing.T) {
 	t.Parallel()
-	w := newKeys(t)
-	w.tail = "\n[runner]\nrepository = \"example.org/a\"\n"
-	w.seed("main", 5, "")
+	w, agent, _, id := judgedOnA(t)
 	a := w.server
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
-	runner := w.clone("runner", "runner")
-	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
 	w.must(agent, "hone", "ledger", "pull")
-
 	b := filepath.Join(w.dir, "other.git")
 	w.must(w.dir, "git", "init", "-q", "--bare", "-b", "main", b)
-	w.must(agent, "git", "pull", "-q", "--ff-only", "origin", "main")
-	toml := w.must(agent, "git", "show", "HEAD:hone.toml")
-	w.write(agent, map[string]string{"hone.toml": strings.Replace(toml, "example.org/a", "example.org/b", 1)})
-	w.must(agent, "git", "commit", "-q", "-am", "another repository")
-	w.must(agent, "git", "push", "-q", b, "HEAD:refs/heads/main", "refs/heads/hone/ledger:refs/heads/hone/ledger",
-		"refs/notes/hone:refs/notes/hone", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
+	w.nameB(agent, b, "refs/heads/hone/ledger:refs/heads/hone/ledger", "refs/notes/hone:refs/notes/hone", "refs/hone/patches/"+id+":refs/hone/patches/"+id)
 	w.server = b
 	fresh := w.clone("fresh-b", "")
 	out := w.must(fresh, "hone", "ledger", "list", "--kind", "verdict")
@@ -112,23 +124,10 @@ func TestAVerdictForAnotherRepositoryIsNotTrusted(t *testing.T) {
 // another repository), it is refused.
 func TestARejudgeIsBoundToItsRepository(t *testing.T) {
 	t.Parallel()
-	w := newKeys(t)
-	w.tail = "\n[runner]\nrepository = \"example.org/a\"\n"
-	w.seed("main", 5, "")
-	a := w.server
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
-	runner := w.clone("runner", "runner")
-	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
-
+	w, agent, runner, id := judgedOnA(t)
 	b := filepath.Join(w.dir, "other.git")
-	w.must(w.dir, "git", "clone", "-q", "--bare", "--no-local", a, b)
-	w.must(agent, "git", "pull", "-q", "--ff-only", "origin", "main")
-	toml := w.must(agent, "git", "show", "HEAD:hone.toml")
-	w.write(agent, map[string]string{"hone.toml": strings.Replace(toml, "example.org/a", "example.org/b", 1)})
-	w.must(agent, "git", "commit", "-q", "-am", "another repository")
-	w.must(agent, "git", "push", "-q", b, "HEAD:refs/heads/main")
+	w.must(w.dir, "git", "clone", "-q", "--bare", "--no-local", w.server, b)
+	w.nameB(agent, b)
 	w.must(b, "hone", "hooks", "install", "--server")
 
 	w.must(runner, "hone", "ledger", "pull")
