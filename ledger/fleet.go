@@ -19,9 +19,13 @@ const RunnerRefPrefix = "refs/hone/runners/"
 
 // RunnerRecord is a runner's record: who it is and what it last did.
 type RunnerRecord struct {
-	Runner      string    `toml:"runner" json:"runner"`
-	Class       string    `toml:"class" json:"class"`
-	Version     string    `toml:"version" json:"version"`
+	Runner  string `toml:"runner" json:"runner"`
+	Class   string `toml:"class" json:"class"`
+	Version string `toml:"version" json:"version"`
+	// Host is the machine the runner runs on (its host name): runners on
+	// one host take turns to measure, which operators need to see before
+	// a runner's first verdict says where it measured.
+	Host        string    `toml:"host,omitempty" json:"host,omitempty"`
 	Heartbeat   time.Time `toml:"heartbeat" json:"last_heartbeat"`
 	Judging     string    `toml:"judging,omitempty" json:"judging,omitempty"` // the patch it holds a claim on
 	Pairs       int       `toml:"pairs,omitempty" json:"pairs,omitempty"`     // bench pairs measured on it so far

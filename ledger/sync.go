@@ -161,19 +161,8 @@ func (l *Ledger) pull(ctx context.Context, remote, own string) (*SyncReport, map
 			return nil, nil, err
 		}
 	}
-	for name, h := range refs {
-		id, ok := strings.CutPrefix(name, PatchRefPrefix)
-		if !ok || own != "" {
-			continue
-		}
-		switch err := l.refs.CompareAndSwap(ctx, name, h, plumbing.ZeroHash); {
-		case err == nil:
-			rep.PatchesAdded++
-		case errors.Is(err, repo.ErrRaceLost):
-			if cur, _, _ := l.refs.Read(name); cur != h {
-				rep.PatchConflict = append(rep.PatchConflict, id)
-			}
-		default:
+	if own == "" {
+		if err := l.addPatchRefs(ctx, refs, rep); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -395,6 +384,40 @@ func (c *pathConflict) Error() string {
 }
 
 func (c *pathConflict) Unwrap() error { return errs.Invalidf("%s", c.Error()) }
+
+// addPatchRefs creates the remote's patch refs this clone lacks (they were
+// fetched), read against one listing of those it holds, so a pull costs
+// the patches it brings, not every patch there is. A patch ref this clone
+// holds at another commit is reported, never moved.
+func (l *Ledger) addPatchRefs(ctx context.Context, remote map[string]plumbing.Hash, rep *SyncReport) error {
+	out, err := l.git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", PatchRefPrefix)
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot list the patch refs")
+	}
+	local := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if h, ref, ok := strings.Cut(line, " "); ok {
+			local[ref] = h
+		}
+	}
+	for name, h := range remote {
+		id, ok := strings.CutPrefix(name, PatchRefPrefix)
+		if !ok || local[name] == h.String() {
+			continue
+		}
+		switch err := l.refs.CompareAndSwap(ctx, name, h, plumbing.ZeroHash); {
+		case err == nil:
+			rep.PatchesAdded++
+		case errors.Is(err, repo.ErrRaceLost):
+			if cur, _, _ := l.refs.Read(name); cur != h {
+				rep.PatchConflict = append(rep.PatchConflict, id)
+			}
+		default:
+			return err
+		}
+	}
+	return nil
+}
 
 // pruneInboxes deletes the scratch copies of inboxes the remote no longer
 // has (a maintainer retired them), so that verify and the next fold look

@@ -13,11 +13,12 @@ import (
 	"github.com/hone-perf/hone/verdict"
 )
 
-// A runner's host is where its last verdict was measured (the verdict
-// entry's environment.host): runners on one host take turns to measure, so
-// a second one there adds latency, not throughput, and operators should
-// see it. A runner's record does not name its host, so a runner is placed
-// only once a verdict of its own is in the ledger.
+// A runner's host is the one its record names (each claim, heartbeat and
+// release records it), else, for a record written before records named
+// it, where its last verdict was measured (the verdict entry's
+// environment.host): runners on one host take turns to measure, so a
+// second one there adds latency, not throughput, and operators should see
+// it.
 
 // HostView is one host and the runners whose last verdicts were measured
 // there, by name.
@@ -26,10 +27,14 @@ type HostView struct {
 	Runners []string `json:"runners"`
 }
 
-// hostOf is where rec's last verdict was measured: the trusted verdict of
-// its class on its last patch. "" when there is none in l, or it cannot be
-// read (a status view does not fail for it).
+// hostOf is the host rec names, else where its last verdict was
+// measured: the trusted verdict of its class on its last patch. "" when
+// there is none in l, or it cannot be read (a status view does not fail
+// for it).
 func hostOf(ctx context.Context, l *ledger.Ledger, rec *ledger.RunnerRecord) string {
+	if rec.Host != "" {
+		return rec.Host
+	}
 	if rec.LastPatch == "" {
 		return ""
 	}

@@ -363,6 +363,7 @@ func prevExpiry(c ledger.RemoteClaim) string {
 func (r *runner) recordUpdate(ctx context.Context, patch string, now time.Time, v *verdict.Entry) (ledger.RefPush, error) {
 	rec := r.last
 	rec.Runner, rec.Class, rec.Version, rec.Heartbeat, rec.Judging = r.opts.Name, r.opts.Class, r.opts.Version, now, patch
+	rec.Host, _ = os.Hostname()
 	rec.Pairs = 0
 	if patch != "" {
 		rec.Pairs = int(r.pairs.Load())

@@ -140,8 +140,9 @@ func newRunnerStatusCmd(f *factory, runF func(*runnerStatusOptions) error) *cobr
 trusted verdict, and how many of them no live claim holds), every claim
 (patch, runner, class, last heartbeat, lease expiry, live or expired), and
 every runner's record (class, hone version, last heartbeat, the patch it is
-judging, its last verdict), and the runners by host: where each one's last
-verdict was measured (a runner with no verdict yet has no host). Two
+judging, its last verdict, its host), and the runners by host: the host each
+record names (for a record of an older hone, where its last verdict was
+measured; such a runner with no verdict yet has no host). Two
 runners on one host are warned of (runners_share_host): they take turns to
 measure, so the second adds latency, not throughput.
 
@@ -206,7 +207,7 @@ func writeRunnerStatus(w io.Writer, st *runner.Status) error {
 		placed += len(h.Runners)
 	}
 	if n := len(st.Runners) - placed; n > 0 {
-		fmt.Fprintf(w, "  (%d runner(s) with no verdict in the ledger yet, so no host)\n", n)
+		fmt.Fprintf(w, "  (%d runner(s) whose record names no host and with no verdict in the ledger yet)\n", n)
 	}
 	return nil
 }

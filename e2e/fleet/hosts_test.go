@@ -25,6 +25,11 @@ func TestRunnersSharingAHostAreWarnedOf(t *testing.T) {
 
 	first := f.startRunner(f.clone("runner0", f.keys[0]), "--name", "runner0", "--once")
 	first.wait(t, 3*time.Minute)
+	// The record names the host, so a runner is placed from its first
+	// claim, before any verdict says where it measured.
+	if rec := f.must(f.server, "git", "log", "--format=%B", "refs/hone/runners/runner0"); strings.Count(rec, "host = \""+host+"\"") < 2 {
+		t.Errorf("runner0's claim and release records do not name its host %s:\n%s", host, rec)
+	}
 	if strings.Contains(first.stderr.String(), "share host") {
 		t.Errorf("the first runner warned of a shared host:\n%s", first.stderr.String())
 	}
