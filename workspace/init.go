@@ -22,6 +22,14 @@ type InitOptions struct {
 	// reports whether it did: ledger.Open(ws).Init. It is passed in because
 	// package ledger reads the workspace, so workspace cannot import it.
 	StartLedger func(ctx context.Context, ws *Workspace) (created bool, err error)
+	// NoBuild writes hone.toml from the project's build files alone. By
+	// default init builds a Makefile project in the jail, on a copy of
+	// the working tree, to find its programs and how to run them (see
+	// probeMake).
+	NoBuild bool
+	// Progress, when set, is told in a line what init is doing while it
+	// builds and runs the project.
+	Progress func(string)
 }
 
 // InitResult says what Init did.
@@ -66,7 +74,7 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*InitResult, error
 		}
 	case errs.Is(err, errs.NotFound):
 		var l *layout.Layout
-		if opts.Target, l, err = writeConfig(ctx, r, res.Config, opts.Target, opts.Path); err != nil {
+		if opts.Target, l, err = writeConfig(ctx, r, res.Config, opts); err != nil {
 			return nil, err
 		}
 		res.CreatedConfig, res.BuildSystem, res.Detected = true, "none", l
@@ -120,7 +128,8 @@ func checkExistingTarget(ws *Workspace, target, path string) error {
 
 // writeConfig writes a new hone.toml and returns the target it defines
 // ("" for none) and the layout it found there, or nil.
-func writeConfig(ctx context.Context, r *repo.Repo, file, target, path string) (string, *layout.Layout, error) {
+func writeConfig(ctx context.Context, r *repo.Repo, file string, opts InitOptions) (string, *layout.Layout, error) {
+	target, path := opts.Target, opts.Path
 	if target != "" {
 		if err := CheckTargetName(target); err != nil {
 			return "", nil, err
@@ -137,6 +146,12 @@ func writeConfig(ctx context.Context, r *repo.Repo, file, target, path string) (
 	l, err := layout.Find(r.Root, path)
 	if err != nil {
 		return "", nil, err
+	}
+	if l != nil && l.System == layout.Make && !opts.NoBuild {
+		if opts.Progress != nil {
+			opts.Progress("building " + l.BuildFile + "'s default goal in the jail, to find its programs, test targets and a seeded workload")
+		}
+		probeMake(ctx, r, l)
 	}
 	if path == "." && l == nil {
 		return "", nil, errs.Usagef("--path .: a target at the top level must list the files it may change, and hone init found no build system to list them from; pass --path DIR naming the sources' directory, or write the target's files = [...] in hone.toml by hand")

@@ -21,8 +21,9 @@ type initOptions struct {
 	*factory
 	out output
 
-	Target string
-	Path   string
+	Target  string
+	Path    string
+	NoBuild bool
 }
 
 func newInitCmd(f *factory, runF func(*initOptions) error) *cobra.Command {
@@ -52,6 +53,23 @@ program's arguments, a bench when there is nothing to run, dependencies the
 offline jail cannot fetch) it lists under "to do" and marks FILL IN in
 hone.toml.
 
+For a Makefile project init also builds the default goal in the jail, on a
+copy of the working tree (files git tracks or would track), since only
+running make shows what it builds (recursive makes, included variables):
+the executables that appear are the programs. The same built copy is
+dry-run (make -n) for each test target (check, test, test-fast, unit, ...),
+and the first one by name that does not look heavy (more than 150
+commands, fuzzers, gigabyte sizes) becomes the unit gate, the comment
+saying what each printed. Then it runs the program on two seeds as a
+verdict would: with the seed as its argument, else as a filter on words
+made from HONE_SEED (awk) with the checksum of its output, and keeps the
+first that exits 0 and prints a result that is the same for a seed twice
+and changes with it as the equivalence gate and the bench, marked REVIEW in
+hone.toml: only a person knows whether the input is representative and the
+printed result the one that must not change; delete the REVIEW lines once
+checked. When nothing runs so, they are FILL IN, and "to do" says what
+was run. --no-build writes hone.toml from the build files alone.
+
 Finding nothing, with --target NAME hone.toml defines that target at --path
 DIR (default targets/NAME) for you to fill in; without --target the target
 table is a commented example.
@@ -61,12 +79,14 @@ init never overwrites hone.toml. Run again, it only completes what is missing
 hone.toml exists, --target must name a target it already defines.`,
 		Example: `  hone init
   hone init --path src/wordfreq
-  hone init --target wordfreq --path src/wordfreq --json`,
+  hone init --target wordfreq --path src/wordfreq --json
+  hone init --no-build`,
 		Annotations: exits(errs.Policy, errs.NotFound, errs.Invalid, errs.Busy),
 		Args:        exactArgs(0),
 		RunE:        runCommand(opts, runF, nil, initRun),
 	}
 	cmd.Flags().StringVar(&opts.Target, "target", "", "define the target `NAME` in the new hone.toml (default: the project's name)")
+	cmd.Flags().BoolVar(&opts.NoBuild, "no-build", false, "write hone.toml from the build files alone: do not build a Makefile project in the jail")
 	cmd.Flags().StringVar(&opts.Path, "path", "", "the target's directory `DIR`, relative to the repository top level (default: found, else targets/NAME)")
 	addJSONFlag(cmd, &opts.out, "print what was done as JSON")
 	return cmd
@@ -74,9 +94,11 @@ hone.toml exists, --target must name a target it already defines.`,
 
 func initRun(ctx context.Context, opts *initOptions) error {
 	res, err := workspace.Init(ctx, opts.dir, workspace.InitOptions{
-		Target: opts.Target, Path: opts.Path,
+		Target: opts.Target, Path: opts.Path, NoBuild: opts.NoBuild,
+		Progress:    func(line string) { opts.io.progress("init: %s", line) },
 		StartLedger: func(ctx context.Context, ws *workspace.Workspace) (bool, error) { return ledger.Open(ws).Init(ctx) },
 	})
+	opts.io.endProgress()
 	if err != nil {
 		return err
 	}
