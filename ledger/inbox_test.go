@@ -30,8 +30,7 @@ func sharedRemote(t *testing.T) (remote string, first string, clone func(name st
 
 // Writers push at once, and most lose the race for the branch: each
 // still lands its entries in its inbox without giving up, and one more
-// fold (a pull, then a push) brings every entry onto the branch plain git
-// reads.
+// fold brings every entry onto the branch plain git reads.
 func TestConcurrentWritersAllArriveThroughTheirInboxes(t *testing.T) {
 	remote, _, clone := sharedRemote(t)
 	const writers, each = 8, 2
@@ -68,9 +67,6 @@ func TestConcurrentWritersAllArriveThroughTheirInboxes(t *testing.T) {
 	}
 	last := clone("last")
 	ll := openLedger(t, last)
-	if _, err := ll.Pull(ctx, "origin"); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := ll.Push(ctx, "origin"); err != nil {
 		t.Fatal(err)
 	}

@@ -101,8 +101,8 @@ func (l *Ledger) notesMergeCommit(ctx context.Context, cur, r plumbing.Hash) (pl
 // DefaultPushTimeout bounds Push when ctx has no deadline of its own.
 const DefaultPushTimeout = 60 * time.Second
 
-// Push shares the local ledger with a remote: it pulls the branch, the
-// notes and its own inbox first (see pull), then pushes the branch and the notes to this clone's
+// Push shares the local ledger with a remote: it pulls first (folding every
+// writer's inbox in, but fetching no patch, see pull), then pushes the branch and the notes to this clone's
 // own inbox refs (see InboxRefPrefix) with the patch refs the remote lacks,
 // and offers the folded branch and notes to the remote's own refs in the
 // same push, never forcing. Only this clone moves its inbox, so many
@@ -171,15 +171,15 @@ func refState(local plumbing.Hash, ok bool, remote plumbing.Hash, had bool) stri
 // pushOnce pulls, then pushes. done is false when the inbox or a patch ref
 // lost a race and the caller should try again.
 func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, done bool, err error) {
-	wid, err := l.WriterID(ctx)
-	if err != nil {
-		return nil, true, err
-	}
-	sr, theirs, err := l.pull(ctx, remote, wid)
+	sr, theirs, err := l.pull(ctx, remote, false)
 	if err != nil {
 		return nil, true, err
 	}
 	rep = &pushReport{SyncReport: sr}
+	wid, err := l.WriterID(ctx)
+	if err != nil {
+		return nil, true, err
+	}
 	var specs, leases []string
 	must := map[string]bool{} // refs whose refusal is a lost race; the others are offers
 	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef

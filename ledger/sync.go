@@ -59,15 +59,10 @@ func (l *Ledger) git(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // remoteRefs lists the ledger branch, the notes ref, the patch refs and the
-// writers' inboxes the remote has: every writer's, or with writer set only
-// that one's.
-func (l *Ledger) remoteRefs(ctx context.Context, remote, writer string) (map[string]plumbing.Hash, error) {
+// writers' inboxes the remote has.
+func (l *Ledger) remoteRefs(ctx context.Context, remote string) (map[string]plumbing.Hash, error) {
 	branch, notes := l.branchRef(), l.ws.Config.Ledger.NotesRef
-	inboxes := InboxRefPrefix + "*"
-	if writer != "" {
-		inboxes = InboxRefPrefix + writer + "/*"
-	}
-	out, err := l.git(ctx, "ls-remote", "--refs", remote, branch, notes, PatchRefPrefix+"*", inboxes)
+	out, err := l.git(ctx, "ls-remote", "--refs", remote, branch, notes, PatchRefPrefix+"*", InboxRefPrefix+"*")
 	var ge *git.Error
 	if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "does not appear to be a git repository") || strings.Contains(ge.Stderr, "No such remote")) {
 		return nil, errs.NotFoundf("no git remote %q; name a remote of `git remote -v` or a URL", remote)
@@ -82,8 +77,7 @@ func (l *Ledger) remoteRefs(ctx context.Context, remote, writer string) (map[str
 			continue
 		}
 		// ls-remote patterns match ref-name tails; keep the exact ones.
-		w, _, inbox := ParseInboxRef(name)
-		inbox = inbox && (writer == "" || w == writer)
+		_, _, inbox := ParseInboxRef(name)
 		if name == branch || name == notes || strings.HasPrefix(name, PatchRefPrefix) || inbox {
 			refs[name] = plumbing.NewHash(h)
 		}
@@ -98,20 +92,20 @@ func (l *Ledger) remoteRefs(ctx context.Context, remote, writer string) (map[str
 // line as `git notes merge -s cat_sort_uniq` would, and patch refs the local
 // side lacks. Live refs only ever move by compare-and-swap.
 func (l *Ledger) Pull(ctx context.Context, remote string) (*SyncReport, error) {
-	rep, _, err := l.pull(ctx, remote, "")
+	rep, _, err := l.pull(ctx, remote, true)
 	return rep, err
 }
 
-// pull is Pull; with own set (a writer id: a push's pull), it fetches and
-// folds only what a push needs: the branch, the notes and that writer's
-// own inbox. Other writers' inboxes wait for the next pull (their entries
-// reach the branch with whoever folds them), and patch refs are only
-// listed, never fetched: a push needs to know which of its own the remote
-// lacks, not the objects of every other agent's patches, which would make
-// every push cost more as the fleet's history grows.
-func (l *Ledger) pull(ctx context.Context, remote, own string) (*SyncReport, map[string]plumbing.Hash, error) {
+// pull is Pull; without patches (a push's pull) the remote's patch refs
+// are only listed, never fetched: a push needs to know which of its own
+// the remote lacks, not the objects of every other agent's patch, which
+// would make every push cost more as the fleet's history grows. The
+// inboxes are still folded: they hold entries only (small text), and the
+// notes a push sends its inbox may repeat only verdicts its ledger holds,
+// which the remote's notes name from every inbox.
+func (l *Ledger) pull(ctx context.Context, remote string, patches bool) (*SyncReport, map[string]plumbing.Hash, error) {
 	rep := &SyncReport{Remote: remote, Ledger: "absent", Notes: "absent"}
-	refs, err := l.remoteRefs(ctx, remote, own)
+	refs, err := l.remoteRefs(ctx, remote)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,15 +125,11 @@ func (l *Ledger) pull(ctx context.Context, remote, own string) (*SyncReport, map
 	if _, ok := refs[notes]; ok {
 		specs = append(specs, "+"+notes+":"+scratch+"notes")
 	}
-	if hasPatches && own == "" {
+	if hasPatches && patches {
 		specs = append(specs, "+"+PatchRefPrefix+"*:"+scratch+"patches/*")
 	}
-	switch {
-	case len(inboxes) == 0:
-	case own == "":
+	if len(inboxes) > 0 {
 		specs = append(specs, "+"+InboxRefPrefix+"*:"+scratch+"inbox/*")
-	default:
-		specs = append(specs, "+"+InboxRefPrefix+own+"/*:"+scratch+"inbox/"+own+"/*")
 	}
 	before, hadBefore, err := l.refs.Read(scratch + "ledger")
 	if err != nil {
@@ -151,17 +141,15 @@ func (l *Ledger) pull(ctx context.Context, remote, own string) (*SyncReport, map
 			return nil, nil, errs.Wrap(errs.Failure, err, "cannot fetch the ledger from remote %q", remote)
 		}
 	}
-	if own == "" {
-		if err := l.pruneInboxes(ctx, scratch, inboxes); err != nil {
-			return nil, nil, err
-		}
+	if err := l.pruneInboxes(ctx, scratch, inboxes); err != nil {
+		return nil, nil, err
 	}
 	if h, ok := refs[branch]; ok && hadBefore && h != before {
 		if err := l.refuseRewrite(ctx, remote, scratch+"ledger", before, h); err != nil {
 			return nil, nil, err
 		}
 	}
-	if own == "" {
+	if patches {
 		if err := l.addPatchRefs(ctx, refs, rep); err != nil {
 			return nil, nil, err
 		}
