@@ -86,10 +86,13 @@ func (r *runner) released(ctx context.Context, patch string) bool {
 }
 
 // retryWait is the n-th retry's wait: doubling from half a second, at most
-// a tenth of the lease (and 10 s), with jitter so that runners cut off
-// together do not come back in step.
+// Options.RetryMax (by default a tenth of the lease, between 1 s and 10 s),
+// with jitter so that runners cut off together do not come back in step.
 func (r *runner) retryWait(n int) time.Duration {
 	ceil := min(max(r.opts.Lease/10, time.Second), 10*time.Second)
+	if r.opts.RetryMax > 0 {
+		ceil = r.opts.RetryMax
+	}
 	d := min(500*time.Millisecond<<min(n-1, 10), ceil)
 	return d/2 + rand.N(d/2+1)
 }

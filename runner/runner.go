@@ -31,6 +31,10 @@ type Options struct {
 	Idle    time.Duration // return after this long without work; 0: never
 	Lease   time.Duration // how long a claim holds without a heartbeat (default 15m)
 	Poll    time.Duration // how often to look for work while idle (default 5s)
+	// RetryMax caps the wait between tries of a push that failed in a way
+	// that may pass (the release of a verdict, the release on a stop);
+	// 0: a tenth of the lease, between 1s and 10s.
+	RetryMax time.Duration
 	// Progress, when set, is told each phase in a line for people.
 	Progress func(format string, args ...any)
 }

@@ -47,9 +47,10 @@ the runner's name in claims; give each running runner its own.
 
 A runner stays up through a remote that is away: a failed fetch, pull or
 claim is tried again a poll later, and a finished verdict's release push is
-retried with backoff, renewing the lease, until shortly before the lease
-ends (it is a compare-and-swap on this runner's own claim, so a retry never
-makes a second outcome). Only a refusal by policy or a usage error ends the
+retried with backoff (doubling from half a second up to --retry-max D,
+by default a tenth of the lease between 1s and 10s), renewing the lease,
+until shortly before the lease ends (it is a compare-and-swap on this
+runner's own claim, so a retry never makes a second outcome). Only a refusal by policy or a usage error ends the
 loop. Started again under the same name and key, a runner resumes its own
 live claims at once instead of waiting out their lease. While idle, each
 poll lists the remote's ledger, inbox and claim refs and pulls only when
@@ -81,6 +82,9 @@ host, and warns when two runners share one.`,
 			if opts.Runner.Lease < time.Second {
 				return errs.Usagef("--lease must be at least 1s")
 			}
+			if r := opts.Runner.RetryMax; r != 0 && (r < 100*time.Millisecond || r > opts.Runner.Lease/3) {
+				return errs.Usagef("--retry-max must be between 100ms and a third of the lease (%s)", opts.Runner.Lease/3)
+			}
 			return nil
 		}, runnerRun),
 	}
@@ -92,6 +96,7 @@ host, and warns when two runners share one.`,
 	fl.DurationVar(&opts.Runner.Idle, "idle", 0, "exit after `D` without work (default: never)")
 	fl.DurationVar(&opts.Runner.Lease, "lease", runner.DefaultLease, "a claim's lease `D`, renewed every third of it")
 	fl.DurationVar(&opts.Runner.Poll, "poll", 5*time.Second, "look for work every `D` while idle")
+	fl.DurationVar(&opts.Runner.RetryMax, "retry-max", 0, "wait at most `D` between tries of a push that failed while the remote was away (default: a tenth of the lease, between 1s and 10s)")
 	addJSONFlag(cmd, &opts.out, "print what was judged as JSON")
 	cmd.AddCommand(newRunnerStatusCmd(f, nil))
 	return cmd

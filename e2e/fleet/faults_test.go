@@ -84,8 +84,10 @@ func TestARunnerOutlastsItsRemoteGoingAway(t *testing.T) {
 	dir := f.clone("runner0", f.keys[0])
 
 	back := f.awayRemote()
-	// A lease short enough that the runner renews it while it retries.
-	r := f.startRunner(dir, "--name", "runner0", "--poll", "300ms", "--lease", "90s")
+	// Retries that wait at most a second (--retry-max): six failed release
+	// pushes take seconds, not the twenty of the default backoff for this
+	// lease (up to 9 s a wait), and the lease is left far from its end.
+	r := f.startRunner(dir, "--name", "runner0", "--poll", "300ms", "--lease", "90s", "--retry-max", "1s")
 	r.waitCount(t, "trying again", 2, time.Minute)
 	back()
 
