@@ -64,8 +64,29 @@ var receiveChecks = []ReceiveCheck{
 // signed by an allowed signer), the fleet's inboxes, claims and runner
 // records, one proposal per patch and one patch per commit, and patch
 // refs. Everything is judged by the protected base as it was before the
-// push.
+// push. Pushes are checked one at a time (see lockReceive), each against
+// the refs every push before it moved.
 func (p *Policy) CheckReceive(ctx context.Context, updates []RefUpdate) ([]Violation, error) {
+	release, err := p.lockReceive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// A push ahead of this one may have moved the protected base.
+	fresh, err := Load(ctx, p.repo)
+	if err != nil {
+		return nil, err
+	}
+	*p = *fresh
+	vs, err := p.checkReceive(ctx, updates)
+	if err == nil {
+		receivePause("checked")
+	}
+	return vs, err
+}
+
+// checkReceive is CheckReceive under the receive lock.
+func (p *Policy) checkReceive(ctx context.Context, updates []RefUpdate) ([]Violation, error) {
 	trust, err := ledger.LoadTrust(p.repo, p.base)
 	if err != nil {
 		return nil, err

@@ -67,18 +67,13 @@ func TestTwoInboxesCannotAttachDifferentFilesToOneEntry(t *testing.T) {
 func TestTwoInboxesCannotHoldOneEntryPathWithDifferentBytes(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 5)
-	agent := w.clone("agent", "agent")
-	w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
-	id := "00e8d4a51000000000000000000000aa"
-	p := "c/profile/aa/" + id + ".toml"
-	profile := func(hotspot string) string {
-		return "schema = 1\nid = \"" + id + "\"\nkind = \"profile\"\ntarget = \"c\"\ncreated = 2001-09-09T01:46:40Z\nhotspot = \"" + hotspot + "\"\n"
-	}
-	if out, code := w.pushInbox(agent, "a1a1a1a1a1a1a1a1", map[string]string{p: profile("main")}); code != 0 {
+	agent, _ := w.pushedProposal()
+	p, main := profileAt("aa", "main")
+	_, other := profileAt("aa", "other")
+	if out, code := w.pushInbox(agent, "a1a1a1a1a1a1a1a1", map[string]string{p: main}); code != 0 {
 		t.Fatalf("the first inbox is an ordinary append, refused:\n%s", out)
 	}
-	out, code := w.pushInbox(agent, "a2a2a2a2a2a2a2a2", map[string]string{p: profile("other")})
+	out, code := w.pushInbox(agent, "a2a2a2a2a2a2a2a2", map[string]string{p: other})
 	if code == 0 || !strings.Contains(out, "already holds with other bytes") {
 		t.Fatalf("the second inbox holding %s with other bytes: exit %d, want a refusal\n%s", p, code, out)
 	}
@@ -136,4 +131,12 @@ func (w *world) proposedAttachment() (agent, note string) {
 	w.must(agent, "hone", "ledger", "push")
 	p, _ := w.entry(agent, "proposal", id)
 	return agent, strings.TrimSuffix(p, ".toml") + ".note"
+}
+
+// profileAt is a profile entry whose id ends in tag (two hex digits) and
+// that names hotspot: its path and its bytes.
+func profileAt(tag, hotspot string) (path, body string) {
+	id := "00e8d4a51000000000000000000000" + tag
+	return "c/profile/" + tag + "/" + id + ".toml",
+		"schema = 1\nid = \"" + id + "\"\nkind = \"profile\"\ntarget = \"c\"\ncreated = 2001-09-09T01:46:40Z\nhotspot = \"" + hotspot + "\"\n"
 }

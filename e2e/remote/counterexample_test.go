@@ -95,9 +95,7 @@ func TestAProposalAtAPinMainMovedPastDoesNotStopLaterPushes(t *testing.T) {
 func TestAVerdictTheServerRefusedIsDroppedFromLaterPushes(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 5)
-	agent := w.clone("agent", "agent")
-	w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, _ := w.pushedProposal()
 	runner := w.clone("runner", "runner")
 	cmd := exec.Command(w.hone, "runner", "--once", "--name", "runner0", "--lease", "1h")
 	cmd.Dir, cmd.Env = runner, w.env()

@@ -23,9 +23,7 @@ func TestAVerdictJudgedOnAForkIsRefused(t *testing.T) {
 	w.must(w.dir, "git", "clone", "-q", "--bare", "--no-local", a, b)
 	w.must(b, "hone", "hooks", "install", "--server")
 
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, id := w.pushedProposal()
 	runner := w.clone("runner", "runner")
 	if out := w.must(runner, "hone", "runner", "--once", "--name", "runner0"); !strings.Contains(out, id) {
 		t.Fatalf("A's runner did not judge %s:\n%s", id, out)
@@ -71,9 +69,7 @@ func judgedOnA(t *testing.T) (w *world, agent, runner, id string) {
 	w = newKeys(t)
 	w.tail = "\n[runner]\nrepository = \"example.org/a\"\n"
 	w.seed("main", 5, "")
-	agent = w.clone("agent", "agent")
-	id = w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, id = w.pushedProposal()
 	runner = w.clone("runner", "runner")
 	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
 	return w, agent, runner, id

@@ -12,9 +12,7 @@ import (
 func TestAgentCannotForgeANote(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 4)
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, id := w.pushedProposal()
 	runner := w.clone("runner", "runner")
 	w.runnerLoop(runner)
 	w.must(agent, "hone", "ledger", "pull")
@@ -52,9 +50,7 @@ func TestAgentCannotForgeANote(t *testing.T) {
 func TestStrayLedgerFilesAreRefused(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 4)
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, id := w.pushedProposal()
 	before := w.serverRefs()
 	base := strings.TrimSpace(w.must(agent, "git", "rev-parse", "refs/heads/hone/ledger"))
 	for path, want := range map[string]string{

@@ -15,9 +15,7 @@ import (
 func TestEightPatchIDsForOneCommitGetOneVerdict(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 20)
-	agent := w.clone("agent", "agent")
-	id := w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, id := w.pushedProposal()
 	before := w.serverRefs()
 	commit := strings.TrimSpace(w.must(agent, "git", "rev-parse", "refs/hone/patches/"+id))
 	_, body := w.entry(agent, "proposal", id)

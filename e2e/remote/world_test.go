@@ -248,6 +248,16 @@ func (w *world) propose(dir, body, hypothesis string) string {
 	return strings.TrimSpace(w.must(dir, "hone", "patch", "propose", "c", "--hotspot", "main", "--class", "1", "--hypothesis", hypothesis, "--file", f))
 }
 
+// pushedProposal is an agent's clone that proposed the patch printing two
+// and pushed it, and the patch's id.
+func (w *world) pushedProposal() (agent, id string) {
+	w.t.Helper()
+	agent = w.clone("agent", "agent")
+	id = w.propose(agent, `puts("2");`, "print two")
+	w.must(agent, "hone", "ledger", "push")
+	return agent, id
+}
+
 type judgement struct {
 	PatchID string `json:"patch_id"`
 	Entry   *struct {

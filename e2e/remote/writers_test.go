@@ -33,9 +33,7 @@ func (w *world) emptyCommitOn(dir, ref string) (string, int) {
 func TestAnEmptyCommitCannotSilenceARunner(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 5)
-	agent := w.clone("agent", "agent")
-	w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, _ := w.pushedProposal()
 	runner := w.clone("runner", "runner")
 	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
 	wid := w.writerID(runner)
@@ -99,9 +97,7 @@ func TestAnAgentCannotWriteAnotherAgentsInbox(t *testing.T) {
 func TestOnlyAMaintainerRetiresAnInbox(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 5)
-	agent := w.clone("agent", "agent")
-	w.propose(agent, `puts("2");`, "print two")
-	w.must(agent, "hone", "ledger", "push")
+	agent, _ := w.pushedProposal()
 	wid := w.writerID(agent)
 	inbox := "refs/hone/inbox/" + wid + "/ledger"
 
