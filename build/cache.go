@@ -59,6 +59,9 @@ type manifest struct {
 	// BuildCPU is what the build cost (Side.BuildCPU), so a verdict on a
 	// cached baseline still has the figure; 0 in entries made before it.
 	BuildCPU time.Duration `json:"build_cpu_ns,omitempty"`
+	// Unmoved is a layout build's Side.Unmoved, so a cached layout that
+	// did not move still says why.
+	Unmoved string `json:"unmoved,omitempty"`
 }
 
 const (

@@ -39,12 +39,13 @@ type Layout struct {
 func (l Layout) plain() bool { return l.Pad == 0 && l.Order == 0 }
 
 // cacheKey names what a baseline's layout build depends on beyond the
-// plain build's key: its pad or order, and the shim that applied it.
+// plain build's key: its pad or order, and the shim that applied it. v2
+// entries record why a layout did not move (manifest.Unmoved).
 func (l Layout) cacheKey() string {
 	if l.plain() {
 		return ""
 	}
-	return fmt.Sprintf("layout v1 pad %d order %d", l.Pad, l.Order)
+	return fmt.Sprintf("layout v2 pad %d order %d", l.Pad, l.Order)
 }
 
 // layoutStep is the smallest shift that moves code: functions and loops
@@ -262,17 +263,19 @@ func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// OutputsDigest is one hash of a side's build outputs (their paths and
-// SHA-256), to tell one layout's binaries from another's in the entry.
+// OutputsDigest is one hash of a side's programs (their paths and
+// SHA-256, see programs), to tell one layout's binaries from another's in
+// the entry.
 func (s *Side) OutputsDigest() string {
-	paths := make([]string, 0, len(s.Outputs))
-	for p := range s.Outputs {
+	progs := s.programs()
+	paths := make([]string, 0, len(progs))
+	for p := range progs {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
 	h := sha256.New()
 	for _, p := range paths {
-		fmt.Fprintf(h, "%s\x00%s\x00", p, s.Outputs[p])
+		fmt.Fprintf(h, "%s\x00%s\x00", p, progs[p])
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -46,8 +46,11 @@ func treeOf(src, out []Entry) map[string]Entry {
 // BuildLayouts is BuildLayout for each of ls (none of them the plain
 // build plain is), reusing one build for all where the toolchain allows:
 // the baseline's from the cache, where an entry verifies, and the rest by
-// relinking (see above). A side that failed to build is returned as
-// BuildLayout returns it; the caller reads OK.
+// relinking (see above). A build whose first layout links the plain
+// build's programs is not built again in the others: every side is that
+// one, its Unmoved saying why (kept in the cache with it). A side that
+// failed to build is returned as BuildLayout returns it; the caller reads
+// OK.
 func (r *Run) BuildLayouts(ctx context.Context, role Role, commit string, plain *Side, ls []Layout) ([]*Side, error) {
 	sides := make([]*Side, len(ls))
 	var todo []Layout
@@ -56,6 +59,9 @@ func (r *Run) BuildLayouts(ctx context.Context, role Role, commit string, plain 
 			s, err := r.cachedLayout(ctx, commit, l)
 			if err != nil {
 				return nil, err
+			}
+			if s != nil && s.Unmoved != "" {
+				return unmovedSides(sides, s), nil
 			}
 			sides[i] = s
 		}
@@ -66,15 +72,16 @@ func (r *Run) BuildLayouts(ctx context.Context, role Role, commit string, plain 
 	if len(todo) == 0 {
 		return sides, nil
 	}
-	var first *Side
-	var err error
+	v := variant{layout: &todo[0], plain: plain}
 	if todo[0].Pad > 0 && len(todo) > 1 && plain.tree != nil {
-		first, err = r.build(ctx, role, commit, variant{layout: &todo[0], relink: todo})
-	} else {
-		first, err = r.BuildLayout(ctx, role, commit, todo[0])
+		v.relink = todo
 	}
+	first, err := r.build(ctx, role, commit, v)
 	if err != nil {
 		return nil, err
+	}
+	if first.Unmoved != "" {
+		return unmovedSides(sides, first), nil
 	}
 	changed := first.relinked(plain)
 	for i, l := range ls {
@@ -95,6 +102,15 @@ func (r *Run) BuildLayouts(ctx context.Context, role Role, commit string, plain 
 		}
 	}
 	return sides, nil
+}
+
+// unmovedSides makes s, a layout whose programs are the plain build's,
+// every layout: the others would not move either.
+func unmovedSides(sides []*Side, s *Side) []*Side {
+	for i := range sides {
+		sides[i] = s
+	}
+	return sides
 }
 
 // cachedLayout is the baseline's build in layout l from the cache, or nil.

@@ -63,7 +63,10 @@ type Side struct {
 	// Relinked says the side is another layout's build with its links
 	// done again in this one (BuildLayouts), not a build of its own.
 	Relinked bool
-	shim     string // host folder of shimDir, for a sanitizer or layout build
+	// Unmoved says why the side, built in a layout, has the plain build's
+	// programs (BuildLayouts); "" when they moved.
+	Unmoved string
+	shim    string // host folder of shimDir, for a sanitizer or layout build
 	// buildShim replaces shim for the build command only: the shim that
 	// links the other layouts too; relinks is where they land.
 	buildShim, relinks string
@@ -127,6 +130,9 @@ type variant struct {
 	sanitizers []string
 	layout     *Layout
 	relink     []Layout
+	// plain is the plain build a layout build's programs are compared
+	// with, to say why they did not move (Side.Unmoved), in the cache too.
+	plain *Side
 }
 
 func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*Side, error) {
@@ -180,7 +186,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 		s.Discarded = discarded
 		if m != nil {
 			s.Cached, s.Outputs, s.BuildCPU = true, outputsOf(m.Out), m.BuildCPU
-			s.tree = treeOf(m.Src, m.Out)
+			s.tree, s.Unmoved = treeOf(m.Src, m.Out), m.Unmoved
 			r.grow(s)
 			return s, nil
 		}
@@ -219,6 +225,9 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 		return s, nil
 	}
 	s.Outputs, s.tree = outputsOf(out.entries), treeOf(src.entries, out.entries)
+	if v.plain != nil && s.OutputsDigest() == v.plain.OutputsDigest() {
+		s.Unmoved = s.unmoved()
+	}
 	r.scratch = max(r.scratch, 2*max(src.bytes, out.bytes)+256<<20)
 	if cached {
 		if r.target.Build != "" {
@@ -226,7 +235,7 @@ func (r *Run) build(ctx context.Context, role Role, commit string, v variant) (*
 				return nil, err
 			}
 		}
-		m := manifest{Version: manifestVersion, Key: key, Created: time.Now().UTC(), Src: src.entries, Out: out.entries, BuildCPU: s.BuildCPU}
+		m := manifest{Version: manifestVersion, Key: key, Created: time.Now().UTC(), Src: src.entries, Out: out.entries, BuildCPU: s.BuildCPU, Unmoved: s.Unmoved}
 		if err := r.cache().store(ctx, m, s.Src, s.Out); err != nil {
 			return nil, err
 		}

@@ -225,6 +225,9 @@ func layoutFailure(s *build.Side) string {
 	if !s.OK() {
 		return s.Describe()
 	}
+	if s.Unmoved != "" {
+		return s.Unmoved
+	}
 	return "its build does not link through cc on PATH"
 }
 

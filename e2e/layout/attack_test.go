@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,10 +17,15 @@ func makeWorkspace(t *testing.T, edits ...func(string) string) *workspace {
 }
 
 // buildWithMake is hone.toml with the target built by its Makefile.
-func buildWithMake(config string) string {
-	start := strings.Index(config, "build = ")
-	end := start + strings.Index(config[start:], "\n")
-	return config[:start] + `build = "make -s OUT=$HONE_OUT"` + config[end:]
+func buildWithMake(config string) string { return buildWith("make -s OUT=$HONE_OUT")(config) }
+
+// buildWith makes hone.toml build the target with command.
+func buildWith(command string) func(string) string {
+	return func(config string) string {
+		start := strings.Index(config, "build = ")
+		end := start + strings.Index(config[start:], "\n")
+		return config[:start] + "build = " + strconv.Quote(command) + config[end:]
+	}
 }
 
 // walkOnce is the honest 2x patch of prog.c.

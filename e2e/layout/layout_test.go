@@ -108,8 +108,8 @@ func (w *workspace) judge(hypothesis string, edit func(string) string) *verdict.
 }
 
 // judgeFiles proposes the pin with files rewritten (whole contents) and
-// returns its verdict.
-func (w *workspace) judgeFiles(hypothesis string, files map[string]string) *verdict.Entry {
+// returns its verdict, judged with the verdict flags args.
+func (w *workspace) judgeFiles(hypothesis string, files map[string]string, args ...string) *verdict.Entry {
 	w.t.Helper()
 	for name, content := range files {
 		w.write(name, content)
@@ -131,7 +131,7 @@ func (w *workspace) judgeFiles(hypothesis string, files map[string]string) *verd
 		w.t.Fatalf("propose: %v\n%s", err, out)
 	}
 	var e verdict.Entry
-	if out := w.run(w.hone, "verdict", p.PatchID, "--json"); json.Unmarshal([]byte(out), &e) != nil {
+	if out := w.run(w.hone, append([]string{"verdict", p.PatchID, "--json"}, args...)...); json.Unmarshal([]byte(out), &e) != nil {
 		w.t.Fatalf("verdict JSON:\n%s", out)
 	}
 	w.t.Logf("%s: %s (%s): %s", hypothesis, e.Verdict, e.Reason, e.Summary)
