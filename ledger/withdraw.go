@@ -203,6 +203,39 @@ func (l *Ledger) publishable(ctx context.Context, h, rb, in plumbing.Hash) (pub 
 	return l.obj.commit(ctx, next, parents, "hone: this writer's entries, without the withdrawn ones\n", l.sig(), l.signingKey())
 }
 
+// Publishable is a ledger tip and a notes tip of this clone (zero: none)
+// as this writer may push them to its inbox on remote, the way Push does:
+// without the entries this clone withdrew, and their note lines, built on
+// the remote's branch, notes and this writer's inbox as the last pull
+// fetched them. A runner's release pushes it, so a verdict the remote
+// refused for good stops none of the runner's pushes either.
+func (l *Ledger) Publishable(ctx context.Context, remote string, tip, notes plumbing.Hash) (plumbing.Hash, plumbing.Hash, error) {
+	wid, err := l.WriterID(ctx)
+	if err != nil {
+		return tip, notes, err
+	}
+	scratch := scratchPrefix(remote)
+	fetched := map[string]plumbing.Hash{}
+	for _, name := range []string{"ledger", "notes", "inbox/" + wid + "/ledger", "inbox/" + wid + "/notes"} {
+		h, _, err := l.refs.Read(scratch + name)
+		if err != nil {
+			return tip, notes, err
+		}
+		fetched[name] = h
+	}
+	pub := tip
+	if !tip.IsZero() {
+		if pub, err = l.publishable(ctx, tip, fetched["ledger"], fetched["inbox/"+wid+"/ledger"]); err != nil {
+			return tip, notes, err
+		}
+	}
+	pubNotes, err := l.publishableNotes(ctx, notes, tip, fetched["notes"], fetched["inbox/"+wid+"/notes"])
+	if err != nil {
+		return tip, notes, err
+	}
+	return pub, pubNotes, nil
+}
+
 // withdrawnPatches are the patch ids of the proposals this clone withdrew
 // that tip holds: their patch refs stay home with them.
 func (l *Ledger) withdrawnPatches(tip plumbing.Hash) (map[string]bool, error) {

@@ -29,6 +29,9 @@ const stopTimeout = 30 * time.Second
 func (r *runner) releaseRetrying(ctx context.Context, patch string, cl *held, sc *scratch, e *verdict.Entry) error {
 	pctx := context.WithoutCancel(ctx)
 	tip, notes, err := sc.tips()
+	if err == nil {
+		tip, notes, err = r.l.Publishable(pctx, r.opts.Remote, tip, notes)
+	}
 	if err != nil {
 		return errors.Join(err, r.giveUp(pctx, patch, cl))
 	}

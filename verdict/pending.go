@@ -2,8 +2,10 @@ package verdict
 
 import (
 	"context"
+	"strings"
 
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/internal/signing"
 	"github.com/hone-perf/hone/ledger"
 	"github.com/hone-perf/hone/workspace"
@@ -53,6 +55,9 @@ func Pending(ctx context.Context, ws *workspace.Workspace, target string, opts O
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseFleet(ctx, ws, tr); err != nil {
+		return nil, err
+	}
 	if tr.Configured() && l.SigningKey() == "" {
 		return nil, errs.Policyf("refused: [ledger] allowed_signers is configured (%s), and this runner has no signing key, so its verdicts would not count; set `git config hone.signingkey` to a key that file lists", tr.File)
 	}
@@ -100,6 +105,35 @@ func Pending(ctx context.Context, ws *workspace.Workspace, target string, opts O
 		report(j)
 	}
 	return out, nil
+}
+
+// refuseFleet refuses to judge the queue where runners judge it: a remote
+// of this clone with runner records or claims, or a protected base that
+// names the repository (whose server takes a verdict only with the release
+// of a claim made on it). A runner claims a proposal before judging it;
+// judging here, without a claim, would judge what a runner holds, and the
+// server would refuse the second verdict. One queue protocol serves a
+// fleet: hone runner's.
+func refuseFleet(ctx context.Context, ws *workspace.Workspace, tr *ledger.Trust) error {
+	const instead = "run `hone runner --once` instead, which claims each proposal before judging it and pushes its verdict with the claim's release"
+	if tr.Repository != "" {
+		return errs.Policyf("refused: the protected base names this repository ([runner] repository = %q), so its server takes a verdict only with the release of a claim made on it, which hone verdict --pending does not make; %s", tr.Repository, instead)
+	}
+	remotes, err := git.Output(ctx, ws.Root, "remote")
+	if err != nil {
+		return errs.Wrap(errs.Failure, err, "cannot list the git remotes")
+	}
+	for _, remote := range strings.Fields(remotes) {
+		// A remote out of reach takes no verdict either; its runners are
+		// looked for again on the next run.
+		refs, err := git.Output(ctx, ws.Root, "ls-remote", "--refs", remote, ledger.RunnerRefPrefix+"*", ledger.ClaimRefPrefix+"*")
+		if err != nil || refs == "" {
+			continue
+		}
+		_, ref, _ := strings.Cut(strings.SplitN(refs, "\n", 2)[0], "\t")
+		return errs.Policyf("refused: remote %q has runners (%s), which claim a proposal before judging it, and hone verdict --pending does not claim, so it would judge what a runner holds; %s", remote, ref, instead)
+	}
+	return nil
 }
 
 // recordUnjudgeable appends an error verdict for attempt a, saying why it

@@ -120,7 +120,11 @@ per patch: its id, verdict and summary. It is what a verdict runner runs: a
 CI job or a service account on a quiet machine, whose signing key (git config
 hone.signingkey) only that account can read, runs hone ledger pull, hone
 verdict --pending and hone ledger push. With [ledger] allowed_signers
-configured, a runner without a signing key is refused (exit 3). The queue
+configured, a runner without a signing key is refused (exit 3), and so is
+--pending where runners judge the queue (a remote of this clone with runner
+records or claims, or [runner] repository at the protected base): hone
+runner --once claims each proposal before judging it, --pending does not.
+The queue
 is ordered by when the ledger received each proposal (its first-parent
 history, never a field the proposer writes), round robin across proposers
 (the signing key of the ledger commit that brought it, else its committer),

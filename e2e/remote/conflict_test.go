@@ -21,8 +21,8 @@ func (w *world) pushInbox(dir, writer string, files map[string]string, also ...s
 
 // honestStepsStillWork is every honest step after an attack: a pull and a
 // push in the agent's and the runner's clones, a fresh clone, one runner
-// round by `hone runner --once` and one by the README's `verdict --pending`
-// loop, and, when verifies, a fresh clone's verify.
+// round by `hone runner --once`, and, when verifies, a fresh clone's
+// verify.
 func (w *world) honestStepsStillWork(runner string, verifies bool) {
 	w.t.Helper()
 	honest := w.clone("honest-"+filepath.Base(runner), "honest")
@@ -31,7 +31,7 @@ func (w *world) honestStepsStillWork(runner string, verifies bool) {
 	w.must(honest, "hone", "ledger", "push")
 	w.must(runner, "hone", "ledger", "pull")
 	w.must(runner, "hone", "runner", "--once", "--name", "runner0")
-	w.runnerLoop(runner)
+	w.must(runner, "hone", "ledger", "push")
 	if verifies {
 		fresh := w.clone("fresh-"+filepath.Base(runner), "")
 		w.must(fresh, "hone", "ledger", "verify")

@@ -88,14 +88,17 @@ func TestAProposalAtAPinMainMovedPastDoesNotStopLaterPushes(t *testing.T) {
 }
 
 // The README's two runner modes meet: `hone runner` claimed a proposal and
-// was killed while judging it (its claim lives until the lease ends), and
-// a CI job's `hone verdict --pending` judged the same proposal. The server
-// refuses that verdict (the claim's holder judges it); the CI job's clone
+// was killed while judging it (its claim lives until the lease ends). A CI
+// job's `hone verdict --pending` does not judge it: a remote with runners
+// is served by one queue protocol, hone runner's, which claims first, and
+// --pending says to run `hone runner --once` instead. A verdict judged
+// there all the same (hone verdict ID, by a person with the key) is
+// refused by the server, the claim's holder judging it, and the clone
 // withdraws it instead of carrying it into every later push.
-func TestAVerdictTheServerRefusedIsDroppedFromLaterPushes(t *testing.T) {
+func TestAClaimedProposalIsNotJudgedByPending(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "main", 5)
-	agent, _ := w.pushedProposal()
+	agent, id := w.pushedProposal()
 	runner := w.clone("runner", "runner")
 	cmd := exec.Command(w.hone, "runner", "--once", "--name", "runner0", "--lease", "1h")
 	cmd.Dir, cmd.Env = runner, w.env()
@@ -118,11 +121,17 @@ func TestAVerdictTheServerRefusedIsDroppedFromLaterPushes(t *testing.T) {
 	}
 
 	ci := w.clone("ci", "runner")
-	w.must(ci, "hone", "verdict", "--pending")
+	if out, errOut, code := w.run(ci, "hone", "verdict", "--pending"); code != 3 || !strings.Contains(errOut, "hone runner --once") {
+		t.Fatalf("hone verdict --pending on a remote with runners: exit %d, want a refusal naming hone runner --once\n%s%s", code, out, errOut)
+	}
+	if out := w.must(ci, "hone", "ledger", "list", "--kind", "verdict"); strings.TrimSpace(out) != "" {
+		t.Fatalf("hone verdict --pending recorded a verdict:\n%s", out)
+	}
+	w.must(ci, "hone", "verdict", id)
 	w.withdrawnOnce(ci, "/verdict/")
 	w.propose(agent, `puts("3");`, "print three")
 	w.must(agent, "hone", "ledger", "push")
-	w.runnerLoop(ci)
+	w.must(ci, "hone", "runner", "--once", "--name", "ci")
 	fresh := w.clone("fresh", "")
 	w.must(fresh, "hone", "ledger", "verify")
 }
