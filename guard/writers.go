@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hone-perf/hone/internal/git"
 	"github.com/hone-perf/hone/ledger"
@@ -25,7 +26,8 @@ func (p *Policy) pushers(ctx context.Context) (*ledger.Pushers, error) {
 
 // BindWriters records, once a push passed every check, the identity the
 // server authenticated as the owner of each inbox the push wrote that has
-// no owner yet (see ledger.Pushers).
+// no owner yet (see ledger.Pushers), and as the pusher of each proposal
+// the push brings (see ledger.RecordPushers).
 func (p *Policy) BindWriters(ctx context.Context, updates []RefUpdate) error {
 	if p.base.Config.Guard.Pusher == "" {
 		return nil
@@ -38,7 +40,10 @@ func (p *Policy) BindWriters(ctx context.Context, updates []RefUpdate) error {
 	for i, u := range updates {
 		ups[i] = ledger.Update{Ref: u.Ref, Old: hashOf(u.Old), New: hashOf(u.New)}
 	}
-	return ps.Bind(ledger.InboxWriters(ups))
+	if err := ps.Bind(ledger.InboxWriters(ups)); err != nil {
+		return err
+	}
+	return ledger.RecordPushers(ctx, p.repo.Store("hone: pushers"), "refs/heads/"+p.base.Config.Ledger.Branch, ps.Name, ups, time.Now())
 }
 
 // retirements judges the pushed refs/hone/retired/<writer> refs: each is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/git"
+	"github.com/hone-perf/hone/workspace"
 )
 
 // RunnerRefPrefix is where each runner keeps its record: RunnerRefPrefix +
@@ -78,14 +79,21 @@ type RemoteRunner struct {
 type Fleet struct {
 	Claims  map[string]RemoteClaim
 	Runners map[string]RemoteRunner
+	// Pushers is, where the protected base names [guard] pusher, whom the
+	// server authenticated for each proposal (entry id -> identity, from
+	// PushersRef; empty before the first); nil otherwise. See
+	// QueueOptions.Pushers.
+	Pushers map[string]string
 }
 
-// FetchFleet fetches the remote's claims and runner records into scratch
-// refs (refs the remote no longer has are pruned there) and reads them.
+// FetchFleet fetches the remote's claims, runner records and record of
+// pushers into scratch refs (refs the remote no longer has are pruned
+// there) and reads them.
 func (l *Ledger) FetchFleet(ctx context.Context, remote string) (*Fleet, error) {
 	scratch := scratchPrefix(remote)
 	if _, err := l.git(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", remote,
-		"+"+ClaimRefPrefix+"*:"+scratch+"claims/*", "+"+RunnerRefPrefix+"*:"+scratch+"runners/*"); err != nil {
+		"+"+ClaimRefPrefix+"*:"+scratch+"claims/*", "+"+RunnerRefPrefix+"*:"+scratch+"runners/*",
+		"+"+PushersRefPrefix+"*:"+scratch+"pushers/*"); err != nil {
 		return nil, errs.Wrap(errs.Failure, err, "cannot fetch the claims of remote %q", remote)
 	}
 	out, err := l.git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", scratch+"claims/", scratch+"runners/")
@@ -122,7 +130,28 @@ func (l *Ledger) FetchFleet(ctx context.Context, remote string) (*Fleet, error) 
 			}
 		}
 	}
+	if f.Pushers, err = l.fetchedPushers(ctx, scratch+"pushers/proposals"); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// fetchedPushers reads the record of pushers fetched to ref, where the
+// protected base names [guard] pusher (nil where it does not: the queue
+// then knows proposers by their signatures or committers).
+func (l *Ledger) fetchedPushers(ctx context.Context, ref string) (map[string]string, error) {
+	b, err := workspace.ProtectedBase(ctx, l.ws.Repo)
+	if errs.Is(err, errs.NotFound) || err == nil && b.Config.Guard.Pusher == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, ok, err := l.refs.Read(ref)
+	if err != nil || !ok {
+		return map[string]string{}, err
+	}
+	return l.readPushers(h)
 }
 
 // RefPush is one update of an atomic push: ref from Old (zero: it must not

@@ -47,6 +47,7 @@ type fleetCheck struct {
 //     or not, unless a person's --rejudge wrote it; nor is such a patch
 //     claimed again;
 //   - a runner's record is written by its own signer only and never deleted;
+//   - nothing under PushersRefPrefix is pushed: the server writes it;
 //   - no ledger ref is given a file that the branch or any inbox already
 //     holds, or that another ref of the same push brings, with other
 //     bytes: every fold of every writer takes the union of them all, so
@@ -81,6 +82,8 @@ func (s *Server) CheckFleet(ctx context.Context, updates []Update, now time.Time
 			if err := fc.runnerRecord(u); err != nil {
 				return nil, nil, err
 			}
+		case strings.HasPrefix(u.Ref, PushersRefPrefix):
+			fc.refuse(u.Ref, "%s is the server's own record of whom it authenticated for each proposal; no push writes or deletes it", PushersRef)
 		}
 	}
 	if err := fc.conflicts(ctx, ledgerUpdates); err != nil {

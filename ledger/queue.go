@@ -18,6 +18,12 @@ type QueueOptions struct {
 	// MaxPerProposer caps how many proposals of one proposer the queue
 	// holds; 0: [guard] max_queued of the protected base.
 	MaxPerProposer int
+	// Pushers, when set (Fleet.Pushers, where the server authenticates
+	// pushers), is whom the server authenticated for each proposal, by
+	// entry id: each such identity is then one proposer, whatever
+	// committers or keys its proposals name, and every proposal without
+	// one shares one turn, so pushing under many names buys no turns.
+	Pushers map[string]string
 	// Skip, when set, is called with each pending proposal the queue
 	// leaves out and why: a patch commit or tree judged or queued under
 	// another patch id, or a proposer over the cap (it comes back once the
@@ -36,7 +42,9 @@ type QueueOptions struct {
 // proposal (its append, in the proposer's clone), or that commit's
 // committer when it is not signed. Each patch
 // commit is queued once, whatever the number of patch ids naming it. The
-// order is stable for a given ledger tip.
+// order is stable for a given ledger tip. With o.Pushers, a proposer is
+// instead the identity the server authenticated for the push that brought
+// the proposal, and proposals without one are one proposer.
 func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
 	if o.MaxPerProposer <= 0 {
 		o.MaxPerProposer = workspace.DefaultMaxQueued
@@ -56,6 +64,15 @@ func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
 	if err != nil {
 		return nil, err
 	}
+	proposer := func(id string) string {
+		if o.Pushers == nil {
+			return arrivals[id].proposer
+		}
+		if who, ok := o.Pushers[id]; ok {
+			return "pusher " + who
+		}
+		return "an unauthenticated pusher"
+	}
 	skip := func(a Attempt, why string) {
 		if o.Skip != nil {
 			o.Skip(a, why)
@@ -74,7 +91,7 @@ func (l *Ledger) Queue(ctx context.Context, o QueueOptions) ([]Attempt, error) {
 			for _, k := range l.patchKeys(a.PatchID) {
 				judged[k] = a.PatchID
 			}
-			who := arrivals[a.ProposalID].proposer
+			who := proposer(a.ProposalID)
 			if at, ok := arrivals[v.ID]; ok && at.seq > served[who] {
 				served[who] = at.seq
 			}
@@ -99,7 +116,7 @@ pending:
 		for _, k := range keys {
 			judged[k] = a.PatchID
 		}
-		who := arrivals[a.ProposalID].proposer
+		who := proposer(a.ProposalID)
 		if len(byProposer[who]) >= o.MaxPerProposer {
 			skip(a, "its proposer "+who+" has as many proposals queued as [guard] max_queued allows")
 			continue

@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -114,5 +115,32 @@ func TestQueueGivesAnotherProposerTheTurnAfterAFloodsVerdict(t *testing.T) {
 	propose("late", "l1l1l1l1l1l1l1l1")
 	if got := queued(t, dir, ledger.QueueOptions{}); strings.Join(got, " ") != "h1 f2 l1 f3" {
 		t.Errorf("with a late proposer the queue is %v, want h1 f2 l1 f3", got)
+	}
+}
+
+// Where the server records whom it authenticated for each proposal, that
+// identity is the proposer: one identity's proposals under many committer
+// names take one turn and count against one cap, and proposals with no
+// recorded identity share one turn.
+func TestQueueTakesTurnsByAuthenticatedPusher(t *testing.T) {
+	dir := newRepo(t)
+	l := openLedger(t, dir)
+	propose := proposeAs(t, dir, l)
+	pushers := map[string]string{}
+	for i, name := range []string{"m1", "m2", "m3"} {
+		p := propose(name, fmt.Sprintf("f%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d", i, i, i, i, i, i, i, i, i, i, i, i, i, i, i))
+		pushers[p.ID] = "mallory"
+	}
+	propose("u1", "u1u1u1u1u1u1u1u1")
+	propose("u2", "u2u2u2u2u2u2u2u2")
+	h := propose("alice", "h1h1h1h1h1h1h1h1")
+	pushers[h.ID] = "alice"
+
+	got := queued(t, dir, ledger.QueueOptions{MaxPerProposer: 2, Pushers: pushers})
+	if strings.Join(got, " ") != "f0 u1 h1 f1 u2" {
+		t.Errorf("queue %v, want f0 u1 h1 f1 u2: mallory one proposer capped at 2, the unrecorded two one proposer", got)
+	}
+	if got := queued(t, dir, ledger.QueueOptions{MaxPerProposer: 2}); strings.Join(got, " ") != "f0 f1 f2 u1 u2 h1" {
+		t.Errorf("without a record the queue is %v, want f0 f1 f2 u1 u2 h1 (by committer)", got)
 	}
 }

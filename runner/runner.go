@@ -255,9 +255,10 @@ func (r *runner) step(ctx context.Context) (j Judgement, worked bool, err error)
 // first, resumed at once rather than after the lease, and its claims on
 // proposals no longer queued are released.
 func (r *runner) candidates(ctx context.Context, fleet *ledger.Fleet) ([]ledger.Attempt, error) {
-	// The queue's order is by arrival, round robin across proposers, so a
-	// flood from one agent delays the others by one turn, never starves them.
-	attempts, err := r.l.Queue(ctx, ledger.QueueOptions{})
+	// The queue's order is by arrival, round robin across proposers (the
+	// identities the server authenticated, where it does), so a flood from
+	// one agent delays the others by one turn, never starves them.
+	attempts, err := r.l.Queue(ctx, ledger.QueueOptions{Pushers: fleet.Pushers})
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,12 @@ build = "cc -O1 -o $HONE_OUT/prog prog.c"
 
 func newFixture(t *testing.T, runners int) *fixture {
 	t.Helper()
+	return newFixtureWith(t, runners, honeToml)
+}
+
+// newFixtureWith is newFixture with toml as the seed's hone.toml.
+func newFixtureWith(t *testing.T, runners int, toml string) *fixture {
+	t.Helper()
 	for _, tool := range []string{"ssh-keygen", "cc", "bwrap"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s", tool)
@@ -101,7 +107,7 @@ func newFixture(t *testing.T, runners int) *fixture {
 	seed := filepath.Join(dir, "seed")
 	f.must(dir, "git", "init", "-q", "--bare", "-b", "main", f.server)
 	f.must(dir, "git", "init", "-q", "-b", "main", seed)
-	f.write(seed, "hone.toml", honeToml)
+	f.write(seed, "hone.toml", toml)
 	f.write(seed, "targets/c/prog.c", prog)
 	f.write(seed, ".hone/allowed_signers", signers.String())
 	f.must(seed, "git", "add", "-A")
