@@ -72,10 +72,16 @@ func probeMake(ctx context.Context, r *repo.Repo, l *layout.Layout) {
 	p.chooseWorkload(ctx, p.programs())
 }
 
-// copyTree copies the working tree's files that git tracks or would track
-// (untracked files too, ignored ones never) into p.src.
+// copyTree copies the working tree's files into p.src: those git tracks,
+// and those it would track (not ignored) unless they are built objects or
+// programs, which a build in the working tree left behind: copied, make
+// would take them as built, and init would not see them appear.
 func (p *makeProbe) copyTree(ctx context.Context, root string) error {
-	list, err := git.Output(ctx, root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	tracked, err := git.Output(ctx, root, "ls-files", "-z", "--cached")
+	if err != nil {
+		return err
+	}
+	others, err := git.Output(ctx, root, "ls-files", "-z", "--others", "--exclude-standard")
 	if err != nil {
 		return err
 	}
@@ -85,7 +91,11 @@ func (p *makeProbe) copyTree(ctx context.Context, root string) error {
 			return err
 		}
 	}
-	for _, name := range strings.Split(list, "\x00") {
+	untracked := map[string]bool{}
+	for _, name := range strings.Split(others, "\x00") {
+		untracked[name] = true
+	}
+	for _, name := range strings.Split(tracked+"\x00"+others, "\x00") {
 		if name == "" || p.before[name] {
 			continue
 		}
@@ -110,6 +120,9 @@ func (p *makeProbe) copyTree(ctx context.Context, root string) error {
 			b, err := os.ReadFile(from)
 			if err != nil {
 				return err
+			}
+			if untracked[name] && (bytes.HasPrefix(b, []byte("\x7fELF")) || bytes.HasPrefix(b, []byte("!<arch>\n"))) {
+				continue
 			}
 			if err := os.WriteFile(to, b, fi.Mode().Perm()|0o644); err != nil {
 				return err

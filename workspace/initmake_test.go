@@ -31,11 +31,18 @@ func walkthroughProject(t *testing.T) map[string]string {
 	return files
 }
 
-// initTarget runs init in a repository holding files and returns the
-// target it wrote, hone.toml's text and what init said is left to do.
-func initTarget(t *testing.T, files map[string]string, opts InitOptions) (*Target, string, []string) {
+// initTarget runs init in a repository holding files (committed, then
+// untracked added) and returns the target it wrote, hone.toml's text and
+// what init said is left to do.
+func initTarget(t *testing.T, files, untracked map[string]string, opts InitOptions) (*Target, string, []string) {
 	t.Helper()
 	dir := testgit.NewRepo(t, files)
+	testgit.WriteFiles(t, dir, untracked)
+	for name := range untracked {
+		if err := os.Chmod(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	opts.StartLedger = noLedger
 	res, err := Init(context.Background(), dir, opts)
 	if err != nil {
@@ -69,7 +76,8 @@ func gate(tg *Target, name string) string {
 // with a light test target and a heavy one, and a program that reads its
 // input on stdin. A reading of the Makefiles alone guesses the program
 // takes the seed as its argument and makes the heavy `test` the unit gate.
-// Built and run in the jail, init finds the program the build made, runs it
+// Built and run in the jail, init finds the program the build made (also
+// when an earlier build left one in the working tree), runs it
 // as a filter on words made from the seed, and chooses `test-fast`, saying
 // from its dry run why `test` is heavy; the workload it ran is marked for
 // review.
@@ -78,12 +86,18 @@ func TestInitRunsAMakefileProjectToFindItsProgramAndALightTestTarget(t *testing.
 	needTools(t, []string{"make", "cc", "awk"})
 	files := walkthroughProject(t)
 
-	read, _, _ := initTarget(t, files, InitOptions{NoBuild: true})
+	read, _, _ := initTarget(t, files, nil, InitOptions{NoBuild: true})
 	if read.Bench.Run != "$HONE_ROOT/cli/rlz {seed}" || gate(read, "unit") != "make -C $HONE_ROOT test" {
 		t.Fatalf("the reading of the Makefiles alone wrote bench %q and unit gate %q; this test is about what only running shows", read.Bench.Run, gate(read, "unit"))
 	}
 
-	tg, text, todo := initTarget(t, files, InitOptions{})
+	// A program an earlier build left in the working tree, untracked: make
+	// would take it as built, and the build would seem to make nothing.
+	stale, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, text, todo := initTarget(t, files, map[string]string{"cli/rlz": string(stale)}, InitOptions{})
 	if got := gate(tg, "unit"); got != "make -C $HONE_ROOT test-fast" {
 		t.Errorf("unit gate %q, want the light make -C $HONE_ROOT test-fast", got)
 	}
@@ -114,7 +128,7 @@ func TestInitWritesNoWorkloadThatDoesNotDependOnTheSeed(t *testing.T) {
 	tg, text, todo := initTarget(t, map[string]string{
 		"hello/Makefile": "all: hello\nhello: hello.c\n\t$(CC) -o $@ hello.c\ntest: hello\n\t./hello\n\tfor s in 1 2; do ./hello > /dev/null; done # and the fuzzers\n.PHONY: all test\n",
 		"hello/hello.c":  "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n",
-	}, InitOptions{})
+	}, nil, InitOptions{})
 	if tg.Bench.Run != "" || gate(tg, "golden") != "" {
 		t.Errorf("bench %q and golden gate %q, want neither", tg.Bench.Run, gate(tg, "golden"))
 	}

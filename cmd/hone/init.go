@@ -54,7 +54,8 @@ offline jail cannot fetch) it lists under "to do" and marks FILL IN in
 hone.toml.
 
 For a Makefile project init also builds the default goal in the jail, on a
-copy of the working tree (files git tracks or would track), since only
+copy of the working tree (the files git tracks or would track, but no
+untracked object or program an earlier build left), since only
 running make shows what it builds (recursive makes, included variables):
 the executables that appear are the programs. The same built copy is
 dry-run (make -n) for each test target (check, test, test-fast, unit, ...),
