@@ -81,7 +81,7 @@ func linkedFile(root, rel string) bool {
 // It costs no other build.
 func (s *Side) unmoved() string {
 	if s.Layout != nil && s.Layout.Order != 0 {
-		return "go's linker was not given the layout's function order: GOFLAGS carries it (-ldflags=-randlayout), and a build that passes -ldflags of its own replaces it"
+		return "go's linker was not given the layout's function order: GOFLAGS carries it (-ldflags=-randlayout), which a build that passes -ldflags of its own replaces, and a program go does not link never sees"
 	}
 	if len(s.programs()) == 0 {
 		return "its build leaves no linked program (an ELF executable or shared library) in the checkout or $HONE_OUT"

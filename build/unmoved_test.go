@@ -118,3 +118,25 @@ func TestALayoutBuildThatLinksPastTheShimSaysWhyAfterOneBuild(t *testing.T) {
 		})
 	}
 }
+
+// A Go build that passes -ldflags of its own replaces the function order
+// GOFLAGS gives its linker: its layouts do not move, and say so.
+func TestAGoBuildWithLdflagsOfItsOwnSaysWhyItIsOneLayout(t *testing.T) {
+	tier.Jail(t)
+	t.Parallel()
+	f := newFixture(t, goFiles(t), "[targets.t]\nbuild = \"go build -ldflags=-s -o $HONE_OUT/prog .\"\n")
+	f.warmGo()
+	r := f.start(false)
+	ls, _, err := r.LayoutsFor(f.pin, 5, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := f.build(r, Baseline, f.pin)
+	sides, err := r.BuildLayouts(context.Background(), Baseline, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sides[0]; !s.OK() || sides[1] != s || !strings.Contains(s.Unmoved, "passes -ldflags of its own") {
+		t.Errorf("a Go build with -ldflags: %s, unmoved %q", s.Describe(), s.Unmoved)
+	}
+}
