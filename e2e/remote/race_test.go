@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,4 +164,44 @@ func free(t *testing.T, path string) bool {
 		t.Fatal(err)
 	}
 	return true
+}
+
+// Two runners race for one proposal: the first one's claim push holds on
+// inside the receive lock until the second runner's push has reached the
+// hook. The second is judged after the first's claim is in, and git's own
+// ref lock would refuse it anyway (a claim is created with the expected
+// old value zero): one claim, one verdict, and both runners' rounds end
+// well.
+func TestTwoRunnersRacingForOneProposalJudgeItOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "main", 5)
+	_, id := w.pushedProposal()
+	runners := []string{w.clone("runner-1", "runner"), w.clone("runner-2", "runner")}
+	pause := t.TempDir()
+	rounds := make([]*racer, 2)
+	for i, dir := range runners {
+		rounds[i] = w.race(dir, pause, w.hone, "runner", "--once", "--name", fmt.Sprintf("runner%d", i+1))
+		rounds[i].until(t, pause, i+1)
+	}
+	marks, _ := filepath.Glob(filepath.Join(pause, "*.*"))
+	t.Logf("the hooks reached: %v", marks)
+	if err := os.WriteFile(filepath.Join(pause, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	judged := 0
+	for _, r := range rounds {
+		<-r.done
+		if r.code != 0 {
+			t.Fatalf("a racing runner's round failed (exit %d):\n%s", r.code, r.out.String())
+		}
+		judged += strings.Count(r.out.String(), "verdict "+id+":")
+	}
+	if judged != 1 {
+		t.Fatalf("the two racing runners judged %s %d times, want once\n%s\n%s", id, judged, rounds[0].out.String(), rounds[1].out.String())
+	}
+	fresh := w.clone("fresh", "")
+	w.must(fresh, "hone", "ledger", "verify", "--require-signed")
+	if out := w.must(fresh, "hone", "ledger", "list", "--kind", "verdict", "--json"); strings.Count(out, `"patch_id": "`+id+`"`) != 1 {
+		t.Fatalf("the ledger holds other than one verdict on %s:\n%s", id, out)
+	}
 }
