@@ -388,6 +388,28 @@ func (l *Ledger) addPatchRefs(ctx context.Context, remote map[string]plumbing.Ha
 			local[ref] = h
 		}
 	}
+	var missing []string
+	for name := range remote {
+		if _, have := local[name]; !have && strings.HasPrefix(name, PatchRefPrefix) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 1 {
+		// One transaction of creations, as a fresh clone meets a
+		// thousand: a lock, fsync and rename each, one at a time, took
+		// seconds. It creates all or none; on any ref created meanwhile,
+		// the one-by-one loop below decides each.
+		var in strings.Builder
+		for _, name := range missing {
+			fmt.Fprintf(&in, "create %s %s\n", name, remote[name])
+		}
+		if _, err := git.Run(ctx, git.Cmd{Dir: l.ws.Root, Args: []string{"update-ref", "--stdin", "-m", "hone: ledger pull"}, Stdin: strings.NewReader(in.String())}); err == nil {
+			rep.PatchesAdded += len(missing)
+			for _, name := range missing {
+				local[name] = remote[name].String()
+			}
+		}
+	}
 	for name, h := range remote {
 		id, ok := strings.CutPrefix(name, PatchRefPrefix)
 		if !ok || local[name] == h.String() {

@@ -184,29 +184,34 @@ func TestPushSendsPatchRefsBeforeTheEntriesNamingThem(t *testing.T) {
 
 // A push brings home the branch, the notes and the writer's own inbox,
 // never the objects of every other agent's patches: what a push costs must
-// not grow with the fleet's history. A pull still brings them.
+// not grow with the fleet's history. A pull still brings them, and creates
+// each patch ref once.
 func TestAPushDoesNotFetchOtherAgentsPatches(t *testing.T) {
 	_, a, clone := sharedRemote(t)
 	b := clone("b")
 	la, lb := openLedger(t, a), openLedger(t, b)
 	pb := makePatch(t, b, "b1b1b1b1b1b1b1b1")
 	appendOK(t, lb, &pb)
+	pb2 := makePatch(t, b, "b2b2b2b2b2b2b2b2")
+	appendOK(t, lb, &pb2)
 	if _, err := lb.Push(ctx, "origin"); err != nil {
 		t.Fatal(err)
 	}
 	pa := makePatch(t, a, "a1a1a1a1a1a1a1a1")
 	appendOK(t, la, &pa)
 	rep, err := la.Push(ctx, "origin")
-	if err != nil || rep.PatchesPushed != 1 || rep.EntriesAdded != 1 {
-		t.Fatalf("push from a = %+v, %v; want b's proposal merged and a's patch pushed", rep, err)
+	if err != nil || rep.PatchesPushed != 1 || rep.EntriesAdded != 2 {
+		t.Fatalf("push from a = %+v, %v; want b's proposals merged and a's patch pushed", rep, err)
 	}
 	if _, err := gitErr(a, "cat-file", "-e", pb.Commit); err == nil {
 		t.Fatalf("a's push fetched b's patch commit %s", pb.Commit)
 	}
-	if _, err := la.Pull(ctx, "origin"); err != nil {
-		t.Fatal(err)
+	if rep, err := la.Pull(ctx, "origin"); err != nil || rep.PatchesAdded != 2 {
+		t.Fatalf("pull into a = %+v, %v; want b's two patch refs added", rep, err)
 	}
-	if got := testgit.Git(t, a, "rev-parse", ledger.PatchRef(pb.PatchID)); got != pb.Commit {
-		t.Fatalf("a pull brings b's patch ref: %s, want %s", got, pb.Commit)
+	for _, p := range []testEntry{pb, pb2} {
+		if got := testgit.Git(t, a, "rev-parse", ledger.PatchRef(p.PatchID)); got != p.Commit {
+			t.Fatalf("a pull brings b's patch ref: %s, want %s", got, p.Commit)
+		}
 	}
 }
