@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -21,6 +22,15 @@ import (
 // queue after every step is the same both ways, and so is where each entry
 // arrived and who proposed it, which the queue is made of.
 func TestQueueFromWhatChangedIsTheQueueReadWhole(t *testing.T) {
+	// A failure prints the seed that replays it (-rapid.seed); no fail
+	// file is left in the source tree.
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.nofailfile" })
+	if !set {
+		if err := flag.Set("rapid.nofailfile", "true"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
