@@ -138,7 +138,7 @@ func TestSizingThatNeverFinishedKeepsTheCountsItTried(t *testing.T) {
 		t.Errorf("counts %v, sizing tried %v (%+v)", r.Counts, counts, r.Sizing)
 	}
 	var text strings.Builder
-	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "0 pairs (no look reached)") || !strings.Contains(text.String(), "baseline 100: ") {
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "0 pairs (no look decided)") || !strings.Contains(text.String(), "baseline 100: ") {
 		t.Errorf("%v\n%s", err, text.String())
 	}
 }

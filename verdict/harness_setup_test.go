@@ -63,3 +63,33 @@ func TestABaselineBenchmarkThatCannotScaleIsLeftOutNamed(t *testing.T) {
 		t.Errorf("recomputed %s (%s) %q; stored %s (%s) %q", re.Verdict, re.Reason, re.Summary, e.Verdict, e.Reason, e.Summary)
 	}
 }
+
+// Past its first rounds, sizing grows on until it measures a loop as large
+// as the set-up, never on a prediction from a loop that noise inflated: a
+// run at a small count that costs a millisecond more than its loop (a busy
+// core) once predicted that sixteen times the count would outweigh the
+// set-up, and sizing stopped there with the loop a sixth of each run; the
+// untouched baseline then failed the linearity proof.
+func TestSizingDoesNotStopOnALoopThatNoiseInflated(t *testing.T) {
+	const setUp = 0.010
+	m := &harnessMeter{names: []string{"BenchmarkA"}, answer: func(cand bool, name string, n int) harnessAnswer {
+		v := 5 * (1 + 0.01*float64(n%3))
+		if cand {
+			v *= 0.5
+		}
+		return harnessAnswer{nsPerOp: v, checksum: 7}
+	}, burn: func(_ bool, count int) float64 {
+		if count == 25600 {
+			return setUp + 0.001
+		}
+		return setUp
+	}}
+	e := judged(t, harnessOf(m))
+	r := e.Bench.Benchmarks[0]
+	if loop := float64(r.Counts[0]) * 5e-9; loop < setUp+harnessStartup/1e9 || r.Excluded != "" {
+		t.Errorf("sized to N = %d, a loop of %.1f ms beside %.0f ms of set-up (left out: %q); want it to outweigh the set-up", r.Counts[0], loop*1e3, setUp*1e3, r.Excluded)
+	}
+	if e.Verdict != ledger.VerdictAccepted {
+		t.Errorf("a twofold gain: %s (%s): %s", e.Verdict, e.Reason, e.Detail)
+	}
+}

@@ -22,7 +22,7 @@ const (
 	// maxIterations bounds a count, whatever the loop costs.
 	maxIterations = 1 << 30
 	// sizingRounds is how many times the calibration measures and grows
-	// the count, unless the set-up still outweighs the loop it predicts:
+	// the count, unless it measured a loop that does not yet dominate:
 	// then it goes on, up to maxSizingRounds, so that sixteenfold rounds
 	// from a count of 100 reach past a set-up of tens of milliseconds
 	// beside iterations of nanoseconds (three stopped at 409,600, the
@@ -134,14 +134,17 @@ func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchm
 		if next <= n {
 			break
 		}
-		// Past sizingRounds, grow on only for a loop that was measured but
-		// is predicted to stay below the set-up at the next count: one
-		// that costs nothing measurable (work gone, or a meter that sees
-		// none) gets no more rounds to grow in.
+		// Past sizingRounds, grow on only while the loop measured at n is
+		// measurable but below the set-up: one that costs nothing
+		// measurable (work gone, or a meter that sees none) gets no more
+		// rounds to grow in, and one already as large as the set-up
+		// predicts the next count well enough to take it unmeasured. A
+		// loop that is a small share of its run does not: noise there
+		// inflates it many times, and a count predicted from it left the
+		// loop a tenth of a run that could not scale.
 		loop := t - fixed
-		predicted := loop * float64(next) / float64(n)
 		n = next
-		if round+1 >= sizingRounds && (predicted >= fixed || loop <= fixed/100) {
+		if round+1 >= sizingRounds && (loop >= fixed || loop <= fixed/100) {
 			break
 		}
 	}

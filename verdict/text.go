@@ -57,7 +57,7 @@ func WriteText(w io.Writer, e *Entry) error {
 	if e.Bench != nil {
 		looks := strings.Join(e.Bench.Decisions, " > ")
 		if looks == "" {
-			looks = "no look reached"
+			looks = "no look decided"
 		}
 		fmt.Fprintf(w, "\n%d pairs (%s) in %.1fs, commands %.1fs\n", e.Bench.Pairs, looks, e.Bench.Seconds, e.Bench.CommandSeconds)
 		if e.Bench.Pairs > 0 {
