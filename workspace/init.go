@@ -171,7 +171,11 @@ func writeConfig(ctx context.Context, r *repo.Repo, file string, opts InitOption
 			pin = b
 		}
 	}
-	text := InitialConfig(target, path, pin, l)
+	var outputs *reviewedOutputs
+	if l != nil {
+		outputs = seededGo(r.Root, l)
+	}
+	text := initialConfig(target, path, pin, l, outputs)
 	if _, err := Parse(file, text); err != nil {
 		return "", nil, errs.Wrap(errs.Failure, err, "hone init made a hone.toml it cannot read (a bug in hone); nothing was written")
 	}

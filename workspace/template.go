@@ -13,6 +13,12 @@ import (
 // targets/<name>), and no name leaves the target table a commented example.
 // pin defaults to "HEAD".
 func InitialConfig(target, path, pin string, l *layout.Layout) []byte {
+	return initialConfig(target, path, pin, l, nil)
+}
+
+// initialConfig is InitialConfig with the bench's outputs init found in
+// the benchmarks (nil for none).
+func initialConfig(target, path, pin string, l *layout.Layout, outputs *reviewedOutputs) []byte {
 	if pin == "" {
 		pin = "HEAD"
 	}
@@ -22,7 +28,7 @@ func InitialConfig(target, path, pin string, l *layout.Layout) []byte {
 		if target == "" {
 			target = l.Name
 		}
-		writeLayout(&b, target, pin, l)
+		writeLayout(&b, target, pin, l, outputs)
 		return []byte(b.String())
 	}
 	b.WriteString(sandboxExample)

@@ -15,7 +15,7 @@ var systemNames = map[string]string{
 var sanitizerNames = map[string]string{"address": "AddressSanitizer", "undefined": "UBSan", "thread": "the race detector"}
 
 // writeLayout writes the [sandbox] table and the target that l describes.
-func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout) {
+func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout, outputs *reviewedOutputs) {
 	if len(l.ReadOnly) > 0 {
 		b.WriteString("# The toolchain lives outside the system directories: the jail must be\n# able to read it.\n[sandbox]\n")
 		fmt.Fprintf(b, "read_only = %s\n\n", tomlList(l.ReadOnly))
@@ -104,6 +104,10 @@ func writeLayout(b *strings.Builder, name, pin string, l *layout.Layout) {
 			"benchmarks = [...] (all by default).",
 		})
 		fmt.Fprintf(b, "  format = %q\n", l.Bench.Format)
+	}
+	if outputs != nil {
+		comment(b, "  ", outputs.why)
+		fmt.Fprintf(b, "  outputs = %s\n", tomlList(outputs.names))
 	}
 	fmt.Fprintf(b, "  run = %s\n", tomlString(l.Bench.Run))
 }

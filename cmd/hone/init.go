@@ -71,6 +71,11 @@ printed result the one that must not change; delete the REVIEW lines once
 checked. When nothing runs so, they are FILL IN, and "to do" says what
 was run. --no-build writes hone.toml from the build files alone.
 
+For a Go module whose benchmarks' package has a test that reads HONE_SEED
+and prints, init makes it the equivalence gate, and the metrics the
+benchmarks report with b.ReportMetric (not rates) the bench's outputs,
+both marked REVIEW; it reads the code, never running it.
+
 Finding nothing, with --target NAME hone.toml defines that target at --path
 DIR (default targets/NAME) for you to fill in; without --target the target
 table is a commented example.
