@@ -152,6 +152,9 @@ func writeConfig(ctx context.Context, r *repo.Repo, file string, opts InitOption
 			opts.Progress("building " + l.BuildFile + "'s default goal in the jail, to find its programs, test targets and a seeded workload")
 		}
 		probeMake(ctx, r, l)
+		if err := ctx.Err(); err != nil {
+			return "", nil, errs.Wrap(errs.Failure, err, "hone init was interrupted while it built the project; nothing was written")
+		}
 	}
 	if path == "." && l == nil {
 		return "", nil, errs.Usagef("--path .: a target at the top level must list the files it may change, and hone init found no build system to list them from; pass --path DIR naming the sources' directory, or write the target's files = [...] in hone.toml by hand")

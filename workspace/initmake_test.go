@@ -144,3 +144,17 @@ func TestInitWritesNoWorkloadThatDoesNotDependOnTheSeed(t *testing.T) {
 		t.Errorf("unit gate %q; hone.toml:\n%s", gate(tg, "unit"), text)
 	}
 }
+
+// An init interrupted while it builds the project writes nothing: no
+// hone.toml made of what it had not yet found out.
+func TestInitInterruptedWhileBuildingWritesNothing(t *testing.T) {
+	dir := testgit.NewRepo(t, walkthroughProject(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Init(ctx, dir, InitOptions{StartLedger: noLedger}); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("Init after the interrupt: %v, want a refusal saying it was interrupted", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); !os.IsNotExist(err) {
+		t.Errorf("hone.toml after the interrupt: %v", err)
+	}
+}
