@@ -69,10 +69,8 @@ func argWhy(run string) []string {
 // is representative and the printed result the one that must not change.
 func (p *makeProbe) chooseWorkload(ctx context.Context, programs []string) {
 	var tried []workload
-	guess := ""
 	if b := p.l.Bench; b != nil && b.Format == "" {
-		guess = b.Run
-		tried = append(tried, workload{run: guess, name: "`" + guess + "`", why: argWhy(guess)})
+		tried = append(tried, workload{run: b.Run, name: "`" + b.Run + "`", why: argWhy(b.Run)})
 	}
 	for _, prog := range programs[:min(len(programs), 3)] {
 		for _, w := range p.workloads(prog) {
@@ -90,7 +88,7 @@ func (p *makeProbe) chooseWorkload(ctx context.Context, programs []string) {
 			failed = append(failed, w.name+" "+why)
 			continue
 		}
-		p.use(w, w.run == guess)
+		p.use(w)
 		return
 	}
 	// Nothing ran as a verdict needs: no guess stays in hone.toml.
@@ -132,9 +130,9 @@ func (p *makeProbe) seeded(ctx context.Context, command string) string {
 	return ""
 }
 
-// use makes w the equivalence gate and the bench. guessed says w is the
-// command the reading of the Makefile wrote, whose to-do stays.
-func (p *makeProbe) use(w workload, guessed bool) {
+// use makes w the equivalence gate and the bench, in place of what the
+// reading of the Makefile wrote and its to-do.
+func (p *makeProbe) use(w workload) {
 	mark := append([]string{reviewMark}, wrap(w.why)...)
 	i := slices.IndexFunc(p.l.Gates, func(g *layout.Gate) bool { return g.Equivalence })
 	if i < 0 {
@@ -145,9 +143,6 @@ func (p *makeProbe) use(w workload, guessed bool) {
 	g.Run = w.run
 	g.Why = append(slices.Clone(mark), "An equivalence gate: baseline and candidate must print the same, byte for byte.")
 	p.l.Bench = &layout.Bench{Run: w.run, Why: append(slices.Clone(mark), "The measured workload; every run's output must equal the baseline's too.")}
-	if guessed {
-		return
-	}
 	p.l.Todo = slices.DeleteFunc(p.l.Todo, func(s string) bool {
 		return strings.HasPrefix(s, "check the arguments of ") || strings.HasPrefix(s, "write the equivalence gate marked FILL IN") || strings.HasPrefix(s, "write the bench marked FILL IN")
 	})
