@@ -222,7 +222,7 @@ func (l *Ledger) writersOf(ctx context.Context, rng []string, line []fpCommit, l
 		return nil, errs.Wrap(errs.Failure, err, "cannot read who wrote the ledger's entries")
 	}
 	out := map[string]plumbing.Hash{}
-	eachAdded(string(raw), func(_ int, commit plumbing.Hash, id string) {
+	eachAdded(string(raw), func(commit plumbing.Hash, id string) {
 		at, ok := landed[id]
 		if !ok || brought[commit] != at {
 			return
@@ -239,17 +239,16 @@ func (l *Ledger) writersOf(ctx context.Context, rng []string, line []fpCommit, l
 }
 
 // eachAdded calls fn with each entry id a `git log --name-only
-// --format=%x00%H` listing shows added, with its commit's place in the
-// listing and the commit.
-func eachAdded(raw string, fn func(seq int, commit plumbing.Hash, id string)) {
-	for seq, rec := range strings.Split(raw, "\x00") {
+// --format=%x00%H` listing shows added, with the commit that adds it.
+func eachAdded(raw string, fn func(commit plumbing.Hash, id string)) {
+	for _, rec := range strings.Split(raw, "\x00") {
 		head, files, _ := strings.Cut(rec, "\n")
 		if !plumbing.IsHash(head) {
 			continue
 		}
 		for _, f := range strings.Fields(files) {
 			if isEntryPath(f) {
-				fn(seq, plumbing.NewHash(head), entryID(f))
+				fn(plumbing.NewHash(head), entryID(f))
 			}
 		}
 	}
