@@ -401,7 +401,11 @@ func named(ls []jail.Lingering) string {
 	}
 	parts := make([]string, len(ls))
 	for i, l := range ls {
-		parts[i] = fmt.Sprintf("pid %d `%s` (running %.1f s)", l.PID, clip(l.Command), l.Seconds)
+		what := "`" + clip(l.Command) + "`"
+		if l.Command == "" {
+			what = "(exiting: no command line left to read)"
+		}
+		parts[i] = fmt.Sprintf("pid %d %s (running %.1f s)", l.PID, what, l.Seconds)
 	}
 	return ": " + strings.Join(parts, ", ")
 }
@@ -419,13 +423,20 @@ var toolHelpers = map[string]bool{
 
 // helpersOnly reports whether every process r left running is one of
 // toolHelpers (or a test binary the go command ran), by the name each
-// shows. A program can take such a name, which only turns its verdict
-// into an error that may be run again, never into a pass.
+// shows, or was exiting when the jail named it: a process whose command
+// line is gone has released its memory on its way out, as Go's build
+// cache program does when the go command that ran it closes its input.
+// A program can take such a name, or blank its command line, which only
+// turns its verdict into an error that may be run again, never into a
+// pass, and its CPU time is charged all the same.
 func helpersOnly(r *jail.Result) bool {
 	if r.Leftover == 0 || len(r.Lingering) != r.Leftover {
 		return false
 	}
 	for _, l := range r.Lingering {
+		if l.Command == "" {
+			continue
+		}
 		argv0, _, _ := strings.Cut(l.Command, " ")
 		name := path.Base(argv0)
 		if !toolHelpers[name] && !strings.HasSuffix(name, ".test") {

@@ -28,6 +28,7 @@ func TestGateLeftoversBlameOnlyTheCandidatesOwnProcesses(t *testing.T) {
 		{"its own helper, in an equivalence gate", golden, []jail.Lingering{{PID: 9, Command: "/tmp/x/prog --serve"}}, gateFailed, "pid 9 `/tmp/x/prog --serve`"},
 		{"Go's build cache program", unit, []jail.Lingering{{PID: 12, Command: "/hone/tool/hone-gocacheprog"}}, helpersLeft, "hone-gocacheprog"},
 		{"a compiler pass and a test binary", golden, []jail.Lingering{{PID: 3, Command: "/usr/libexec/gcc/x86_64-linux-gnu/12/cc1 -quiet"}, {PID: 4, Command: "/tmp/go-build1/b001/xxhash.test -test.v"}}, helpersLeft, "cc1"},
+		{"a process that was exiting when it was named", unit, []jail.Lingering{{PID: 13, Seconds: 17.4}}, helpersLeft, "pid 13 (exiting: no command line left to read) (running 17.4 s)"},
 		{"a helper beside a process of its own", unit, []jail.Lingering{{PID: 12, Command: "hone-gocacheprog"}, {PID: 13, Command: "sleep 100"}}, gateFailed, "sleep 100"},
 		{"more processes than it names", unit, []jail.Lingering{{PID: 12, Command: "go"}}, gateFailed, "left 2 processes"},
 	} {
