@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +30,8 @@ build = "cc -O1 -o $HONE_OUT/prog prog.c"
 `
 
 // An agent whose hone verdict asks the fleet is told, while it waits, the
-// proposal's place in the fleet's queue and then the runner that claimed
-// it, before the verdict. The order is made by the test, not by timing:
+// proposal's place in the fleet's queue (behind the proposals that came
+// first) and then the runner that claimed it, before the verdict. The order is made by the test, not by timing:
 // no runner exists until the asker has printed its place, and the runner
 // holds its claim, waiting for the machine's turn to measure, until the
 // asker has printed who claimed it.
@@ -47,6 +48,16 @@ func TestAskerIsToldItsPlaceInTheQueueAndTheRunnerThatClaimedIt(t *testing.T) {
 	env := append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@hone.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@hone.invalid", "NO_COLOR=1",
 		verdict.BenchLockEnv+"="+benchLock)
+	exitCode := func(err error) int {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
 	command := func(dir string, args ...string) *exec.Cmd {
 		if args[0] == "hone" {
 			args[0] = hone
@@ -91,6 +102,18 @@ func TestAskerIsToldItsPlaceInTheQueueAndTheRunnerThatClaimedIt(t *testing.T) {
 	diff := filepath.Join(dir, "idea.diff")
 	write(diff, "diff --git a/targets/c/prog.c b/targets/c/prog.c\n--- a/targets/c/prog.c\n+++ b/targets/c/prog.c\n@@ -1,2 +1,2 @@\n #include <stdio.h>\n-int main(void) { puts(\"1\"); return 0; }\n+int main(void) { fputs(\"1\\n\", stdout); return 0; }\n")
 	id := strings.TrimSpace(must(agent, "hone", "patch", "propose", "c", "--hotspot", "main", "--class", "1", "--hypothesis", "fputs", "--file", diff))
+	write(diff, "diff --git a/targets/c/prog.c b/targets/c/prog.c\n--- a/targets/c/prog.c\n+++ b/targets/c/prog.c\n@@ -1,2 +1,2 @@\n #include <stdio.h>\n-int main(void) { puts(\"1\"); return 0; }\n+int main(void) { printf(\"1\\n\"); return 0; }\n")
+	second := strings.TrimSpace(must(agent, "hone", "patch", "propose", "c", "--hotspot", "main", "--class", "1", "--hypothesis", "printf", "--file", diff))
+
+	// With no runner there, the second proposal is told it is behind the
+	// first, and after [runner] wait (the agent's own setting) that it is
+	// still queued.
+	write(filepath.Join(agent, "hone.toml"), askToml+"\n[runner]\nwait = \"2s\"\n")
+	out, err := command(agent, "hone", "verdict", second).CombinedOutput()
+	if code := exitCode(err); code != 8 || !strings.Contains(string(out), "hone verdict "+second+": queued: place 2 in the fleet's queue (1 ahead, 0 being judged)") {
+		t.Fatalf("asking for the second proposal with no runner there: exit %d, want 8 and its place\n%s", code, out)
+	}
+	must(agent, "git", "checkout", "--", "hone.toml")
 
 	// The machine's turn is held here, so the runner, once it has claimed
 	// the proposal, waits with its claim live. A test build measures by
