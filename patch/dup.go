@@ -126,6 +126,13 @@ func storedNormalized(ctx context.Context, ws *workspace.Workspace, pin, commit 
 	if pin == "" || commit == "" {
 		return "", nil
 	}
+	// A push's pull folds other writers' entries but not their patch
+	// commits, so a judged patch may be one this clone never fetched: it
+	// cannot be compared here (hone ledger pull brings it), and must not
+	// stop the proposal; its attempt key still counts.
+	if _, err := ws.Store("").ReadCommit(repo.NewHash(commit)); errors.Is(err, repo.ErrNoObject) {
+		return "", nil
+	}
 	changes, err := diffTrees(ctx, func(ctx context.Context, args ...string) ([]byte, error) {
 		return git.Run(ctx, git.Cmd{Dir: ws.Root, Isolated: true, Args: args})
 	}, pin, commit)

@@ -147,3 +147,23 @@ func (w *world) withdrawnOnce(dir, kind string) {
 	}
 	w.must(dir, "hone", "ledger", "push")
 }
+
+// A push's pull folds the other writers' entries, not their patch
+// commits: an agent whose clone learned that way of another agent's
+// judged proposal, and never pulled, proposes an idea of its own. The
+// anti-double-attempt check compares the new diff with every judged one
+// at the pin and must not fail on a judged patch commit the clone lacks
+// (found by the property test: `hone patch propose` exited 1, "bad
+// object").
+func TestAJudgedPatchThisCloneNeverFetchedDoesNotStopAProposal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "main", 5)
+	agent := w.clone("agent", "agent")
+	honest := w.clone("honest", "honest")
+	w.propose(honest, `puts("2");`, "print two")
+	w.must(honest, "hone", "ledger", "push")
+	w.must(w.clone("runner", "runner"), "hone", "runner", "--once", "--name", "runner0")
+	w.must(agent, "hone", "ledger", "push")
+	w.propose(agent, `puts("3");`, "print three")
+	w.must(agent, "hone", "ledger", "push")
+}
