@@ -209,6 +209,7 @@ func (r *Run) layoutShim(dir string, l Layout, relink []Layout) error {
 				"\trm -f " + mark + ".$$\n" +
 				"fi\n" +
 				"case $out in " + SrcDir + "/*|" + OutDir + "/*) ;; *) exit 0 ;; esac\n"
+			script += "real=" + shQuote(real) + "\n" + compileOnce
 			for _, pl := range relink {
 				dest := fmt.Sprintf("%s/%d/${out#/hone/}", relinkDir, pl.Index)
 				script += fmt.Sprintf("mkdir -p \"$(dirname \"%s\")\" && %s %s \"$@\" -o \"%s\" || exit 0\n", dest, shQuote(real), shQuote(shimDir+"/"+padName(pl)), dest)
@@ -221,6 +222,47 @@ func (r *Run) layoutShim(dir string, l Layout, relink []Layout) error {
 	}
 	return nil
 }
+
+// compileOnce is the part of a relinking shim that makes a link which
+// compiles sources as well (cc -shared a.c b.c -o lib.so, as lz4's
+// library is built) compile them once for every other layout's link, not
+// once each: only the link differs between layouts, and gcc and clang give
+// the same program from the objects as from the sources. It sets "$@" to
+// the link with each source replaced by its object. A command it cannot
+// take apart surely (-x, dependency files, -save-temps, stdin) or a compile
+// that fails leaves "$@" as it was, and each layout's link compiles again.
+const compileOnce = `hq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+all= flags= args= srcs= next= odd= n=0 objs=/tmp/hone-objects.$$
+for a; do
+	q=$(hq "$a")
+	all="$all $q"
+	case $next in
+	both) flags="$flags $q" args="$args $q" next=; continue ;;
+	link) args="$args $q" next=; continue ;;
+	esac
+	case $a in
+	-x*|-M*|-save-temps*|-) odd=1 ;;
+	-o) args="$args $q" next=link ;;
+	-o?*) args="$args $q" ;;
+	-I|-D|-U|-B|-include|-imacros|-iquote|-isystem|-idirafter|-isysroot|--sysroot|-L|-l|-T|-u|-z|-e|-Xlinker|-Xassembler|-Xpreprocessor|--param|-target|-arch)
+		flags="$flags $q" args="$args $q" next=both ;;
+	-*) flags="$flags $q" args="$args $q" ;;
+	*.c|*.cc|*.cp|*.cxx|*.cpp|*.CPP|*.c++|*.C|*.s|*.S|*.sx|*.i|*.ii)
+		n=$((n+1))
+		srcs="$srcs $q" args="$args '$objs/$n.o'" ;;
+	*) args="$args $q" ;;
+	esac
+done
+if [ -z "$odd" ] && [ "$n" -gt 0 ] && mkdir "$objs"; then
+	eval "set -- $srcs"
+	k=0
+	for s; do
+		k=$((k+1))
+		eval "\"\$real\" $flags -c \"\$s\" -o \"\$objs/\$k.o\"" 2>/dev/null || { odd=1; break; }
+	done
+	if [ -z "$odd" ]; then eval "set -- $args"; else eval "set -- $all"; fi
+fi
+`
 
 // padName is layout l's padding object's source in the shim folder.
 func padName(l Layout) string { return fmt.Sprintf("layout-pad-%d.s", l.Index) }
