@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hone-perf/hone/internal/tier"
@@ -354,4 +355,64 @@ func sameFile(t *testing.T, a, b string) bool {
 		t.Fatal(err)
 	}
 	return bytes.Equal(x, y)
+}
+
+// oneStepFiles build a shared library and a program each in one command
+// that compiles and links (lz4's library is made so), and log every run
+// of the assembler on compiled C in the relinking build's folder of
+// layouts, through gcc's -B: one line per compile.
+var oneStepFiles = map[string]string{
+	"targets/t/Makefile": "default: libhot.so prog\n" +
+		"libhot.so: hot.c\n\t$(CC) -O2 $(CFLAGS) -shared -fPIC $^ -o $@\n" +
+		"prog: main.c hot.c\n\t$(CC) -O2 $(CFLAGS) $^ -o $@\n",
+	"targets/t/hot.c":  layoutFiles["targets/t/hot.c"],
+	"targets/t/main.c": layoutFiles["targets/t/main.c"],
+}
+
+const oneStepBuild = `mkdir -p /tmp/as && printf '#!/bin/sh\ncase "$*" in *layout-pad-*) ;; *) [ ! -d /hone/layouts ] || echo compile >> /hone/layouts/compiles ;; esac\nexec as "$@"\n' > /tmp/as/as && chmod +x /tmp/as/as && make CFLAGS=-B/tmp/as/`
+
+// A link that compiles its sources as well compiles them once for all the
+// layouts it is linked again in, not once per layout, and its layouts are
+// the programs their own builds give.
+func TestALinkThatCompilesItsSourcesCompilesThemOnceForEveryLayout(t *testing.T) {
+	tier.Jail(t)
+	t.Parallel()
+	f := newFixture(t, oneStepFiles, "[targets.t]\nbuild = \""+strings.ReplaceAll(strings.ReplaceAll(oneStepBuild, `\`, `\\`), `"`, `\"`)+"\"\n")
+	r := f.start(false)
+	ls, _, err := r.LayoutsFor(f.pin, 7, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := f.build(r, Candidate, f.pin)
+	if !plain.OK() {
+		t.Fatalf("the plain build: %s %s", plain.Describe(), plain.Result.Stderr.Bytes())
+	}
+	sides, err := r.BuildLayouts(context.Background(), Candidate, f.pin, plain, ls[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(filepath.Join(sides[0].relinks, "compiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The build compiles hot.c for the library, main.c and hot.c for the
+	// program: three compiles, and three more for all the relinks.
+	if n := strings.Count(string(log), "compile\n"); n != 6 {
+		t.Errorf("%d compiles in the relinking build, want 3 of its own and 3 for its %d layouts' links", n, len(ls)-1)
+	}
+	for i, s := range sides {
+		l := ls[i+1]
+		if !s.OK() || s.Unmoved != "" || s.Relinked != (i > 0) {
+			t.Fatalf("layout %d: %s, unmoved %q, relinked %v", l.Index, s.Describe(), s.Unmoved, s.Relinked)
+		}
+		own, err := f.start(false).BuildLayout(context.Background(), Candidate, f.pin, l)
+		if err != nil || !own.OK() {
+			t.Fatalf("layout %d built on its own: %v", l.Index, err)
+		}
+		for _, p := range []string{"libhot.so", "prog"} {
+			if !sameFile(t, filepath.Join(own.Src, "targets", "t", p), filepath.Join(s.Src, "targets", "t", p)) {
+				t.Errorf("layout %d: its own build's %s differs from the relinked one", l.Index, p)
+			}
+		}
+	}
 }
