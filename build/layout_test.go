@@ -369,50 +369,65 @@ var oneStepFiles = map[string]string{
 	"targets/t/main.c": layoutFiles["targets/t/main.c"],
 }
 
-const oneStepBuild = `mkdir -p /tmp/as && printf '#!/bin/sh\ncase "$*" in *layout-pad-*) ;; *) [ ! -d /hone/layouts ] || echo compile >> /hone/layouts/compiles ;; esac\nexec as "$@"\n' > /tmp/as/as && chmod +x /tmp/as/as && make CFLAGS=-B/tmp/as/`
+const oneStepBuild = `mkdir -p /tmp/as && printf '#!/bin/sh\ncase "$*" in *layout-pad-*) ;; *) [ ! -d /hone/layouts ] || echo compile >> /hone/layouts/compiles ;; esac\nexec as "$@"\n' > /tmp/as/as && chmod +x /tmp/as/as && make CFLAGS='-B/tmp/as/ %s'`
 
 // A link that compiles its sources as well compiles them once for all the
 // layouts it is linked again in, not once per layout, and its layouts are
-// the programs their own builds give.
+// the programs their own builds give. One whose sources the shim cannot
+// tell surely (-x names their language) compiles them in every link, as
+// the build does, and is laid out all the same.
 func TestALinkThatCompilesItsSourcesCompilesThemOnceForEveryLayout(t *testing.T) {
 	tier.Jail(t)
 	t.Parallel()
-	f := newFixture(t, oneStepFiles, "[targets.t]\nbuild = \""+strings.ReplaceAll(strings.ReplaceAll(oneStepBuild, `\`, `\\`), `"`, `\"`)+"\"\n")
-	r := f.start(false)
-	ls, _, err := r.LayoutsFor(f.pin, 7, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain := f.build(r, Candidate, f.pin)
-	if !plain.OK() {
-		t.Fatalf("the plain build: %s %s", plain.Describe(), plain.Result.Stderr.Bytes())
-	}
-	sides, err := r.BuildLayouts(context.Background(), Candidate, f.pin, plain, ls[1:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.ReadFile(filepath.Join(sides[0].relinks, "compiles"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The build compiles hot.c for the library, main.c and hot.c for the
-	// program: three compiles, and three more for all the relinks.
-	if n := strings.Count(string(log), "compile\n"); n != 6 {
-		t.Errorf("%d compiles in the relinking build, want 3 of its own and 3 for its %d layouts' links", n, len(ls)-1)
-	}
-	for i, s := range sides {
-		l := ls[i+1]
-		if !s.OK() || s.Unmoved != "" || s.Relinked != (i > 0) {
-			t.Fatalf("layout %d: %s, unmoved %q, relinked %v", l.Index, s.Describe(), s.Unmoved, s.Relinked)
-		}
-		own, err := f.start(false).BuildLayout(context.Background(), Candidate, f.pin, l)
-		if err != nil || !own.OK() {
-			t.Fatalf("layout %d built on its own: %v", l.Index, err)
-		}
-		for _, p := range []string{"libhot.so", "prog"} {
-			if !sameFile(t, filepath.Join(own.Src, "targets", "t", p), filepath.Join(s.Src, "targets", "t", p)) {
-				t.Errorf("layout %d: its own build's %s differs from the relinked one", l.Index, p)
+	for _, c := range []struct {
+		name, flags string
+		compiles    int
+	}{
+		// The build compiles hot.c for the library, main.c and hot.c for
+		// the program: three compiles, and three more for all the relinks,
+		// or three for each of the three layouts linked again.
+		{"sources by their names", "", 6},
+		{"sources in a language -x names", "-x c", 12},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			build := fmt.Sprintf(oneStepBuild, c.flags)
+			f := newFixture(t, oneStepFiles, "[targets.t]\nbuild = \""+strings.ReplaceAll(strings.ReplaceAll(build, `\`, `\\`), `"`, `\"`)+"\"\n")
+			r := f.start(false)
+			ls, _, err := r.LayoutsFor(f.pin, 7, 4)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			plain := f.build(r, Candidate, f.pin)
+			if !plain.OK() {
+				t.Fatalf("the plain build: %s %s", plain.Describe(), plain.Result.Stderr.Bytes())
+			}
+			sides, err := r.BuildLayouts(context.Background(), Candidate, f.pin, plain, ls[1:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, err := os.ReadFile(filepath.Join(sides[0].relinks, "compiles"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(log), "compile\n"); n != c.compiles {
+				t.Errorf("%d compiles in the relinking build of %d layouts, want %d", n, len(ls)-1, c.compiles)
+			}
+			for i, s := range sides {
+				l := ls[i+1]
+				if !s.OK() || s.Unmoved != "" || s.Relinked != (i > 0) {
+					t.Fatalf("layout %d: %s, unmoved %q, relinked %v", l.Index, s.Describe(), s.Unmoved, s.Relinked)
+				}
+				own, err := f.start(false).BuildLayout(context.Background(), Candidate, f.pin, l)
+				if err != nil || !own.OK() {
+					t.Fatalf("layout %d built on its own: %v", l.Index, err)
+				}
+				for _, p := range []string{"libhot.so", "prog"} {
+					if !sameFile(t, filepath.Join(own.Src, "targets", "t", p), filepath.Join(s.Src, "targets", "t", p)) {
+						t.Errorf("layout %d: its own build's %s differs from the relinked one", l.Index, p)
+					}
+				}
+			}
+		})
 	}
 }
