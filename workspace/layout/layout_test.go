@@ -189,6 +189,20 @@ func TestFindsEachBuildSystem(t *testing.T) {
 			gates: []string{"unit=make -C $HONE_ROOT check", "golden=$HONE_ROOT/programs/lzx {seed}"}, bench: "$HONE_ROOT/programs/lzx {seed}",
 		},
 		{
+			name: "a top default goal whose own recipe runs the sub-makes: the program is what the programs' default goal names",
+			files: map[string]string{
+				"Makefile": "LIBDIR = lib\nPRGDIR = programs\n.PHONY: default\ndefault:\n\t@$(MAKE) -C $(LIBDIR)\n\t@$(MAKE) -C $(PRGDIR)\n\t@cp $(PRGDIR)/lzx .\ncheck:\n\t$(MAKE) -C tests $@\n",
+				"lib/Makefile": "default: lib-release\nlib-release: liblzx.a liblzx\nliblzx.a: lzx.o\n\t$(AR) rcs $@ lzx.o\n" +
+					"liblzx: $(LIBLZX)\n$(LIBLZX): *.c\n\t@$(CC) -shared $^ -fPIC -o $@\n",
+				"lib/lzx.c":         "int lzx(void) { return 0; }\n",
+				"programs/Makefile": "default: lzx-release\nlzx-release: DEBUGFLAGS=\nlzx-release: lzx\nlzx: cli.o ../lib/lzx.o\n\t$(CC) $(FLAGS) $^ -o $@$(EXT)\n",
+				"programs/cli.c":    cMain,
+				"tests/Makefile":    "check:\n\t./run\n",
+			},
+			system: Make, at: "lib", target: "lzx", build: "make -C $HONE_ROOT",
+			gates: []string{"unit=make -C $HONE_ROOT check", "golden=$HONE_ROOT/programs/lzx {seed}"}, bench: "$HONE_ROOT/programs/lzx {seed}",
+		},
+		{
 			name: "a fuzzing harness is not the program",
 			files: map[string]string{
 				"CMakeLists.txt":         "project(mj C)\nadd_library(mj mj.c)\nadd_subdirectory(fuzzing)\nadd_executable(mjstat mjstat.c)\n",

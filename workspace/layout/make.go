@@ -131,14 +131,15 @@ func (m *makefile) program() string {
 	return ""
 }
 
-var subMakeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$[({]MAKE[)}]\s+-C\s+(\S+)\s*(.*)$`) })
+var subMakeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[@+-]*\$[({]MAKE[)}]\s+-C\s+(\S+)\s*(.*)$`) })
 
 // subProgram finds the executable of a project whose top Makefile only
 // hands its goals to the Makefiles of its directories (lz4's `lz4-release:
-// $(MAKE) -C programs $@`): the program that sub-make builds for the goal,
-// as a path relative to the top Makefile's directory.
+// $(MAKE) -C programs $@`, or, in older releases, a default goal whose
+// recipe runs `@$(MAKE) -C $(PRGDIR)` itself): the program that sub-make
+// builds for the goal, as a path relative to the top Makefile's directory.
 func (p *project) subProgram(m *makefile) string {
-	for _, goal := range m.goals() {
+	for _, goal := range append([]string{m.defaultGoal()}, m.goals()...) {
 		for _, line := range m.recipes[goal] {
 			sm := subMakeRE().FindStringSubmatch(line)
 			if sm == nil {
@@ -158,27 +159,38 @@ func (p *project) subProgram(m *makefile) string {
 }
 
 // builds is the program a make of goal builds: goal itself, or the first
-// program of a phony goal's prerequisites (lz4's `lz4-release: lz4`), or of
-// the targets written with it (`lz4 lz4-release: ...`); for no goal, the
-// default goal's program. A program is a target with a recipe:
-// `lib-release: liblz4.a` only names what to build.
+// program of what a phony goal or one without a recipe names (lz4's
+// `lz4-release: lz4`, `default: lz4-release`), or of the targets written
+// with it (`lz4 lz4-release: ...`); for no goal, the default goal's. A
+// program is a target with a recipe: `lib-release: liblz4.a` only names
+// what to build.
 func (m *makefile) builds(goal string) string {
+	if goal == "" {
+		goal = m.defaultGoal()
+	}
+	return m.buildsFrom(goal, map[string]bool{})
+}
+
+func (m *makefile) buildsFrom(goal string, seen map[string]bool) string {
 	isProg := func(t string) bool { return !m.phony[t] && looksLikeProgram(t) && len(m.recipes[t]) > 0 }
-	switch {
-	case goal == "":
-		return m.program()
-	case m.phony[goal]:
-		for _, t := range m.rules[goal] {
-			if isProg(t) {
-				return t
+	if seen[goal] {
+		return ""
+	}
+	seen[goal] = true
+	if isProg(goal) {
+		return goal
+	}
+	for _, g := range m.groups {
+		if slices.Contains(g, goal) {
+			if i := slices.IndexFunc(g, isProg); i >= 0 {
+				return g[i]
 			}
 		}
-	default:
-		for _, g := range m.groups {
-			if slices.Contains(g, goal) {
-				if i := slices.IndexFunc(g, isProg); i >= 0 {
-					return g[i]
-				}
+	}
+	if m.phony[goal] || len(m.recipes[goal]) == 0 {
+		for _, t := range m.rules[goal] {
+			if prog := m.buildsFrom(t, seen); prog != "" {
+				return prog
 			}
 		}
 	}
