@@ -179,17 +179,18 @@ type cutTo struct {
 }
 
 // apply keeps c's share of data: its start and its end, half each, around a
-// line marking the cut.
+// line marking the cut; a stream no longer than its share and the mark
+// stays whole.
 func (c *cutTo) apply(data []byte) ([]byte, bool) {
 	if c == nil {
 		return data, false
 	}
 	keep := int(c.share * float64(len(data)))
-	if keep >= len(data) {
+	mark := fmt.Sprintf("\n[hone: %d bytes cut here: [ledger] verdict_log_size keeps %d bytes of this verdict's logs on the ledger; the archive %s]\n", len(data)-keep, c.limit, c.where)
+	if keep+len(mark) >= len(data) {
 		return data, false
 	}
 	head, tail := data[:keep/2], data[len(data)-(keep-keep/2):]
-	mark := fmt.Sprintf("\n[hone: %d bytes cut here: [ledger] verdict_log_size keeps %d bytes of this verdict's logs on the ledger; the archive %s]\n", len(data)-keep, c.limit, c.where)
 	return append(append(append([]byte{}, head...), mark...), tail...), true
 }
 

@@ -3,6 +3,8 @@ package verdict
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -215,4 +217,47 @@ func objectBytes(t *testing.T, dir string, args ...string) int {
 		total += n
 	}
 	return total
+}
+
+// However many gates print random bytes, the stored archive weighs at most
+// the bound, every stream keeps its start and its end around a marked cut,
+// and the whole archive is kept where the note says.
+func TestStoredLogsFitTheVerdictBound(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	keep := t.TempDir()
+	l := newGateLogs(4<<20).storedWithin(64<<10, keep)
+	for g := range 12 {
+		l.addFile(fmt.Sprintf("gate%d", g), "candidate.stdout", noise(256<<10))
+	}
+	l.addFile("small", "candidate.stderr", []byte("FAIL: short\n"))
+	att, note, err := l.attachments("started")
+	if err != nil || len(att) != 1 {
+		t.Fatalf("attachments %v, %q, %v", att, note, err)
+	}
+	if len(att[0].Data) > 64<<10 {
+		t.Errorf("the stored archive weighs %d bytes, over the bound of %d", len(att[0].Data), 64<<10)
+	}
+	if whole, err := os.ReadFile(filepath.Join(keep, "started."+LogsAttachment)); err != nil || len(whole) < 12*256<<10 || !strings.Contains(note, "started."+LogsAttachment) {
+		t.Errorf("the whole archive (%d bytes, %v) is not kept where the note says: %q", len(whole), err, note)
+	}
+	files, err := readLogs(att[0].Data, "")
+	if err != nil || len(files) != 13 {
+		t.Fatalf("stored files %d, %v", len(files), err)
+	}
+	for _, f := range files[:12] {
+		if !f.Cut || !bytes.Contains(f.Data, []byte("[ledger] verdict_log_size keeps")) {
+			t.Errorf("%s/%s: cut %v, %d bytes, no mark", f.Gate, f.Name, f.Cut, len(f.Data))
+		}
+	}
+	if f := files[12]; f.Cut || string(f.Data) != "FAIL: short\n" {
+		t.Errorf("a stream shorter than its share was cut: %q", f.Data)
+	}
 }
