@@ -141,7 +141,7 @@ func standing(ctx context.Context, l *ledger.Ledger, fleet *ledger.Fleet, patch 
 		return s, nil
 	}
 	skipped := ""
-	queue, err := l.Queue(ctx, ledger.QueueOptions{Skip: func(a ledger.Attempt, why string) {
+	queue, err := l.Queue(ctx, ledger.QueueOptions{Pushers: fleet.Pushers, Skip: func(a ledger.Attempt, why string) {
 		if a.PatchID == patch {
 			skipped = why
 		}
