@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hone-perf/hone/internal/errs"
-	"github.com/hone-perf/hone/internal/lock"
 	"github.com/hone-perf/hone/internal/reexec"
 )
 
@@ -37,8 +36,11 @@ import (
 // holder ends, or dies, the kernel drops the lock; nothing guesses from
 // pids.
 
-// receiveLockName is the lock's file in the server's state folder.
-const receiveLockName = "receive.lock"
+// receiveLockName is the lock's file in the server's git directory, which
+// every account that may push shares: its permissions follow the
+// directory's (a repository shared with a group, or with everyone, lets
+// every pushing account open it).
+const receiveLockName = "hone-receive.lock"
 
 // receiveHolderName is the holder's program name (see internal/reexec).
 const receiveHolderName = "hone-receive-holder"
@@ -48,43 +50,95 @@ const receiveHolderName = "hone-receive-holder"
 // every other push out.
 const maxReceiveHold = 10 * time.Minute
 
-// The holder's inherited files: the lock, and receive-pack's pidfd.
-const (
-	holderLockFD  = 3
-	holderPidfdFD = 4
-)
+// receiveWait bounds how long a push waits for the pushes ahead of it
+// before it is refused as busy.
+const receiveWait = 5 * time.Minute
+
+// holderPidfdFD is the holder's inherited pidfd of receive-pack; the file
+// before it (fd 3) is the lock, held and never read.
+const holderPidfdFD = 4
 
 func init() {
 	reexec.Register(receiveHolderName, holdReceiveLock)
 }
 
-// receiveWait bounds how long a push waits for the pushes ahead of it
-// before it is refused as busy.
-const receiveWait = 5 * time.Minute
-
-// lockReceive takes the server's receive lock for one push, in the order
-// pushes asked for it (a flood of pushes delays an honest one by its own
-// length, never for ever), waiting at most receiveWait. Under git
-// receive-pack, the lock is handed to a holder that keeps it until
-// receive-pack ends; release ends this process's part.
+// lockReceive takes the server's receive lock for one push, waiting at
+// most receiveWait for the pushes ahead of it (each holds it for the
+// length of its own push). Under git receive-pack, the lock is handed to
+// a holder that keeps it until receive-pack ends; release ends this
+// process's part.
 func (p *Policy) lockReceive(ctx context.Context) (release func(), err error) {
-	ctx, cancel := context.WithTimeout(ctx, receiveWait)
-	defer cancel()
-	l, err := lock.AcquireLong(ctx, p.repo.StatePath(receiveLockName), "check a push", func(lock.Waiting) { receivePause("waiting") })
+	f, err := openReceiveLock(p.repo.CommonDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := holdUntilReceiveEnds(l); err != nil {
-		l.Release()
+	deadline := time.Now().Add(receiveWait)
+	for pause, told := time.Millisecond, false; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, errs.Wrap(errs.Failure, err, "cannot lock %s", f.Name())
+		}
+		if !told {
+			receivePause("waiting")
+			told = true
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, errs.Busyf("the server was checking other pushes for %s; push again", receiveWait)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, errs.Wrap(errs.Failure, ctx.Err(), "interrupted while waiting for the server's other pushes")
+		case <-time.After(pause):
+		}
+	}
+	if err := holdUntilReceiveEnds(f); err != nil {
+		f.Close()
 		return nil, err
 	}
-	return l.Release, nil
+	return func() { f.Close() }, nil
 }
 
-// holdUntilReceiveEnds starts the holder of l for the git receive-pack
-// this hook runs under. Outside one (a hook run by hand, a test calling
-// the checks), the lock lasts as long as this process holds it.
-func holdUntilReceiveEnds(l *lock.Lock) error {
+// openReceiveLock opens (creating) the receive lock of the git directory
+// dir, readable and writable by the classes of accounts that may write
+// dir, and never through a symbolic link.
+func openReceiveLock(dir string) (*os.File, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot read the git directory %s", dir)
+	}
+	perm := os.FileMode(0o600)
+	if st.Mode().Perm()&0o020 != 0 {
+		perm |= 0o060
+	}
+	if st.Mode().Perm()&0o002 != 0 {
+		perm |= 0o006
+	}
+	path := filepath.Join(dir, receiveLockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, perm)
+	if err != nil {
+		return nil, errs.Wrap(errs.Failure, err, "cannot open the server's receive lock %s", path)
+	}
+	// The umask narrows what OpenFile creates; a lock file this account
+	// owns is given the directory's sharing again.
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm() != perm {
+		if sys, ok := fi.Sys().(*syscall.Stat_t); ok && int(sys.Uid) == os.Geteuid() {
+			f.Chmod(perm)
+		}
+	}
+	return f, nil
+}
+
+// holdUntilReceiveEnds starts the holder of the locked file f for the git
+// receive-pack this hook runs under. Outside one (a hook run by hand, a
+// test calling the checks), the lock lasts as long as this process holds
+// it.
+func holdUntilReceiveEnds(f *os.File) error {
 	pid := receivePack(os.Getppid())
 	if pid == 0 || !reexec.Initialized() {
 		return nil
@@ -101,7 +155,7 @@ func holdUntilReceiveEnds(l *lock.Lock) error {
 	}
 	// No stdin, stdout or stderr: receive-pack reads its hook's output
 	// until every writer has closed it, and would wait for the holder.
-	cmd := &exec.Cmd{Path: exe, Args: []string{receiveHolderName}, ExtraFiles: []*os.File{l.File(), pidfd},
+	cmd := &exec.Cmd{Path: exe, Args: []string{receiveHolderName}, ExtraFiles: []*os.File{f, pidfd},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := cmd.Start(); err != nil {
 		return errs.Wrap(errs.Failure, err, "cannot start the holder of the receive lock")

@@ -132,7 +132,7 @@ func TestAPushHoldsTheReceiveLockUntilGitMovedItsRefs(t *testing.T) {
 	}
 	push := w.race(agent, pause, "git", "push", "origin", c+":refs/hone/inbox/a1a1a1a1a1a1a1a1/ledger")
 	push.until(t, pause, 2) // checked by hone's hook, then in git's update hook
-	lockFile := filepath.Join(w.server, "hone", "receive.lock")
+	lockFile := filepath.Join(w.server, "hone-receive.lock")
 	if free(t, lockFile) {
 		t.Fatal("the receive lock is free while git has yet to move the pushed ref")
 	}

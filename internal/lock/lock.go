@@ -196,12 +196,6 @@ func (l *Lock) sign(purpose string) {
 	}
 }
 
-// File is the locked file, for a child process that is to keep the lock
-// after this one lets go (exec.Cmd's ExtraFiles): an flock belongs to the
-// open file, so it lasts until every process holding that file has closed
-// it, and Release here then leaves it with the child.
-func (l *Lock) File() *os.File { return l.f }
-
 // Release drops the lock. It is safe to call more than once.
 func (l *Lock) Release() {
 	if l == nil || l.f == nil {
