@@ -24,6 +24,8 @@ func fleetNamespaces(p *Policy) []Namespace {
 			Checks: "created once by a listed key with a live lease; moved only to a child signed by the same key (heartbeat) or, after expiry, another listed key (takeover); deleted only with a verdict signed by its key"},
 		{Refs: ledger.RunnerRefPrefix + "<runner>", Writer: "that runner",
 			Checks: "the runner's own record, signed by a listed key"},
+		{Refs: ledger.PushersRef, Writer: "this hook alone, once a push passed every check ([guard] pusher)",
+			Checks: "no push writes or deletes it; it names the identity the server authenticated for each proposal, which the queue takes turns by"},
 	}
 }
 
