@@ -23,46 +23,6 @@ import (
 // without dependencies, with testing.B benchmarks.
 const humanizeModule = "github.com/dustin/go-humanize@v1.1.0"
 
-// fetchModule downloads a module through the Go module proxy into the
-// module cache and returns its folder, or skips when the proxy cannot be
-// reached.
-func fetchModule(t *testing.T, mod string) string {
-	t.Helper()
-	cmd := exec.Command("go", "mod", "download", "-json", mod)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {
-		t.Skipf("the Go module proxy is unreachable, so %s cannot be fetched: %v %s", mod, err, info.Error)
-	}
-	return info.Dir
-}
-
-// copyTree copies the regular files of src (a module cache folder, read
-// only) into dst, writable.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // harnessConfig is the workspace of the harness test: go-humanize's own
 // tests as the gate, two of its benchmarks as the bench, BigCommas
 // deciding. It keeps the default four layouts: of the go harness's
@@ -144,7 +104,7 @@ func TestMeasureGoHarnessJudgesARealModule(t *testing.T) {
 			t.Fatalf("%s is not installed", tool)
 		}
 	}
-	dir := fetchModule(t, humanizeModule)
+	dir := e2e.FetchModule(t, humanizeModule)
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +114,7 @@ func TestMeasureGoHarnessJudgesARealModule(t *testing.T) {
 	for _, d := range []string{a.Home, a.Tmp} {
 		os.MkdirAll(d, 0o755)
 	}
-	copyTree(t, dir, filepath.Join(a.Repo, "lib"))
+	e2e.CopyModule(t, dir, filepath.Join(a.Repo, "lib"))
 	a.WriteAs(filepath.Join(a.Repo, workspace.FileName), harnessConfig(strings.TrimSpace(string(goroot))))
 	a.Git("init", "-q", "-b", "main")
 	a.Git("add", "-A")
@@ -301,12 +261,7 @@ func (a *arena) For(t *testing.T) *arena { c := *a; c.T = t; return &c }
 func (a *arena) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = a.Repo
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + a.Home, "TMPDIR=" + a.Tmp, "LANG=C", "NO_COLOR=1",
-		"GIT_AUTHOR_NAME=hone test", "GIT_AUTHOR_EMAIL=test@hone.invalid",
-		"GIT_COMMITTER_NAME=hone test", "GIT_COMMITTER_EMAIL=test@hone.invalid",
-		"GIT_CONFIG_NOSYSTEM=1", tier.Env + "=" + os.Getenv(tier.Env),
-	}
+	cmd.Env = e2e.Env(a.Home, a.Tmp)
 	return cmd
 }
 
