@@ -19,6 +19,7 @@ import (
 	"github.com/hone-perf/hone/internal/jail"
 	"github.com/hone-perf/hone/internal/repo"
 	"github.com/hone-perf/hone/internal/scratch"
+	"github.com/hone-perf/hone/internal/textwrap"
 	"github.com/hone-perf/hone/workspace/layout"
 )
 
@@ -235,20 +236,7 @@ func lastLine(b []byte) string {
 func wrap(text []string) []string {
 	var out []string
 	for _, t := range text {
-		line := ""
-		for _, w := range strings.Fields(t) {
-			if line != "" && len(line)+1+len(w) > 78 {
-				out = append(out, line)
-				line = ""
-			}
-			if line != "" {
-				line += " "
-			}
-			line += w
-		}
-		if line != "" {
-			out = append(out, line)
-		}
+		out = append(out, textwrap.Lines(t, 78)...)
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hone-perf/hone/demo"
 	"github.com/hone-perf/hone/internal/errs"
+	"github.com/hone-perf/hone/internal/textwrap"
 	"github.com/hone-perf/hone/ledger"
 )
 
@@ -187,7 +187,7 @@ func (p *demoPrinter) event(e demo.Event) {
 	case demo.StepStarted:
 		p.step = fmt.Sprintf("[%d/%d] %s", e.Step, e.Steps, e.Title)
 		fmt.Fprintf(p.w, "\n%s\n", p.paint("1", p.step))
-		for _, l := range wrap(e.Say, 76) {
+		for _, l := range textwrap.Lines(e.Say, 76) {
 			fmt.Fprintln(p.w, "  "+l)
 		}
 	case demo.CommandStarted:
@@ -203,24 +203,4 @@ func (p *demoPrinter) event(e demo.Event) {
 
 func (p *demoPrinter) failed() {
 	fmt.Fprintf(p.w, "  %s %s\n", p.paint("31", "✗"), "this step did not go as expected (see the error below)")
-}
-
-// wrap breaks text into lines of at most width columns at spaces.
-func wrap(text string, width int) []string {
-	var out []string
-	line := ""
-	for _, w := range strings.Fields(text) {
-		if line != "" && len(line)+1+len(w) > width {
-			out = append(out, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	if line != "" {
-		out = append(out, line)
-	}
-	return out
 }
