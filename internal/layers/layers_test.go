@@ -52,6 +52,7 @@ var rank = map[string]int{
 	"internal/errs": 0, "internal/reexec": 0, "internal/atomicfile": 0, "internal/gitpath": 0,
 	"internal/safetext": 0, "internal/signing": 0, "internal/hostinfo": 0,
 	"internal/perfstat": 0, "internal/refdoc": 0, "internal/testbuild": 0, "internal/tier": 0,
+	"internal/textwrap": 0,
 	// The module's go.mod and go.sum, embedded.
 	".": 0,
 	// A developer's tool that reads process accounting: the standard
