@@ -26,10 +26,14 @@ type RunnerRecord struct {
 	// Host is the machine the runner runs on (its host name): runners on
 	// one host take turns to measure, which operators need to see before
 	// a runner's first verdict says where it measured.
-	Host        string    `toml:"host,omitempty" json:"host,omitempty"`
-	Heartbeat   time.Time `toml:"heartbeat" json:"last_heartbeat"`
-	Judging     string    `toml:"judging,omitempty" json:"judging,omitempty"` // the patch it holds a claim on
-	Pairs       int       `toml:"pairs,omitempty" json:"pairs,omitempty"`     // bench pairs measured on it so far
+	Host      string    `toml:"host,omitempty" json:"host,omitempty"`
+	Heartbeat time.Time `toml:"heartbeat" json:"last_heartbeat"`
+	Judging   string    `toml:"judging,omitempty" json:"judging,omitempty"` // the patch it holds a claim on
+	Pairs     int       `toml:"pairs,omitempty" json:"pairs,omitempty"`     // bench pairs measured on it so far
+	// Phase is where the verdict on Judging stood at this record (build,
+	// gate <name>, wait for the machine, bench, ...), for the agent that
+	// waits for it; it is as old as the record's heartbeat.
+	Phase       string    `toml:"phase,omitempty" json:"phase,omitempty"`
 	LastPatch   string    `toml:"last_patch,omitempty" json:"last_patch,omitempty"`
 	LastVerdict string    `toml:"last_verdict,omitempty" json:"last_verdict,omitempty"`
 	LastAt      time.Time `toml:"last_at,omitempty" json:"last_verdict_at,omitzero"`

@@ -135,8 +135,13 @@ func standing(ctx context.Context, l *ledger.Ledger, fleet *ledger.Fleet, patch 
 	now := time.Now()
 	if c, ok := fleet.Claims[patch]; ok && c.Live(now) {
 		s := fmt.Sprintf("claimed by runner %s (class %s), lease until %s", c.Runner, c.Class, c.Expires.Format(time.RFC3339))
-		if r, ok := fleet.Runners[c.Runner]; ok && r.Judging == patch && r.Pairs > 0 {
-			s += fmt.Sprintf(", %d pairs so far", r.Pairs)
+		if r, ok := fleet.Runners[c.Runner]; ok && r.Judging == patch {
+			if r.Phase != "" {
+				s += fmt.Sprintf("; %s as of %s", r.Phase, r.Heartbeat.Format(time.TimeOnly))
+			}
+			if r.Pairs > 0 {
+				s += fmt.Sprintf(", %d pairs so far", r.Pairs)
+			}
 		}
 		return s, nil
 	}

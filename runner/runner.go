@@ -64,6 +64,7 @@ type runner struct {
 	started bool
 	quiet   *quiet       // what the last round that found nothing saw; nil after work
 	pairs   atomic.Int64 // bench pairs of the running verdict, for the heartbeat's record
+	phase   atomic.Value // string: the running verdict's phase, for the heartbeat's record
 }
 
 // Run loops: pull the ledger, pick the oldest proposal without a trusted
@@ -369,9 +370,10 @@ func (r *runner) recordUpdate(ctx context.Context, patch string, now time.Time, 
 	rec := r.last
 	rec.Runner, rec.Class, rec.Version, rec.Heartbeat, rec.Judging = r.opts.Name, r.opts.Class, r.opts.Version, now, patch
 	rec.Host, _ = os.Hostname()
-	rec.Pairs = 0
+	rec.Pairs, rec.Phase = 0, ""
 	if patch != "" {
 		rec.Pairs = int(r.pairs.Load())
+		rec.Phase, _ = r.phase.Load().(string)
 	}
 	if v != nil {
 		rec.LastPatch, rec.LastVerdict, rec.LastAt = v.PatchID, v.Verdict, now
@@ -395,10 +397,12 @@ func (r *runner) judge(ctx context.Context, a ledger.Attempt, cl *held) (Judgeme
 	judgeCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.pairs.Store(0)
+	r.phase.Store("")
 	hb := r.heartbeat(judgeCtx, cancel, cl)
 	e, err := verdict.Run(judgeCtx, sc.ws, a.PatchID, verdict.Options{
 		RunnerClass: r.opts.Class,
 		Progress: func(p verdict.Progress) {
+			r.phase.Store(phaseName(p))
 			if p.Phase == "bench" && p.Pairs > 0 {
 				r.pairs.Store(int64(p.Pairs))
 				r.progress("judge %s: bench %d/%d pairs", a.PatchID, p.Pairs, p.MaxPairs)
@@ -493,4 +497,12 @@ func (r *runner) giveUp(ctx context.Context, patch string, cl *held) error {
 		return nil
 	}
 	return err
+}
+
+// phaseName names a verdict's phase for the runner's record.
+func phaseName(p verdict.Progress) string {
+	if p.Phase == "gate" && p.Gate != "" {
+		return "gate " + p.Gate
+	}
+	return p.Phase
 }
