@@ -1,8 +1,10 @@
 package soundness
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,5 +31,78 @@ func TestIdenticalBuildIsNoChangeWithoutMeasuring(t *testing.T) {
 	e := w.judgeDiff("a file beside the program", diff)
 	if e.Bench == nil || e.Verdict != ledger.VerdictRejectedBench {
 		t.Errorf("a new data file with identical build outputs: %s, bench %v; want it measured", e.Verdict, e.Bench != nil)
+	}
+}
+
+// newInPlaceWorld is newWorld's program built as lz4 builds its own, in
+// four layouts: by the Makefiles of e2e/layout/testdata/inplace, which
+// compile and link in the checkout (targets/c/programs/prog, copied up to
+// targets/c/prog, which the gate and the bench run) and leave $HONE_OUT
+// as the build command leaves it.
+func newInPlaceWorld(t *testing.T, build string) *world {
+	w := newWorld(t)
+	w.write("hone.toml", strings.NewReplacer("layouts = 1", "layouts = 4", `"cc -O1 -o $HONE_OUT/prog prog.c"`, strconv.Quote(build),
+		"$HONE_OUT/prog", "./prog").Replace(honeToml))
+	for _, name := range []string{"Makefile", "programs/Makefile"} {
+		b, err := os.ReadFile(filepath.Join("..", "layout", "testdata", "inplace", filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.write("targets/c/"+name, string(b))
+	}
+	w.run(w.dir, "git", "add", "-A")
+	w.run(w.dir, "git", "commit", "-q", "-m", "built in place")
+	return w
+}
+
+// A program built in the checkout, with nothing in $HONE_OUT, is judged by
+// the whole built checkout: a comment leaves every object and program the
+// pin's, byte for byte, so the verdict is no change at once, with no
+// layout built and no pair run, and it names the programs it compared.
+func TestAnInPlaceBuildIdenticalToThePinIsNoChangeWithoutLayouts(t *testing.T) {
+	w := newInPlaceWorld(t, "make")
+	id := w.propose("a comment is free", w.diff("static unsigned long long work;", "static unsigned long long work; /* steps walked */"))
+	var e verdict.Entry
+	if out := w.run(w.dir, w.hone, "verdict", id, "--json", "--keep"); json.Unmarshal([]byte(out), &e) != nil {
+		t.Fatalf("verdict: %s", out)
+	}
+	if e.Verdict != ledger.VerdictRejectedBench || e.Reason != verdict.ReasonNoChange || e.Bench != nil ||
+		!strings.Contains(e.Detail, "byte-identical") || !strings.Contains(e.Detail, "its programs targets/c/prog, targets/c/programs/prog") {
+		t.Fatalf("a comment: %s (%s), bench %v: %s; want rejected-bench (no-change) naming the programs, nothing measured", e.Verdict, e.Reason, e.Bench != nil, e.Detail)
+	}
+	if len(e.KeptCheckouts) != 1 {
+		t.Fatalf("kept %v", e.KeptCheckouts)
+	}
+	layouts, err := filepath.Glob(filepath.Join(e.KeptCheckouts[0], "*-layout-*"))
+	if err != nil || len(layouts) != 0 {
+		t.Errorf("layout builds %v (%v); want none", layouts, err)
+	}
+}
+
+// The checkout counts as much as $HONE_OUT: a build whose $HONE_OUT is
+// the same on both sides (a stamp) while the program it runs, in the
+// checkout, is faster is measured, and its speedup accepted.
+func TestAnInPlaceProgramThatChangedIsMeasuredWhateverHoneOutHolds(t *testing.T) {
+	w := newInPlaceWorld(t, "make && echo built > $HONE_OUT/stamp")
+	e := w.judge("walk the input three times, not four", "#define REPS 4", "#define REPS 3")
+	if e.Bench == nil || e.Verdict != ledger.VerdictAccepted {
+		t.Fatalf("a faster program in the checkout: %s (%s), bench %v: %s; want it measured and accepted", e.Verdict, e.Reason, e.Bench != nil, e.Detail)
+	}
+}
+
+// A bench that compiles the program itself reads the changed source, which
+// no build product shows: with a build that makes nothing (a program
+// committed beside the source is none of the build's), a faster program is
+// measured however identical the trees are otherwise.
+func TestABenchThatCompilesAtRunTimeIsMeasured(t *testing.T) {
+	w := newWorld(t)
+	run := "cc -O1 -o /tmp/prog prog.c && /tmp/prog {seed}"
+	w.write("hone.toml", strings.NewReplacer(`"cc -O1 -o $HONE_OUT/prog prog.c"`, `"true"`, `"$HONE_OUT/prog {seed}"`, strconv.Quote(run)).Replace(honeToml))
+	w.run(filepath.Join(w.dir, "targets", "c"), "cc", "-o", "committed", "prog.c")
+	w.run(w.dir, "git", "add", "-A")
+	w.run(w.dir, "git", "commit", "-q", "-m", "compiled by the bench, a program committed")
+	e := w.judge("walk the input three times, not four", "#define REPS 4", "#define REPS 3")
+	if e.Bench == nil || e.Verdict != ledger.VerdictAccepted {
+		t.Fatalf("a faster program compiled by the bench: %s (%s), bench %v: %s; want it measured and accepted", e.Verdict, e.Reason, e.Bench != nil, e.Detail)
 	}
 }
