@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/hone-perf/hone/build"
 	"github.com/hone-perf/hone/internal/errs"
@@ -40,13 +42,16 @@ var compiledSource = map[string]bool{
 // is excused: both sides build at the same paths (/hone/src, /hone/out),
 // so an object's or a program's embedded paths are the same, and a build
 // that stamps its products with a time or its own path differs and is
-// measured. The build must have made a program (a linked file anywhere in
-// the trees that the commit does not hold) or a file in $HONE_OUT: without
-// one, a bench that compiles at run time (go run, a script calling cc)
-// would read the changed source itself.
+// measured. Compiled source reaches a run through the build only if the
+// bench compiles nothing itself: a bench command that names a compiler or
+// a build tool (go test, cc, cargo, make) is measured, and so is a target
+// whose build made no program (a linked file anywhere in the trees that
+// the commit does not hold) and nothing in $HONE_OUT, since its bench
+// must build what it runs somehow (a script calling cc) and would read the
+// changed source itself.
 func (j *judging) sameBuild(ctx context.Context, base, cand *build.Side) (string, error) {
 	diffs, known := base.Differences(cand)
-	if !known {
+	if !known || compiles(j.t.Bench.Run) {
 		return "", nil
 	}
 	programs, err := j.builtPrograms(ctx, base)
@@ -80,6 +85,23 @@ func (j *judging) sameBuild(ctx context.Context, base, cand *build.Side) (string
 	}
 	return fmt.Sprintf("the candidate's checkout and $HONE_OUT after its build, %s among them, are byte-identical to the baseline's but for the compiled source the patch changes (%s): the bench would run the same programs on the same files on both sides, so nothing was measured",
 		made, strings.Join(clipList(changed, 4), ", ")), nil
+}
+
+// buildToolRE matches a compiler driver, a compiler or a build tool as a
+// command names it: cc, gcc-12, x86_64-linux-gnu-g++, clang++, go, cargo.
+var buildToolRE = regexp.MustCompile(`^(?:[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*-)?(?:cc|gcc|c\+\+|g\+\+|clang|clang\+\+|tcc|go|gccgo|cargo|rustc|zig|swiftc|gfortran|make|gmake|cmake|ninja|meson)(?:-[0-9.]+)?$`)
+
+// compiles reports whether a command names a build tool anywhere among its
+// words, its arguments included: it might compile at run time.
+func compiles(command string) bool {
+	for _, w := range strings.FieldsFunc(command, func(r rune) bool {
+		return !(r == '.' || r == '_' || r == '-' || r == '+' || r == '/' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) {
+		if buildToolRE.MatchString(path.Base(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // builtPrograms are the programs of side the build made: those of its

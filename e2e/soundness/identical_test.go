@@ -84,25 +84,42 @@ func TestAnInPlaceBuildIdenticalToThePinIsNoChangeWithoutLayouts(t *testing.T) {
 // checkout, is faster is measured, and its speedup accepted.
 func TestAnInPlaceProgramThatChangedIsMeasuredWhateverHoneOutHolds(t *testing.T) {
 	w := newInPlaceWorld(t, "make && echo built > $HONE_OUT/stamp")
-	e := w.judge("walk the input three times, not four", "#define REPS 4", "#define REPS 3")
-	if e.Bench == nil || e.Verdict != ledger.VerdictAccepted {
-		t.Fatalf("a faster program in the checkout: %s (%s), bench %v: %s; want it measured and accepted", e.Verdict, e.Reason, e.Bench != nil, e.Detail)
-	}
+	w.judgeFaster(t, "a faster program in the checkout")
 }
 
 // A bench that compiles the program itself reads the changed source, which
-// no build product shows: with a build that makes nothing (a program
-// committed beside the source is none of the build's), a faster program is
-// measured however identical the trees are otherwise.
-func TestABenchThatCompilesAtRunTimeIsMeasured(t *testing.T) {
+// no build product shows. A bench command that names a compiler is
+// measured, whatever the build made (here a program of other source).
+func TestABenchThatNamesACompilerIsMeasured(t *testing.T) {
 	w := newWorld(t)
-	run := "cc -O1 -o /tmp/prog prog.c && /tmp/prog {seed}"
-	w.write("hone.toml", strings.NewReplacer(`"cc -O1 -o $HONE_OUT/prog prog.c"`, `"true"`, `"$HONE_OUT/prog {seed}"`, strconv.Quote(run)).Replace(honeToml))
+	w.write("targets/c/other.c", "int main(void) { return 0; }\n")
+	w.write("hone.toml", strings.NewReplacer("prog.c\"", "other.c\"",
+		`run = "$HONE_OUT/prog {seed}"`, `run = "cc -O1 -o /tmp/prog prog.c && /tmp/prog {seed}"`).Replace(honeToml))
+	w.run(w.dir, "git", "add", "-A")
+	w.run(w.dir, "git", "commit", "-q", "-m", "the bench compiles the program")
+	w.judgeFaster(t, "a faster program compiled by the bench")
+}
+
+// A bench that builds what it runs behind a script names no compiler: a
+// build that made no program (one committed beside the source is none of
+// the build's) and nothing in $HONE_OUT leaves the candidate measured.
+func TestABuildThatMakesNothingIsMeasured(t *testing.T) {
+	w := newWorld(t)
+	w.write("targets/c/bench.sh", "cc -O1 -o /tmp/prog prog.c && exec /tmp/prog \"$1\"\n")
+	w.write("hone.toml", strings.NewReplacer(`"cc -O1 -o $HONE_OUT/prog prog.c"`, `"true"`, "$HONE_OUT/prog", "sh bench.sh").Replace(honeToml))
 	w.run(filepath.Join(w.dir, "targets", "c"), "cc", "-o", "committed", "prog.c")
 	w.run(w.dir, "git", "add", "-A")
-	w.run(w.dir, "git", "commit", "-q", "-m", "compiled by the bench, a program committed")
+	w.run(w.dir, "git", "commit", "-q", "-m", "a script compiles the program, a program committed")
+	w.judgeFaster(t, "a faster program built by the bench's script")
+}
+
+// judgeFaster judges a program that walks its input three times, not
+// four: the same output for less work, which must be measured and
+// accepted.
+func (w *world) judgeFaster(t *testing.T, what string) {
+	t.Helper()
 	e := w.judge("walk the input three times, not four", "#define REPS 4", "#define REPS 3")
 	if e.Bench == nil || e.Verdict != ledger.VerdictAccepted {
-		t.Fatalf("a faster program compiled by the bench: %s (%s), bench %v: %s; want it measured and accepted", e.Verdict, e.Reason, e.Bench != nil, e.Detail)
+		t.Fatalf("%s: %s (%s), bench %v: %s; want it measured and accepted", what, e.Verdict, e.Reason, e.Bench != nil, e.Detail)
 	}
 }
