@@ -39,6 +39,11 @@ type BenchmarkResult struct {
 	// loop, in a benchmark the user may not own), which no patch caused.
 	// It is still measured and reported, and the verdict names it.
 	Excluded string `toml:"excluded,omitempty" json:"excluded,omitempty"`
+	// ExcludedAfter is how many pairs had run when it was left out: the
+	// exclusion read the first ExcludedAfter of ShortCPU and LongCPU's
+	// baseline runs at Counts, which the entry keeps, so it can be
+	// checked again from the entry alone. Zero in entries from before it.
+	ExcludedAfter int `toml:"excluded_after,omitempty" json:"excluded_after,omitempty"`
 	// Iterations is the smaller of Counts (in entries from before Counts,
 	// the count every run had).
 	Iterations int `toml:"iterations" json:"iterations"`
@@ -215,11 +220,17 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			b.Pairs++
 		}
 		fail := linearity(benches)
-		if fail != nil && fail.side == "baseline" && len(b.Decisions) == 0 && b.PooledPairs == 0 {
-			// Before anything was decided on them: what the baseline
-			// cannot scale leaves the decision to the others.
-			if fail = excludeNonlinear(benches); fail == nil {
+		if fail != nil && fail.side == "baseline" {
+			// What the baseline cannot scale leaves the decision to the
+			// others, at whichever look it shows (see excludeNonlinear).
+			// The deciding series is then the geometric mean over the
+			// benchmarks left, from the first pair on, and the looks
+			// already made are made again on it: the decision never
+			// mixes pairs of one set of benchmarks with pairs of another,
+			// and it is the one recompute replays from the stored series.
+			if fail = excludeNonlinear(benches, b.Pairs); fail == nil {
 				setGeomean(&cpu, &wall, benches)
+				b.Decisions = replay(b, &cpu)[:len(b.Decisions)]
 				fail = linearity(benches)
 			}
 		}

@@ -87,16 +87,19 @@ func (b *Bench) excluded() []string {
 	return out
 }
 
-// deciding counts the benchmarks that decide.
-func (b *Bench) deciding() int {
-	n := 0
+// decidedBy names the benchmarks that decide.
+func (b *Bench) decidedBy() []string {
+	var out []string
 	for _, r := range b.Benchmarks {
 		if r.Decides {
-			n++
+			out = append(out, r.Name)
 		}
 	}
-	return n
+	return out
 }
+
+// deciding counts the benchmarks that decide.
+func (b *Bench) deciding() int { return len(b.decidedBy()) }
 
 // regressions names the deciding benchmarks that regressed.
 func (b *Bench) regressions() []string {
@@ -130,7 +133,7 @@ func judgeHarness(e *Entry) {
 	}
 	defer func() {
 		if ex := b.excluded(); len(ex) > 0 {
-			e.Detail += "\nLeft out of the decision, their baseline's own runs not scaling with their iterations (measured and reported): " + strings.Join(ex, ", ") + "."
+			e.Detail += "\nLeft out of the decision, their baseline's own runs not scaling with their iterations (measured and reported): " + strings.Join(ex, ", ") + "; decided by: " + strings.Join(b.decidedBy(), ", ") + "."
 			e.Summary = oneLine(e.Summary + "; left out: " + strings.Join(ex, ", "))
 		}
 		if len(b.HarnessOutputs) == 0 {

@@ -73,10 +73,24 @@ func baselineNonlinear(hb *harnessBenchmark, base stats.Interval) *runFailure {
 
 // excludeNonlinear leaves out of the decision every deciding benchmark
 // whose baseline does not scale with its iterations, saying why in the
-// benchmark's result, and fails only when none is left to decide: an
-// untouched benchmark the user does not own is not a reason to judge
-// nothing.
-func excludeNonlinear(benches []*harnessBenchmark) *runFailure {
+// benchmark's result with the pairs it read, and fails only when none is
+// left to decide: an untouched benchmark the user does not own is not a
+// reason to judge nothing.
+//
+// It may come at any look, after decisions were made with the benchmark
+// in: the baseline is the pin's code, and its scaling is read from the
+// baseline's runs alone, so the candidate cannot make a benchmark leave
+// and cannot pick which ones decide. Its own runs are jailed processes of
+// their own, and one that leaves processes to load the machine is
+// rejected for it (check). What a baseline that does not scale measures
+// is not its loop, so a speedup or regression read there was never
+// evidence either way. The candidate's own scaling is never a reason to
+// leave a benchmark out: linearity holds it to the band on every
+// benchmark that still decides, a failure there is rejected-gate
+// (nonlinear) unless proveLinear proves the loop at counts of its own,
+// and only a benchmark the baseline already left excuses the candidate's
+// runs of it, as they no longer decide anything.
+func excludeNonlinear(benches []*harnessBenchmark, pairs int) *runFailure {
 	var last *runFailure
 	left := 0
 	for _, hb := range benches {
@@ -87,7 +101,7 @@ func excludeNonlinear(benches []*harnessBenchmark) *runFailure {
 		lo, hi := hb.band()
 		if base := scalingInterval(r.ShortCPU.Baseline, r.LongCPU.Baseline); clearlyOutside(base, lo, hi) {
 			last = baselineNonlinear(hb, base)
-			r.Decides, r.Excluded = false, last.msg
+			r.Decides, r.Excluded, r.ExcludedAfter = false, last.msg, pairs
 			continue
 		}
 		left++
