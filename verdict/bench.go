@@ -32,6 +32,10 @@ type Progress struct {
 	// wait for it before this one, in phase "wait for the machine".
 	Holder string
 	Ahead  int
+	// Expected is when the turn is likely to come, from the median of
+	// the machine's recent turns (Turn); zero when none is known.
+	Expected time.Time
+	Turn     time.Duration
 	// EstimateLow and EstimateHigh bound how long a calibration will take
 	// (every session stopping at its first look, or running to
 	// max_pairs), in phase "estimate".

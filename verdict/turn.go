@@ -64,7 +64,9 @@ func benchTurn(ctx context.Context, progress func(Progress)) (*lock.Lock, error)
 	defer cancel()
 	var waiting func(lock.Waiting)
 	if progress != nil {
-		waiting = func(w lock.Waiting) { progress(Progress{Phase: turnPhase, Holder: w.Holder, Ahead: w.Ahead}) }
+		waiting = func(w lock.Waiting) {
+			progress(Progress{Phase: turnPhase, Holder: w.Holder, Ahead: w.Ahead, Expected: w.Expected, Turn: w.Turn})
+		}
 	}
 	return lock.AcquireLong(wait, path, "measure on this machine", waiting)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -386,7 +387,11 @@ func progressText(p verdict.Progress) string {
 		if p.Ahead > 0 {
 			place = fmt.Sprintf("%d ahead in line", p.Ahead)
 		}
-		return fmt.Sprintf("%s%s: held by %s; %s", prefix, p.Phase, p.Holder, place)
+		s := fmt.Sprintf("%s%s: held by %s; %s", prefix, p.Phase, p.Holder, place)
+		if !p.Expected.IsZero() {
+			s += fmt.Sprintf("; expected at about %s (a turn here takes %s, the median of recent ones)", p.Expected.Local().Format(time.TimeOnly), p.Turn.Round(time.Second))
+		}
+		return s
 	}
 	switch p.Phase {
 	case "gate":

@@ -15,7 +15,8 @@ import (
 )
 
 // Verdicts that wait for the machine's turn to measure say, off a
-// terminal, who holds it and their place in line, as soon as they wait:
+// terminal, who holds it, their place in line and when their turn is
+// expected (from the machine's recent turns), as soon as they wait:
 // minutes of "wait for the machine" with no holder told a user nothing.
 // The verdicts measure on the clock (HONE_TIER=measure: the work meter
 // takes no turn), and are stopped once they have said it.
@@ -32,6 +33,10 @@ func TestWaitingVerdictSaysWhoHoldsTheMachineAndItsPlace(t *testing.T) {
 	}
 	record, _ := json.Marshal(map[string]any{"pid": 4242, "command": "hone verdict 3f2a", "purpose": "measure on this machine", "since": time.Now()})
 	if _, err := f.Write(record); err != nil {
+		t.Fatal(err)
+	}
+	// Two earlier turns of ten minutes each, as holders record them.
+	if err := os.WriteFile(turn+".turns", []byte("10m0s\n10m0s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	first := w.propose("one walk", w.diff("#define REPS 4", "#define REPS 1"))
@@ -73,8 +78,9 @@ func TestWaitingVerdictSaysWhoHoldsTheMachineAndItsPlace(t *testing.T) {
 		}
 	}
 	held := regexp.QuoteMeta(": wait for the machine: held by hone pid 4242 (`hone verdict 3f2a`) since ") + `\d\d:\d\d:\d\d; `
+	expected := regexp.QuoteMeta("; expected at about ") + `\d\d:\d\d:\d\d` + regexp.QuoteMeta(" (a turn here takes 10m0s, the median of recent ones)")
 	wait(first)
-	await(regexp.MustCompile("^" + first + ": hone: verdict " + first + held + "next in line$"))
+	await(regexp.MustCompile("^" + first + ": hone: verdict " + first + held + "next in line" + expected + "$"))
 	wait(second)
-	await(regexp.MustCompile("^" + second + ": hone: verdict " + second + held + "1 ahead in line$"))
+	await(regexp.MustCompile("^" + second + ": hone: verdict " + second + held + "1 ahead in line" + expected + "$"))
 }

@@ -32,7 +32,13 @@ const DefaultWait = 30 * time.Second
 const maxPoll = 20 * time.Millisecond
 
 // Lock is a held lock. Release it when done; dying releases it too.
-type Lock struct{ f *os.File }
+type Lock struct {
+	f *os.File
+	// path and since, for a long lock: its turn is recorded on release
+	// (see recordTurn).
+	path  string
+	since time.Time
+}
 
 // holder is what the process holding a lock writes into its file.
 type holder struct {
@@ -75,6 +81,11 @@ type Waiting struct {
 	Holder string
 	// Ahead counts the live waiters queued before this one.
 	Ahead int
+	// Expected is when this waiter's turn is likely to come, from the
+	// median of the lock's recent turns (Turn); zero when no turn was
+	// ever recorded. It is worked out when Holder or Ahead changes.
+	Expected time.Time
+	Turn     time.Duration
 }
 
 // AcquireLong takes a lock that holders keep for minutes (a machine's turn
@@ -93,7 +104,12 @@ func AcquireLong(ctx context.Context, path, purpose string, waiting func(Waiting
 		return nil, err
 	}
 	defer q.leave()
-	return acquire(ctx, f, purpose, maxPoll, q, waiting)
+	l, err := acquire(ctx, f, purpose, maxPoll, q, waiting)
+	if err != nil {
+		return nil, err
+	}
+	l.path, l.since = path, time.Now()
+	return l, nil
 }
 
 // acquire waits for the lock on the open lock file f, trying it with
@@ -114,7 +130,7 @@ func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Durat
 		if first {
 			err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 			if err == nil {
-				l := &Lock{f}
+				l := &Lock{f: f}
 				l.sign(purpose)
 				return l, nil
 			}
@@ -127,7 +143,9 @@ func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Durat
 		if waiting != nil {
 			// Read only for a caller who is told: Acquire's short waits,
 			// tens of tries a second, have no one to tell.
-			if now := (Waiting{Holder: heldBy(f, purpose), Ahead: ahead}); told == nil || *told != now {
+			if now := (Waiting{Holder: heldBy(f, purpose), Ahead: ahead}); told == nil || told.Holder != now.Holder || told.Ahead != now.Ahead {
+				now.Turn = medianTurn(f.Name())
+				now.Expected = expectedTurn(now.Turn, holderOf(f).Since, ahead, time.Now())
 				waiting(now)
 				told = &now
 			}
@@ -201,6 +219,9 @@ func (l *Lock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
+	if l.path != "" {
+		recordTurn(l.path, time.Since(l.since))
+	}
 	l.f.Truncate(0)
 	l.f.Close()
 	l.f = nil
@@ -210,10 +231,8 @@ func (l *Lock) Release() {
 // lock for purpose. A holder that has not written its record yet, or wrote
 // something else, is "another hone process".
 func heldBy(f *os.File, purpose string) string {
-	b := make([]byte, 1024)
-	n, _ := f.ReadAt(b, 0)
-	var h holder
-	if n == 0 || json.Unmarshal(b[:n], &h) != nil || h.PID <= 0 {
+	h := holderOf(f)
+	if h.PID <= 0 {
 		return "another hone process"
 	}
 	s := fmt.Sprintf("hone pid %d", h.PID)
@@ -227,6 +246,18 @@ func heldBy(f *os.File, purpose string) string {
 		s += " to " + clip(h.Purpose)
 	}
 	return s
+}
+
+// holderOf reads the holder's record; a zero holder when there is none
+// yet or it is not one.
+func holderOf(f *os.File) holder {
+	b := make([]byte, 1024)
+	n, _ := f.ReadAt(b, 0)
+	var h holder
+	if n == 0 || json.Unmarshal(b[:n], &h) != nil {
+		return holder{}
+	}
+	return h
 }
 
 // clock shows t as a time of day, with the date when it is not today.

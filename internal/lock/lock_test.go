@@ -487,3 +487,47 @@ func TestLongWaiterIsToldTheHolderAndItsPlace(t *testing.T) {
 		}
 	}
 }
+
+// A long lock's holder records how long it held it, and a waiter is told
+// when its turn is likely: the holder's rest of a median turn, then a
+// median turn for each waiter ahead. Turns of an hour make the few
+// milliseconds the test itself takes immaterial.
+func TestLongWaiterIsToldWhenItsTurnIsExpected(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.lock")
+	l, err := AcquireLong(withTimeout(t, 10*time.Second), path, "measure", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if turns := readTurns(turnsPath(path)); len(turns) != 1 {
+		t.Fatalf("after one long turn the lock's file of turns holds %v; want that turn", turns)
+	}
+	for range 2 {
+		recordTurn(path, time.Hour)
+	}
+	hold(t, path)
+	queued := exec.Command(os.Args[0], "-test.run=^$")
+	queued.Env = append(os.Environ(), "HONE_LOCK_QUEUE="+path)
+	testproc.StartReady(t, queued, "queued")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var seen Waiting
+	start := time.Now()
+	AcquireLong(ctx, path, "measure", func(w Waiting) { seen = w; cancel() })
+	// The held turn started just now, the one waiter ahead will take a
+	// median turn: about two hours from now.
+	if seen.Turn != time.Hour || seen.Expected.Before(start.Add(2*time.Hour-time.Minute)) || seen.Expected.After(time.Now().Add(2*time.Hour)) {
+		t.Fatalf("told %+v at %s; want a median turn of 1h and a turn expected two hours on", seen, start.Format(time.TimeOnly))
+	}
+}
+
+// A waiter of a lock with no recorded turns is told no estimate.
+func TestNoEstimateWithoutPastTurns(t *testing.T) {
+	if got := expectedTurn(0, time.Now(), 3, time.Now()); !got.IsZero() {
+		t.Errorf("expected turn with no past turns: %s; want none", got)
+	}
+	now := time.Now()
+	if got := expectedTurn(time.Minute, now.Add(-5*time.Minute), 0, now); !got.Equal(now) {
+		t.Errorf("a holder past its median turn, no one ahead: %s; want now (%s)", got, now)
+	}
+}
