@@ -48,7 +48,9 @@ var compiledSource = map[string]bool{
 // whose build made no program (a linked file anywhere in the trees that
 // the commit does not hold) and nothing in $HONE_OUT, since its bench
 // must build what it runs somehow (a script calling cc) and would read the
-// changed source itself.
+// changed source itself. A bench that reads the changed source as data (a
+// compressor measured on its own sources) runs the same programs on other
+// input: nothing it could measure would be the patch's code.
 func (j *judging) sameBuild(ctx context.Context, base, cand *build.Side) (string, error) {
 	diffs, known := base.Differences(cand)
 	if !known || compiles(j.t.Bench.Run) {
@@ -89,7 +91,7 @@ func (j *judging) sameBuild(ctx context.Context, base, cand *build.Side) (string
 
 // buildToolRE matches a compiler driver, a compiler or a build tool as a
 // command names it: cc, gcc-12, x86_64-linux-gnu-g++, clang++, go, cargo.
-var buildToolRE = regexp.MustCompile(`^(?:[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*-)?(?:cc|gcc|c\+\+|g\+\+|clang|clang\+\+|tcc|go|gccgo|cargo|rustc|zig|swiftc|gfortran|make|gmake|cmake|ninja|meson)(?:-[0-9.]+)?$`)
+var buildToolRE = regexp.MustCompile(`^(?:[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*-)?(?:cc|gcc|c\+\+|g\+\+|clang|clang\+\+|tcc|go|gccgo|cargo|rustc|zig|swift|swiftc|gfortran|make|gmake|cmake|ninja|meson)(?:-[0-9.]+)?$`)
 
 // compiles reports whether a command names a build tool anywhere among its
 // words, its arguments included: it might compile at run time.

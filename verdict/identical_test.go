@@ -14,6 +14,7 @@ func TestCompilesNamesBuildToolsAnywhere(t *testing.T) {
 		"x86_64-linux-gnu-g++ a.cc; ./a.out":                    true,
 		"cargo bench --bench walk":                              true,
 		"make -C $HONE_ROOT bench":                              true,
+		"swift walk.swift {seed}":                               true,
 		"sh bench.sh {seed}":                                    false,
 	} {
 		if got := compiles(cmd); got != want {
