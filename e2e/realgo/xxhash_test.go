@@ -47,12 +47,6 @@ const reflectCopy = "\tvar b []byte\n\tbh := (*reflect.SliceHeader)(unsafe.Point
 // testInlining starts the test the change added, cut from the pin.
 const testInlining = "\n// This test is inspired by the Go runtime tests"
 
-// slowdown makes Sum64String hash its string twice, without allocating
-// (the module's tests hold it to no allocation).
-var slowdown = []struct{ file, after, before string }{
-	{"xxhash_unsafe.go", reflectCopy + "\t_ = Sum64(b)\n\treturn Sum64(b)", reflectCopy + "\treturn Sum64(b)"},
-}
-
 // goldenTest is the maintainer's seeded test, added to the pin, which hone
 // init reads as the equivalence gate: both string entry points hash
 // strings drawn from HONE_SEED, of every length up to 200 bytes, and the
@@ -134,9 +128,6 @@ func newWorld(t *testing.T, extra map[string]string) *world {
 	gowarm.SeedT(t, filepath.Join(w.repo, ".git"))
 	return w
 }
-
-// as is the world as subtest t sees it.
-func (w *world) as(t *testing.T) *world { c := *w; c.t = t; return &c }
 
 // propose proposes the pieces (after replacing before) as one patch and
 // returns its id.
