@@ -15,6 +15,7 @@ import (
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/reexec"
+	"github.com/hone-perf/hone/ledger"
 )
 
 // A server's checks judge a push against every ledger ref it holds (the
@@ -88,7 +89,7 @@ func (p *Policy) lockReceive(ctx context.Context) (release func(), err error) {
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, errs.Busyf("the server was checking other pushes for %s; push again", receiveWait)
+			return nil, errs.Busyf("%s for %s; push again", ledger.ServerBusy, receiveWait)
 		}
 		select {
 		case <-ctx.Done():

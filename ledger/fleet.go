@@ -203,7 +203,7 @@ func (l *Ledger) PushRefs(ctx context.Context, remote string, updates []RefPush)
 		return errs.Wrap(errs.Failure, err, "cannot push to remote %q", remote)
 	}
 	if strings.Contains(ge.Stderr, "hook declined") || strings.Contains(string(out), "hook declined") {
-		return errs.Policyf("remote %q refused the push: %s", remote, errs.Clip(remoteReasons(ge.Stderr)))
+		return hookRefusal(remote, "the push", ge.Stderr)
 	}
 	if len(refusedRefs(string(out))) > 0 {
 		return errs.Wrap(errs.Busy, ErrLostRace, "remote %q: %s", remote, errs.Clip(strings.TrimSpace(string(out))))

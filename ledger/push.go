@@ -295,6 +295,9 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 	if err != nil && !errors.As(err, &ge) {
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
 	}
+	if ge != nil && strings.Contains(ge.Stderr, ServerBusy) {
+		return nil, true, hookRefusal(remote, "the ledger push", ge.Stderr)
+	}
 	if ge != nil && (strings.Contains(ge.Stderr, "hook declined") || strings.Contains(string(out), "hook declined")) {
 		// Entries of this clone the remote refuses for good are withdrawn
 		// from what it publishes from now on: this push fails, the next
@@ -375,6 +378,21 @@ func refusedRefs(out string) map[string]string {
 		refused[dst] = reason
 	}
 	return refused
+}
+
+// ServerBusy starts the refusal of a server's hook that could not take its
+// receive lock in time: the push was never judged, so a writer is told
+// busy (retry) rather than refused, and a runner's release retries it.
+const ServerBusy = "the server was checking other pushes"
+
+// hookRefusal is the error for a push the remote's hook declined: busy
+// when the hook says it could not check the push, a policy refusal
+// otherwise.
+func hookRefusal(remote, what, stderr string) error {
+	if strings.Contains(stderr, ServerBusy) {
+		return errs.Busyf("remote %q could not check %s now: %s", remote, what, errs.Clip(remoteReasons(stderr)))
+	}
+	return errs.Policyf("remote %q refused %s: %s", remote, what, errs.Clip(remoteReasons(stderr)))
 }
 
 // remoteReasons keeps the lines a remote's hooks printed ("remote: ...").
