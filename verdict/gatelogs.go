@@ -11,7 +11,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/hone-perf/hone/internal/errs"
 	"github.com/hone-perf/hone/internal/jail"
@@ -232,7 +234,46 @@ func keepWhole(path string, data []byte) error {
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	trimWholeLogs(filepath.Dir(path), maxWholeLogs)
+	return nil
+}
+
+// maxWholeLogs bounds the folder of whole logs: a runner judging floods
+// of candidates that print noise would otherwise fill its disk with
+// archives the ledger already holds cut.
+const maxWholeLogs = 512 << 20
+
+// trimWholeLogs removes the oldest archives of dir until the rest weigh at
+// most limit bytes, always keeping the newest. It only makes room, so an
+// archive it cannot stat or remove (another verdict's, removed at once) is
+// passed over.
+func trimWholeLogs(dir string, limit int64) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type kept struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var all []kept
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() && strings.HasSuffix(e.Name(), "."+LogsAttachment) {
+			all = append(all, kept{filepath.Join(dir, e.Name()), info.Size(), info.ModTime()})
+		}
+	}
+	slices.SortFunc(all, func(a, b kept) int { return b.mod.Compare(a.mod) })
+	var total int64
+	for i, k := range all {
+		total += k.size
+		if i > 0 && total > limit {
+			os.Remove(k.path)
+		}
+	}
 }
 
 // paxCut marks, in a file's tar header, a stream cut to the cap.

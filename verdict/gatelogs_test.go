@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hone-perf/hone/internal/testgit"
 	"github.com/hone-perf/hone/ledger"
@@ -259,5 +261,43 @@ func TestStoredLogsFitTheVerdictBound(t *testing.T) {
 	}
 	if f := files[12]; f.Cut || string(f.Data) != "FAIL: short\n" {
 		t.Errorf("a stream shorter than its share was cut: %q", f.Data)
+	}
+}
+
+// The machine's whole logs keep to a bound, newest first, so a flood of
+// noisy candidates cannot fill a runner's disk; the newest archive stays
+// whatever its size, and files that are not archives are left alone.
+func TestWholeLogsKeepTheNewestWithinTheirBound(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	write := func(name string, size int, age time.Duration) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("old."+LogsAttachment, 40, 3*time.Hour)
+	write("mid."+LogsAttachment, 40, 2*time.Hour)
+	write("new."+LogsAttachment, 40, time.Hour)
+	write("notes.txt", 1000, 4*time.Hour)
+	trimWholeLogs(dir, 100)
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := []string{"mid." + LogsAttachment, "new." + LogsAttachment, "notes.txt"}; !slices.Equal(left, want) {
+		t.Errorf("left %q; want %q", left, want)
+	}
+	write("huge."+LogsAttachment, 500, 0)
+	trimWholeLogs(dir, 100)
+	if _, err := os.Stat(filepath.Join(dir, "huge."+LogsAttachment)); err != nil {
+		t.Errorf("the newest archive, over the bound alone, was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new."+LogsAttachment)); err == nil {
+		t.Errorf("an older archive was kept past the bound")
 	}
 }
