@@ -143,9 +143,10 @@ func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Durat
 		if waiting != nil {
 			// Read only for a caller who is told: Acquire's short waits,
 			// tens of tries a second, have no one to tell.
-			if now := (Waiting{Holder: heldBy(f, purpose), Ahead: ahead}); told == nil || told.Holder != now.Holder || told.Ahead != now.Ahead {
+			h := holderOf(f)
+			if now := (Waiting{Holder: h.describe(purpose), Ahead: ahead}); told == nil || told.Holder != now.Holder || told.Ahead != now.Ahead {
 				now.Turn = medianTurn(f.Name())
-				now.Expected = expectedTurn(now.Turn, holderOf(f).Since, ahead, time.Now())
+				now.Expected = expectedTurn(now.Turn, h.Since, ahead, time.Now())
 				waiting(now)
 				told = &now
 			}
@@ -154,7 +155,7 @@ func acquire(ctx context.Context, f *os.File, purpose string, maxPoll time.Durat
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			who := heldBy(f, purpose)
+			who := holderOf(f).describe(purpose)
 			f.Close()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return nil, errs.Busyf("cannot %s: held by %s; retry when it has finished", purpose, who)
@@ -227,11 +228,10 @@ func (l *Lock) Release() {
 	l.f = nil
 }
 
-// heldBy names the holder from its record, for a message about wanting the
-// lock for purpose. A holder that has not written its record yet, or wrote
+// describe names the holder, for a message about wanting the lock for
+// purpose. A holder that has not written its record yet, or wrote
 // something else, is "another hone process".
-func heldBy(f *os.File, purpose string) string {
-	h := holderOf(f)
+func (h holder) describe(purpose string) string {
 	if h.PID <= 0 {
 		return "another hone process"
 	}
