@@ -19,6 +19,7 @@ func TestAPushTheServerWasTooBusyToCheckIsBusyNotRefused(t *testing.T) {
 	}{
 		{"busy", "hone: " + ledger.ServerBusy + " for 5m0s; push again", errs.Busy},
 		{"refused", "hone: refs/heads/hone/ledger: an entry was changed", errs.Policy},
+		{"refused, quoting the words", "hone: refs/heads/agent/" + ledger.ServerBusy + ": outside the target", errs.Policy},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			remote, first, _ := sharedRemote(t)

@@ -295,7 +295,7 @@ func (l *Ledger) pushOnce(ctx context.Context, remote string) (rep *pushReport, 
 	if err != nil && !errors.As(err, &ge) {
 		return nil, true, errs.Wrap(errs.Failure, err, "cannot push the ledger to remote %q", remote)
 	}
-	if ge != nil && strings.Contains(ge.Stderr, ServerBusy) {
+	if ge != nil && serverBusy(ge.Stderr) {
 		return nil, true, hookRefusal(remote, "the ledger push", ge.Stderr)
 	}
 	if ge != nil && (strings.Contains(ge.Stderr, "hook declined") || strings.Contains(string(out), "hook declined")) {
@@ -389,10 +389,22 @@ const ServerBusy = "the server was checking other pushes"
 // when the hook says it could not check the push, a policy refusal
 // otherwise.
 func hookRefusal(remote, what, stderr string) error {
-	if strings.Contains(stderr, ServerBusy) {
+	if serverBusy(stderr) {
 		return errs.Busyf("remote %q could not check %s now: %s", remote, what, errs.Clip(remoteReasons(stderr)))
 	}
 	return errs.Policyf("remote %q refused %s: %s", remote, what, errs.Clip(remoteReasons(stderr)))
+}
+
+// serverBusy is whether the hook's own error line (hone's "hone: "
+// prefix, the whole message) says it could not check the push; a refusal
+// that only quotes the words, in a path or a ref a pusher chose, is not.
+func serverBusy(stderr string) bool {
+	for _, line := range strings.Split(stderr, "\n") {
+		if r, ok := strings.CutPrefix(strings.TrimSpace(line), "remote: "); ok && strings.HasPrefix(strings.TrimSpace(r), "hone: "+ServerBusy) {
+			return true
+		}
+	}
+	return false
 }
 
 // remoteReasons keeps the lines a remote's hooks printed ("remote: ...").
