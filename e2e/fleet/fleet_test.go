@@ -44,7 +44,7 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 	// three runners (the dead one restarted) judge.
 	var live []*runner
 	for i, dir := range runners {
-		live = append(live, f.startRunner(dir, "--class", fmt.Sprintf("class%d", i), "--name", fmt.Sprintf("runner%d", i), "--idle", "15s", "--poll", "300ms", "--lease", "20s"))
+		live = append(live, f.startRunner(dir, "--class", fmt.Sprintf("class%d", i), "--name", fmt.Sprintf("runner%d", i), "--poll", "300ms", "--lease", "20s"))
 	}
 	bodies := []string{
 		`int main(void) { fputs("1\n", stdout); return 0; }`,
@@ -66,8 +66,46 @@ func TestFleetJudgesEveryProposalOnceWithARunnerKilled(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// The runners are stopped once every proposal has its verdict, not by
+	// an idle spell of their own: a spell shorter than what was left of
+	// the victim's lease let them all stop before it ended whenever they
+	// judged the twelve within seconds of the kill.
+	want := append([]string{victim}, ids...)
+	for end := time.Now().Add(15 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		left := []string{}
+		for _, id := range want {
+			judged := false
+			for _, r := range live {
+				judged = judged || strings.Contains(r.stderr.String(), "verdict "+id+": ")
+			}
+			if !judged {
+				left = append(left, id)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		for _, r := range live {
+			select {
+			case <-r.done:
+				t.Fatalf("a runner exited with %v still to judge: %v\n%s", left, r.err, r.stderr.String())
+			default:
+			}
+		}
+		if time.Now().After(end) {
+			for _, r := range live {
+				t.Log(r.stderr.String())
+			}
+			t.Fatalf("no verdict on %v within the test's time", left)
+		}
+	}
 	for _, r := range live {
-		r.wait(t, 15*time.Minute)
+		if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range live {
+		r.wait(t, time.Minute)
 	}
 
 	all := map[string]bool{victim: true}
