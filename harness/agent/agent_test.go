@@ -137,21 +137,24 @@ func TestTwoTurnRun(t *testing.T) {
 
 func TestRunEndsOnFailure(t *testing.T) {
 	ws := newWorkspace(t)
+	// Each timeout is short only where it is what ends the run (a harness
+	// that hangs, or never says ready); elsewhere it is a minute, so that a
+	// start or a turn slowed by a busy machine cannot time out first.
 	for _, tc := range []struct {
-		mode    string
-		timeout time.Duration
-		kind    error
-		want    string
+		mode             string
+		startup, timeout time.Duration
+		kind             error
+		want             string
 	}{
-		{"crash", time.Minute, harness.ErrExited, "agent run: turn 1 of 5: exec: harness exited during the turn"},
-		{"hang", 300 * time.Millisecond, harness.ErrTurnTimeout, "agent run: turn 1 of 5: exec: harness turn timed out"},
-		{"never-ready", 0, harness.ErrStartup, "agent run: exec: harness failed to start"},
-		{"fatal", time.Minute, harness.ErrReported, "agent run: turn 1 of 5: exec: harness reported an error: Not logged in"},
+		{"crash", time.Minute, time.Minute, harness.ErrExited, "agent run: turn 1 of 5: exec: harness exited during the turn"},
+		{"hang", time.Minute, 300 * time.Millisecond, harness.ErrTurnTimeout, "agent run: turn 1 of 5: exec: harness turn timed out"},
+		{"never-ready", 300 * time.Millisecond, 0, harness.ErrStartup, "agent run: exec: harness failed to start"},
+		{"fatal", time.Minute, time.Minute, harness.ErrReported, "agent run: turn 1 of 5: exec: harness reported an error: Not logged in"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			opts := options(ws, tc.mode)
 			opts.Harness.TurnTimeout = tc.timeout
-			opts.Harness.StartupTimeout = 300 * time.Millisecond
+			opts.Harness.StartupTimeout = tc.startup
 			res, err := Run(context.Background(), ws, opts)
 			if !errors.Is(err, tc.kind) || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("Run: %v; want %q", err, tc.want)
