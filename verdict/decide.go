@@ -30,17 +30,28 @@ func judgeBench(e *Entry) {
 		e.Summary = e.Reason + ": " + figures + "; slower: " + strings.Join(reg, ", ")
 		return
 	}
-	if final == decFaster && disagree(e, b, st) {
+	// A harness bench whose geometric mean did not decide is faster when
+	// a deciding benchmark was decided faster at its share of the rates
+	// (FamilyBonferroni); a regression was ruled out above, and
+	// judgeHarness holds it to the rest as it holds the geometric mean.
+	faster, why := final == decFaster, fmt.Sprintf("the %s speedup CI lower bound %.3f clears %s and p = %.2g", b.Metric, st.CILow, thr, st.P)
+	var alone []string
+	if final != decFaster && final != decSlower {
+		alone = b.benchmarksWhere(func(r *BenchmarkResult) bool { return r.FamilyDecision == decFaster })
+		faster = len(alone) > 0
+		why = fmt.Sprintf("%s decided faster than %s on %s with the design's rates shared among the %d benchmarks that decide (Bonferroni), none slower, while the geometric mean %.3fx [%.3f, %.3f] did not decide",
+			strings.Join(alone, ", "), thr, b.Metric, b.deciding(), st.Speedup, st.CILow, st.CIHigh)
+	}
+	if faster && disagree(e, b, st) {
 		return
 	}
 	switch {
-	case final == decFaster && len(e.RiskSignals) > 0:
+	case faster && len(e.RiskSignals) > 0:
 		e.setVerdict(ledger.VerdictNeedsHumanReview, ReasonImproved,
-			fmt.Sprintf("faster (CI lower bound %.3f >= %s), but the patch adds risk signals a benchmark cannot judge: %s; a person must review it",
-				st.CILow, thr, strings.Join(e.RiskSignals, ", ")))
-	case final == decFaster:
-		e.setVerdict(ledger.VerdictAccepted, ReasonImproved,
-			fmt.Sprintf("faster: the %s speedup CI lower bound %.3f clears %s and p = %.2g", b.Metric, st.CILow, thr, st.P))
+			fmt.Sprintf("faster (%s), but the patch adds risk signals a benchmark cannot judge: %s; a person must review it",
+				why, strings.Join(e.RiskSignals, ", ")))
+	case faster:
+		e.setVerdict(ledger.VerdictAccepted, ReasonImproved, "faster: "+why)
 	case final == decSlower:
 		e.setVerdict(ledger.VerdictRejectedBench, ReasonRegressed,
 			fmt.Sprintf("slower: the %s speedup CI [%.3f, %.3f] lies below 1", b.Metric, st.CILow, st.CIHigh))
@@ -51,6 +62,9 @@ func judgeBench(e *Entry) {
 		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive,
 			fmt.Sprintf("inconclusive after %d pairs: the %s speedup CI [%.3f, %.3f] straddles %s; this run could detect changes of about %.2g%%",
 				b.Pairs, b.Metric, st.CILow, st.CIHigh, thr, st.DetectableChange*100))
+	}
+	if len(alone) > 0 {
+		figures += "; faster alone: " + strings.Join(alone, ", ")
 	}
 	switch e.Verdict {
 	case ledger.VerdictRejectedBench:

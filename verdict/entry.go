@@ -164,6 +164,10 @@ type Bench struct {
 	// as the harness bench ran, for judging it again from the entry alone.
 	MaxSpeedup     float64  `toml:"max_speedup,omitempty" json:"max_speedup,omitempty"`
 	HarnessOutputs []string `toml:"harness_outputs,omitempty" json:"harness_outputs,omitempty"`
+	// Family is how a harness bench decides on its benchmarks one by one
+	// besides their geometric mean (FamilyBonferroni), empty in entries
+	// judged on the geometric mean alone, which recompute judges so.
+	Family string `toml:"family,omitempty" json:"family,omitempty"`
 	// MaxLoopSeconds is [bench] max_loop as the harness bench sized its
 	// counts (the CPU time of a run at the smaller, at most); absent in
 	// entries written before the key, which sized for half a second.

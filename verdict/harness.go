@@ -95,6 +95,10 @@ type BenchmarkResult struct {
 	Decision string `toml:"decision,omitempty" json:"decision,omitempty"`
 	// Regressed: it decides and is clearly slower (see benchmarkStats).
 	Regressed bool `toml:"regressed,omitempty" json:"regressed,omitempty"`
+	// FamilyDecision is a deciding benchmark's decision at its share of
+	// the rates (Bench.Family): "faster" or "slower" from the first look
+	// that decided so, else empty.
+	FamilyDecision string `toml:"family_decision,omitempty" json:"family_decision,omitempty"`
 }
 
 // SizingRun is one count that sizing tried on one side, with each of its
@@ -144,6 +148,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 	b := newBench(hr.candidate.Command, p)
 	b.Format, b.Warmup = hr.format, 1
 	b.MaxSpeedup, b.HarnessOutputs, b.MaxLoopSeconds = p.MaxSpeedup, hr.outputs, p.MaxLoop.Seconds()
+	b.Family = FamilyBonferroni
 	for _, s := range []*jail.Spec{&hr.baseline, &hr.candidate} {
 		s.Timeout, s.OutputCap = p.Timeout.Duration, harnessOutputCap
 	}
@@ -240,7 +245,7 @@ func (hr *harnessRun) run(ctx context.Context) (*Bench, *runFailure, error) {
 			}
 		}
 		geomean := hr.decided(b, cpu)
-		if resolved(b, benches) && geomean {
+		if settled(b, benches, geomean) {
 			break
 		}
 	}

@@ -136,7 +136,9 @@ func TestEveryBenchmarkLeftOutLateIsAnError(t *testing.T) {
 // left out; a benchmark can only leave the decision by the baseline.
 func TestTheCandidateStoppingScalingLateIsNotExcused(t *testing.T) {
 	names := []string{"BenchmarkA", "BenchmarkB"}
-	m := lateNonlinear(map[bool]string{false: "BenchmarkB", true: "BenchmarkA"}, 0.5, 1, sizedFor(t, 0.5, 1, names...), names...)
+	// B a tenth slower keeps the bench going past A's own decision, to
+	// the pairs where the set-up grows.
+	m := lateNonlinear(map[bool]string{false: "BenchmarkB", true: "BenchmarkA"}, 0.5, 1.1, sizedFor(t, 0.5, 1.1, names...), names...)
 	b, fail, err := harnessOf(m).run(context.Background())
 	if err != nil || fail == nil || fail.side != "candidate" || fail.reason != ReasonNonlinear || !strings.Contains(fail.msg, `"BenchmarkA" costs`) {
 		t.Fatalf("%v %+v", err, fail)

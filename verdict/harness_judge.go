@@ -44,6 +44,10 @@ func benchmarkStats(b *Bench) {
 			r.Decision = ds[len(ds)-1]
 		}
 		r.Regressed = r.Decides && !r.Unmeasurable && r.Decision == decSlower && r.CPUStats.Speedup < 1-b.Threshold
+		r.FamilyDecision = ""
+		if r.Decides && !r.Unmeasurable {
+			r.FamilyDecision = familyDecision(b, &r.CPU, b.deciding())
+		}
 	}
 }
 
@@ -61,19 +65,82 @@ func unmeasurable(s Samples) bool {
 	return n == 0 || 4*bad > n
 }
 
-// resolved applies the sequential decision to each deciding benchmark at
-// the look the geometric mean was just decided at, and reports whether
-// every one is decided.
-func resolved(b *Bench, benches []*harnessBenchmark) bool {
-	for _, hb := range benches {
-		if !hb.res.Decides {
+// FamilyBonferroni is Bench.Family: besides the geometric mean, each
+// deciding benchmark is decided alone with the design's "faster" and
+// "slower" rates at each look divided by the number of benchmarks that
+// decide. The chance that any of m unchanged benchmarks reads as faster is
+// then at most the design's own rate (the union bound), so a patch that
+// makes one benchmark of many clearly faster, which the geometric mean
+// dilutes to nothing (xxhash's inlining: 1.40x on one of sixteen), can be
+// accepted on that benchmark without making a false accept likelier.
+const FamilyBonferroni = "bonferroni"
+
+// familyDecision is a deciding benchmark's decision at its share of the
+// rates (FamilyBonferroni), m benchmarks deciding, over the looks made so
+// far: the first look
+// whose interval at that level clears the threshold or lies below 1
+// decides, as a sequential test stops there; "" when none did.
+// With one benchmark deciding, the geometric mean is that benchmark and
+// decides alone.
+func familyDecision(b *Bench, s *Samples, m int) string {
+	if b.Family != FamilyBonferroni || m < 2 || b.Method != MethodEquivalence {
+		return ""
+	}
+	return firstDecision(b, s, m)
+}
+
+// firstDecision is the first "faster" or "slower" over the looks made so
+// far, each look's rates divided by share; "" when none.
+func firstDecision(b *Bench, s *Samples, share int) string {
+	for k := range b.Decisions {
+		n := min(b.look(k).Pairs, len(s.Baseline), len(s.Candidate))
+		if k >= len(b.Looks) || n == 0 {
+			break
+		}
+		lk := b.look(k)
+		if lk.Confidence >= 1 {
 			continue
 		}
-		if d, _ := b.decideLook(hb.res.CPU, len(b.Decisions)-1); d == decMeasureMore {
-			return false
+		lk.Confidence = 1 - (1-lk.Confidence)/float64(share)
+		prefix := Samples{Metric: s.Metric, Unit: s.Unit, Baseline: s.Baseline[:n], Candidate: s.Candidate[:n]}
+		if d, _ := b.decideAt(prefix, lk); d == decFaster || d == decSlower {
+			return d
 		}
 	}
-	return true
+	return ""
+}
+
+// settled reports whether the harness bench has measured enough at the
+// look just made. A deciding benchmark decided slower past the threshold
+// settles it at once: the patch is rejected whatever the rest show. So
+// does the geometric mean decided with every deciding benchmark decided
+// too; and, under FamilyBonferroni, a benchmark decided faster at its
+// share of the rates while none is decided slower or estimated slower
+// than the threshold (what judgeHarness holds an accept to), however
+// many are still undecided: more pairs would only narrow what is already
+// enough to judge.
+func settled(b *Bench, benches []*harnessBenchmark, geomean bool) bool {
+	k, m := len(b.Decisions)-1, 0
+	for _, hb := range benches {
+		if hb.res.Decides {
+			m++
+		}
+	}
+	all, familyFaster, doubt := true, false, false
+	for _, hb := range benches {
+		r := hb.res
+		if !r.Decides {
+			continue
+		}
+		d, st := b.decideLook(r.CPU, k)
+		if d == decSlower && st.Speedup < 1-b.Threshold && !unmeasurable(r.CPU) {
+			return true
+		}
+		all = all && d != decMeasureMore
+		doubt = doubt || d == decSlower || st.Speedup < 1-b.Threshold
+		familyFaster = familyFaster || familyDecision(b, &r.CPU, m) == decFaster
+	}
+	return geomean && all || familyFaster && !doubt
 }
 
 // excluded names the benchmarks left out of the decision (Excluded).
@@ -146,7 +213,7 @@ func judgeHarness(e *Entry) {
 	// slower by more than the threshold is a regression its interval does
 	// not rule out, and a patch could make one noisy to hide it.
 	slow := b.benchmarksWhere(func(r *BenchmarkResult) bool {
-		return r.Decision == decUndecided && r.CPUStats.Speedup < 1-b.Threshold
+		return (r.Decision == decUndecided || r.Decision == decMeasureMore) && r.CPUStats.Speedup < 1-b.Threshold
 	})
 	if (e.Reason == ReasonInconclusive || e.Reason == ReasonNoChange) && len(slow) > 0 {
 		// Not accepted either way; the summary says what else it hides.
@@ -174,7 +241,9 @@ func judgeHarness(e *Entry) {
 			"faster, but %s sped up more than [bench] max_speedup = %gx: a loop that much cheaper has more likely stopped doing its work than been optimised; a person must review it", strings.Join(fast, ", "), b.MaxSpeedup))
 		e.Summary = figures + "; over max_speedup: " + strings.Join(fast, ", ")
 	}
-	if un := b.benchmarksWhere(func(r *BenchmarkResult) bool { return r.Decision == decUndecided }); len(un) > 0 {
+	if un := b.benchmarksWhere(func(r *BenchmarkResult) bool {
+		return (r.Decision == decUndecided || r.Decision == decMeasureMore) && r.FamilyDecision == ""
+	}); len(un) > 0 {
 		e.Detail += fmt.Sprintf("; not resolved after %d pairs: %s", b.Pairs, strings.Join(un, ", "))
 		e.Summary = oneLine(e.Summary + "; unresolved: " + strings.Join(un, ", "))
 	}

@@ -143,16 +143,22 @@ func jittery(ratio map[string]float64, sd float64) func(cand bool, name string, 
 	}
 }
 
-// A geometric mean accepted while one deciding benchmark is still
-// undecided at max_pairs says which one could not be resolved.
+// A verdict accepted while one deciding benchmark is still undecided says
+// which one could not be resolved. Once A is decided faster at its share
+// of the rates and B shows no sign of being slower, more pairs could only
+// narrow B's interval: the bench stops there, not at max_pairs.
 func TestAcceptedVerdictNamesTheBenchmarksItCouldNotResolve(t *testing.T) {
 	m := &harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: jittery(map[string]float64{"BenchmarkA": 0.4, "BenchmarkB": 1}, 0.04)}
 	e := judged(t, harnessOf(m))
 	if e.Verdict != ledger.VerdictAccepted || !strings.Contains(e.Summary, "unresolved: BenchmarkB") || !strings.Contains(e.Detail, "not resolved after") {
 		t.Fatalf("%s (%s): %s / %s", e.Verdict, e.Reason, e.Summary, e.Detail)
 	}
-	if b := e.Bench; b.Pairs != b.MaxPairs || b.Benchmarks[0].Decision != decFaster || b.Benchmarks[1].Decision != decUndecided {
-		t.Errorf("%d of %d pairs, decisions %q and %q", b.Pairs, b.MaxPairs, b.Benchmarks[0].Decision, b.Benchmarks[1].Decision)
+	b := e.Bench
+	if a, bb := b.Benchmarks[0], b.Benchmarks[1]; a.Decision != decFaster || a.FamilyDecision != decFaster || bb.Decision != decMeasureMore {
+		t.Errorf("decisions %q (family %q) and %q", a.Decision, a.FamilyDecision, bb.Decision)
+	}
+	if b.Pairs >= b.MaxPairs {
+		t.Errorf("%d of %d pairs: the bench went on after it was settled", b.Pairs, b.MaxPairs)
 	}
 }
 

@@ -97,54 +97,62 @@ func (hr *harnessRun) size(ctx context.Context, b *Bench, hb *harnessBenchmark) 
 // intervals no narrower (a go-humanize benchmark at 1.09M iterations was
 // as noisy as at the command's 300,000).
 func (hr *harnessRun) calibrate(ctx context.Context, b *Bench, hb *harnessBenchmark, cand bool, from, limit int) (n, bound int, fail *runFailure, err error) {
-	least := func(count int) (float64, *runFailure, error) {
+	// least is the least CPU time of two runs at count, and the least of
+	// their lengths: each one's CPU or wall time, whichever is longer.
+	least := func(count int) (cpu, length float64, fail *runFailure, err error) {
 		tried := SizingRun{Side: sideName(cand), Count: count}
 		defer func() {
 			if len(tried.CPU) > 0 {
 				hb.res.Sizing = append(hb.res.Sizing, tried)
 			}
 		}()
+		length = math.Inf(1)
 		for range 2 {
 			s, fail, err := hr.runAt(ctx, b, hb, hr.pick(cand), cand, count)
 			if err != nil || fail != nil {
-				return 0, fail, err
+				return 0, 0, fail, err
 			}
 			if fail := hb.countFailure(cand, s, count); fail != nil {
-				return 0, fail, nil
+				return 0, 0, fail, nil
 			}
 			tried.CPU = append(tried.CPU, s.cpu)
+			length = min(length, max(s.cpu, s.res.Wall.Seconds()))
 		}
-		return slices.Min(tried.CPU), nil, nil
+		return slices.Min(tried.CPU), length, nil, nil
 	}
-	fixed, fail, err := least(startupCount)
+	fixed, _, fail, err := least(startupCount)
 	if err != nil || fail != nil {
 		return 0, 0, fail, err
 	}
 	n = from
 	bound = n
 	for round := range maxSizingRounds {
-		t, fail, err := least(n)
+		t, length, fail, err := least(n)
 		if err != nil || fail != nil {
 			return 0, 0, fail, err
 		}
-		if t > 0 {
-			bound = max(bound, min(int(float64(n)*hr.protocol.MaxLoop.Seconds()/t), maxIterations))
+		// The bound reads the run's wall time too: a loop the meter
+		// cannot see (work gone, a sleep, or a meter that counts only
+		// declared work) would otherwise grow to maxIterations of real
+		// running.
+		if length > 0 {
+			bound = max(bound, min(int(float64(n)*hr.protocol.MaxLoop.Seconds()/length), maxIterations))
 		}
 		next := min(nextCount(n, fixed, t), bound, limit)
 		if next <= n {
 			break
 		}
-		// Past sizingRounds, grow on only while the loop measured at n is
-		// measurable but below the set-up: one that costs nothing
-		// measurable (work gone, or a meter that sees none) gets no more
-		// rounds to grow in, and one already as large as the set-up
-		// predicts the next count well enough to take it unmeasured. A
-		// loop that is a small share of its run does not: noise there
-		// inflates it many times, and a count predicted from it left the
-		// loop a tenth of a run that could not scale.
+		// Past sizingRounds, a loop already as large as the set-up
+		// predicts the next count well enough to take it unmeasured. One
+		// that is a small share of its run does not: noise there inflates
+		// or buries it (a loop of a millisecond or two beside tens of
+		// milliseconds of set-up measured as nothing a third of the
+		// time, and xxhash's 4-byte benchmarks stopped growing at half a
+		// million iterations, a tenth of a run that could not scale), so
+		// it grows on, within the bound, until the rounds run out.
 		loop := t - fixed
 		n = next
-		if round+1 >= sizingRounds && (loop >= fixed || loop <= fixed/100) {
+		if round+1 >= sizingRounds && loop >= fixed {
 			break
 		}
 	}

@@ -115,3 +115,32 @@ func TestHarnessBurningCPUWhileSizedBuysNothing(t *testing.T) {
 		}
 	}
 }
+
+// xxhash's 4-byte benchmarks: iterations of a few nanoseconds beside tens
+// of milliseconds of set-up. At the count the sixteenfold rounds reach
+// (409,600) the loop is a millisecond or two, which the noise of the
+// start-up runs can bury whole: here the runs that measure the fixed cost
+// happened to cost 2 ms more than the rest, so the loop measured as less
+// than nothing. Sizing must grow on until the loop outweighs the set-up,
+// not take a buried loop for one that costs nothing.
+func TestALoopBuriedInStartUpNoiseIsGrownPast(t *testing.T) {
+	const setUp = 0.02 // seconds, beside harnessStartup's 2 ms
+	burn := func(cand bool, count int) float64 {
+		if count == startupCount {
+			return setUp + 0.002
+		}
+		return setUp
+	}
+	// 3 ns per iteration on both sides.
+	tiny := func(cand bool, name string, n int) harnessAnswer { return harnessAnswer{nsPerOp: 3, checksum: 7} }
+	m := &harnessMeter{names: []string{"BenchmarkTiny"}, answer: tiny, burn: burn}
+	e := judged(t, harnessOf(m))
+	r := e.Bench.Benchmarks[0]
+	loop := float64(r.Counts[0]) * 3e-9
+	if loop < setUp {
+		t.Errorf("sized to %d iterations, a loop of %.1f ms beside %.0f ms of set-up; sizing runs: %+v", r.Counts[0], loop*1e3, setUp*1e3, r.Sizing)
+	}
+	if r.Excluded != "" || r.BaselineScaling < 1.7 {
+		t.Errorf("excluded %q, baseline scaling %.2f: a loop that outweighs its set-up scales", r.Excluded, r.BaselineScaling)
+	}
+}

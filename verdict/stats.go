@@ -148,8 +148,10 @@ func (b *Bench) look(k int) Look {
 // samples measured by then, with the statistics at the look's level,
 // under the bench's own method: the design's levels, or for older entries
 // every look at the full confidence.
-func (b *Bench) decideLook(s Samples, k int) (string, MetricStats) {
-	lk := b.look(k)
+func (b *Bench) decideLook(s Samples, k int) (string, MetricStats) { return b.decideAt(s, b.look(k)) }
+
+// decideAt is decideLook at the levels of lk.
+func (b *Bench) decideAt(s Samples, lk Look) (string, MetricStats) {
 	if !paired(b.Method) {
 		st, ci := statsAndInterval(s, lk.Confidence, b.Seed, b.Resamples, b.Method)
 		return stats.DecideFixed(st.Pairs, ci, st.P, b.Threshold, b.Confidence), st

@@ -177,7 +177,11 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 	if b.MaxLoopSeconds > 0 {
 		loop = fmt.Sprintf("; counts sized for runs of at most %v at the smaller", time.Duration(b.MaxLoopSeconds*float64(time.Second)).Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those%s):\n", b.Format, loop)
+	alone := ""
+	if b.Family == FamilyBonferroni {
+		alone = "; FASTER ALONE: decided faster at its share of the rates"
+	}
+	fmt.Fprintf(w, "\n%s benchmarks, cpu-time per iteration (* decides; the geometric mean above is over those%s%s):\n", b.Format, alone, loop)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "benchmark\titerations\tbaseline\tcandidate\tspeedup\t%s\twall speedup\tscaling\n", CILabel(b.finalConfidence()))
 	for _, r := range b.Benchmarks {
@@ -188,7 +192,10 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 		if r.Regressed {
 			name += " SLOWER"
 		}
-		if r.Decision == decUndecided {
+		switch {
+		case r.FamilyDecision == decFaster:
+			name += " FASTER ALONE"
+		case r.Decision == decUndecided || r.Decision == decMeasureMore && r.Decides:
 			name += " unresolved"
 		}
 		if r.Excluded != "" {
