@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,6 +108,16 @@ func TestABaselineBenchmarkThatStopsScalingLateIsLeftOutAndTheRestDecide(t *test
 	k, lo, hi := bb.ExcludedAfter, float64(countFactor)*(1-scalingTolerance), float64(countFactor)*(1+scalingTolerance)
 	if !clearlyOutside(scalingInterval(bb.ShortCPU.Baseline[:k], bb.LongCPU.Baseline[:k]), lo, hi) {
 		t.Errorf("the stored runs of the first %d pairs do not show B's baseline outside [%.2f, %.2f]", k, lo, hi)
+	}
+	// An entry that leaves out a benchmark its own runs keep in does not
+	// recompute to itself: A scales, so A cannot be left out.
+	forged := *e
+	fb := *b
+	fb.Benchmarks = slices.Clone(b.Benchmarks)
+	fb.Benchmarks[0].Decides, fb.Benchmarks[0].Excluded, fb.Benchmarks[0].ExcludedAfter = false, bb.Excluded, bb.ExcludedAfter
+	forged.Bench = &fb
+	if sameVerdict(&forged, recompute(&forged)) {
+		t.Error("an entry leaving out a benchmark that scales recomputed to itself")
 	}
 }
 

@@ -114,9 +114,33 @@ func excludeNonlinear(benches []*harnessBenchmark, pairs int) *runFailure {
 
 // band is the range a loop's scaling from the smaller count to the larger
 // lies in.
-func (hb *harnessBenchmark) band() (lo, hi float64) {
-	want := float64(hb.counts[1]) / float64(hb.counts[0])
+func (hb *harnessBenchmark) band() (lo, hi float64) { return scalingBand(hb.counts[0], hb.counts[1]) }
+
+func scalingBand(short, long int) (lo, hi float64) {
+	want := float64(long) / float64(short)
 	return want * (1 - scalingTolerance), want * (1 + scalingTolerance)
+}
+
+// exclusionsHold reports whether every benchmark b leaves out is one the
+// baseline runs its exclusion read (the first ExcludedAfter pairs at its
+// Counts, stored in the entry) leave out by the rule that left it out:
+// an entry cannot drop a benchmark from the decision that its own figures
+// keep in. Entries from before ExcludedAfter are taken as stored.
+func exclusionsHold(b *Bench) bool {
+	for _, r := range b.Benchmarks {
+		n := r.ExcludedAfter
+		if r.Excluded == "" || n == 0 {
+			continue
+		}
+		if r.Decides || len(r.Counts) != 2 || r.Counts[0] <= 0 || len(r.ShortCPU.Baseline) < n || len(r.LongCPU.Baseline) < n {
+			return false
+		}
+		lo, hi := scalingBand(r.Counts[0], r.Counts[1])
+		if !clearlyOutside(scalingInterval(r.ShortCPU.Baseline[:n], r.LongCPU.Baseline[:n]), lo, hi) {
+			return false
+		}
+	}
+	return true
 }
 
 // proveLinear gives a candidate that failed linearity at the shared counts

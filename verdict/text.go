@@ -200,6 +200,9 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 		}
 		if r.Excluded != "" {
 			name += " left out"
+			if r.ExcludedAfter > 0 {
+				name += fmt.Sprintf(" after %d pairs", r.ExcludedAfter)
+			}
 		}
 		iters, scale := strconv.Itoa(r.Iterations), "-"
 		if len(r.Counts) == 2 {
