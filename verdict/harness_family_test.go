@@ -51,6 +51,44 @@ func TestOneBenchmarkOfManyDecidedFasterAloneAcceptsThePatch(t *testing.T) {
 	}
 }
 
+// Twelve benchmarks, one faster, the other eleven as they were and noisy:
+// by chance one of them is estimated a little past the threshold
+// (BenchmarkL 0.980x [0.956, 1.003]), which blocked the accept when any
+// estimate past it did. Under the family rule a small shortfall must be
+// below 1 beyond chance, at the benchmarks' share of regressionDoubt,
+// before it blocks; one ten per cent or more below still blocks.
+func TestNoiseInManyUntouchedBenchmarksDoesNotBlockTheAccept(t *testing.T) {
+	var names []string
+	ratio := map[string]float64{}
+	for i := range 12 {
+		name := "Benchmark" + string(rune('A'+i))
+		names, ratio[name] = append(names, name), 1
+	}
+	ratio["BenchmarkA"] = 0.8
+	judge := func(ratio map[string]float64) *Entry {
+		hr := harnessOf(&harnessMeter{names: names, answer: jittery(ratio, 0.01)})
+		hr.protocol.MaxPairs = 30
+		return judged(t, hr)
+	}
+	e := judge(ratio)
+	if e.Verdict != ledger.VerdictAccepted || !strings.Contains(e.Summary, "faster alone: BenchmarkA") {
+		t.Fatalf("%s (%s): %s\n%s", e.Verdict, e.Reason, e.Summary, e.Detail)
+	}
+	short := 0
+	for _, r := range e.Bench.Benchmarks[1:] {
+		if r.CPUStats.Speedup < 1-e.Bench.Threshold {
+			short++
+		}
+	}
+	if short == 0 {
+		t.Error("no untouched benchmark fell past the threshold by chance: the test shows nothing")
+	}
+	ratio["BenchmarkL"] = 1.15
+	if e := judge(ratio); e.Verdict == ledger.VerdictAccepted {
+		t.Errorf("a benchmark 13%% slower was accepted: %s", e.Summary)
+	}
+}
+
 // A deciding benchmark decided slower past the threshold ends the bench at
 // that look: the patch is rejected whatever the others would show, so
 // the pairs after it would be spent on nothing.
@@ -111,5 +149,33 @@ func TestFamilyRuleHoldsTheFalseAcceptRateInSimulation(t *testing.T) {
 	}
 	if whole <= bound {
 		t.Error(fmt.Sprintf("without sharing the rates only %.2f%% were: this simulation cannot tell the rules apart", 100*whole))
+	}
+}
+
+// A patch that makes a benchmark a little slower and its runs noisy, so
+// that its interval reaches past 1 and its shortfall (here even a gain)
+// looks like chance, is held: its runs are many times noisier than the
+// baseline's on the same machine in the same pairs, which the machine's
+// noise is not.
+func TestACandidateMadeNoisyToHideARegressionIsHeld(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	names := []string{"BenchmarkA", "BenchmarkB", "BenchmarkC", "BenchmarkD"}
+	answer := func(cand bool, name string, n int) harnessAnswer {
+		a := jittery(map[string]float64{"BenchmarkA": 0.5, "BenchmarkB": 1.06, "BenchmarkC": 1, "BenchmarkD": 1}, 0.01)(cand, name, n)
+		if cand && name == "BenchmarkB" {
+			a.nsPerOp *= max(0.3, 1+0.4*rng.NormFloat64())
+		}
+		return a
+	}
+	hr := harnessOf(&harnessMeter{names: names, answer: answer})
+	hr.protocol.MaxPairs = 30
+	e := judged(t, hr)
+	r := e.Bench.Benchmarks[1]
+	t.Logf("BenchmarkB %.3fx [%.3f, %.3f], cv b/c %.3f/%.3f", r.CPUStats.Speedup, r.CPUStats.CILow, r.CPUStats.CIHigh, r.CPUStats.BaselineCV, r.CPUStats.CandidateCV)
+	if r.Decision == decSlower {
+		t.Fatalf("BenchmarkB was decided slower: the test does not show noise hiding it")
+	}
+	if e.Verdict == ledger.VerdictAccepted || !strings.Contains(e.Summary, "noisier: BenchmarkB") {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/stats"
 )
 
 // ReasonImplausible is needs-human-review: faster, but a deciding
@@ -110,6 +111,64 @@ func firstDecision(b *Bench, s *Samples, share int) string {
 	return ""
 }
 
+// regressionDoubt is the chance, shared among the benchmarks that decide,
+// that mayHaveRegressed blocks an accept over benchmarks a patch left as
+// they were; noisierFactor is how much noisier than the baseline's a
+// candidate's runs of a benchmark must be to count as hiding something.
+// Both read xxhash: an accept of the inlining change was blocked by two
+// of its thirteen untouched benchmarks whose estimates fell below 0.98 by
+// noise (0.971x [0.908, 1.047]), while the candidates' robust CVs ranged
+// from 0.55 to 2.1 times the baselines'.
+// clearRegression is how far below 1 an estimate blocks an accept
+// whatever its interval: a loss that large is not waved through as noise
+// (a real 30% regression under two hogs measured 0.825x [0.619, 1.007]).
+const (
+	regressionDoubt = 0.05
+	noisierFactor   = 3
+	clearRegression = 0.1
+)
+
+// mayHaveRegressed reports an undecided deciding benchmark whose figures
+// do not rule out a regression past the threshold: its estimate (speedup)
+// lies below 1 - threshold. For an entry of the geometric mean alone
+// that is enough, as it is for an estimate below 1 - clearRegression.
+// Otherwise, under FamilyBonferroni, where one of m benchmarks below
+// 1 - threshold by chance would block nearly every honest patch of a
+// harness with many, the estimate must also be below 1 beyond chance
+// (its interval at the one-sided level regressionDoubt/m lies below 1).
+// A patch that widens the interval with noise to pass that is held by
+// noisier.
+func (b *Bench) mayHaveRegressed(s Samples, speedup float64, m int) bool {
+	if speedup >= 1-b.Threshold {
+		return false
+	}
+	if b.Family != FamilyBonferroni || speedup < 1-clearRegression {
+		return true
+	}
+	n := min(len(s.Baseline), len(s.Candidate))
+	if n == 0 {
+		return true
+	}
+	iv := stats.PairedOf(s.Baseline[:n], s.Candidate[:n]).Interval(1 - 2*regressionDoubt/float64(max(m, 1)))
+	return iv.Bounded && iv.High < 1
+}
+
+// noisier reports a benchmark whose candidate runs are noisierFactor
+// times as spread as the baseline's, in the same pairs on the same
+// machine: the median absolute deviation of each side's cost per
+// iteration, in absolute terms, since the machine's noise (the start-up's
+// and set-up's) is the same number of nanoseconds however fast the loop.
+// A patch can make a benchmark noisy to keep a regression from being
+// decided, or to stretch an interval over a gain it does not have; the
+// figures of such runs are not read either way. On xxhash under load the
+// ratio ran from 0.55 to 2.1 over sixteen benchmarks, a 1.66x faster one
+// among them at 1.00.
+func noisier(s Samples) bool {
+	n := min(len(s.Baseline), len(s.Candidate))
+	base := stats.MAD(s.Baseline[:n])
+	return n > 0 && base > 0 && stats.MAD(s.Candidate[:n]) > noisierFactor*base
+}
+
 // settled reports whether the harness bench has measured enough at the
 // look just made. A deciding benchmark decided slower past the threshold
 // settles it at once: the patch is rejected whatever the rest show. So
@@ -137,7 +196,7 @@ func settled(b *Bench, benches []*harnessBenchmark, geomean bool) bool {
 			return true
 		}
 		all = all && d != decMeasureMore
-		doubt = doubt || d == decSlower || st.Speedup < 1-b.Threshold
+		doubt = doubt || d == decSlower || b.mayHaveRegressed(r.CPU, st.Speedup, m) || b.Family == FamilyBonferroni && noisier(r.CPU)
 		familyFaster = familyFaster || familyDecision(b, &r.CPU, m) == decFaster
 	}
 	return geomean && all || familyFaster && !doubt
@@ -213,7 +272,7 @@ func judgeHarness(e *Entry) {
 	// slower by more than the threshold is a regression its interval does
 	// not rule out, and a patch could make one noisy to hide it.
 	slow := b.benchmarksWhere(func(r *BenchmarkResult) bool {
-		return (r.Decision == decUndecided || r.Decision == decMeasureMore) && r.CPUStats.Speedup < 1-b.Threshold
+		return (r.Decision == decUndecided || r.Decision == decMeasureMore) && b.mayHaveRegressed(r.CPU, r.CPUStats.Speedup, b.deciding())
 	})
 	if (e.Reason == ReasonInconclusive || e.Reason == ReasonNoChange) && len(slow) > 0 {
 		// Not accepted either way; the summary says what else it hides.
@@ -228,6 +287,12 @@ func judgeHarness(e *Entry) {
 		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive, fmt.Sprintf(
 			"the cost per iteration of %s is too small to measure against the noise of its runs, so no speedup can be read from it, whatever the geometric mean", strings.Join(un, ", ")))
 		e.Summary = e.Reason + ": " + figures + "; too small to measure: " + strings.Join(un, ", ")
+		return
+	}
+	if loud := b.benchmarksWhere(func(r *BenchmarkResult) bool { return b.Family == FamilyBonferroni && noisier(r.CPU) }); len(loud) > 0 {
+		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive, fmt.Sprintf(
+			"the candidate's runs of %s are more than %d times as spread as the baseline's in the same pairs, which the machine's noise does not do: no figure is read from them, whatever the geometric mean", strings.Join(loud, ", "), noisierFactor))
+		e.Summary = e.Reason + ": " + figures + "; noisier: " + strings.Join(loud, ", ")
 		return
 	}
 	if len(slow) > 0 {

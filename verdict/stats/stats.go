@@ -106,9 +106,15 @@ func RobustCV(xs []float64) float64 {
 	if m == 0 {
 		return 0
 	}
+	return 1.4826 * MAD(xs) / m
+}
+
+// MAD is the median absolute deviation from the median.
+func MAD(xs []float64) float64 {
+	m := Median(xs)
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x - m)
 	}
-	return 1.4826 * Median(dev) / m
+	return Median(dev)
 }
