@@ -18,12 +18,7 @@ import (
 // the one benchmark accepts the patch; the verdict names it, and the bench
 // stops once it is decided and nothing looks slower.
 func TestOneBenchmarkOfManyDecidedFasterAloneAcceptsThePatch(t *testing.T) {
-	var names []string
-	ratio := map[string]float64{}
-	for i := range 6 {
-		name := "Benchmark" + string(rune('A'+i))
-		names, ratio[name] = append(names, name), 1
-	}
+	names, ratio := unchanged(6)
 	ratio["BenchmarkA"] = 0.9 // 1.11x; alone in six, a geometric mean of 1.018
 	m := &harnessMeter{names: names, answer: jittery(ratio, 0.005)}
 	hr := harnessOf(m)
@@ -58,12 +53,7 @@ func TestOneBenchmarkOfManyDecidedFasterAloneAcceptsThePatch(t *testing.T) {
 // below 1 beyond chance, at the benchmarks' share of regressionDoubt,
 // before it blocks; one ten per cent or more below still blocks.
 func TestNoiseInManyUntouchedBenchmarksDoesNotBlockTheAccept(t *testing.T) {
-	var names []string
-	ratio := map[string]float64{}
-	for i := range 12 {
-		name := "Benchmark" + string(rune('A'+i))
-		names, ratio[name] = append(names, name), 1
-	}
+	names, ratio := unchanged(12)
 	ratio["BenchmarkA"] = 0.8
 	judge := func(ratio map[string]float64) *Entry {
 		hr := harnessOf(&harnessMeter{names: names, answer: jittery(ratio, 0.01)})
@@ -178,4 +168,16 @@ func TestACandidateMadeNoisyToHideARegressionIsHeld(t *testing.T) {
 	if e.Verdict == ledger.VerdictAccepted || !strings.Contains(e.Summary, "noisier: BenchmarkB") {
 		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
 	}
+}
+
+// unchanged names n benchmarks, BenchmarkA on, each costing the candidate
+// what it costs the baseline.
+func unchanged(n int) ([]string, map[string]float64) {
+	var names []string
+	ratio := map[string]float64{}
+	for i := range n {
+		name := "Benchmark" + string(rune('A'+i))
+		names, ratio[name] = append(names, name), 1
+	}
+	return names, ratio
 }
