@@ -394,6 +394,17 @@ func writeLayouts(w io.Writer, b *Bench) error {
 		_, err := fmt.Fprintf(w, "one layout: %s\n", r.OneLayout)
 		return err
 	}
+	measured := false
+	for _, l := range r.Layouts {
+		measured = measured || l.Pairs > 0
+	}
+	if !measured {
+		// A bench ended by a failure has no figures per layout (they
+		// are read when a bench is judged); zeros would read as measured.
+		_, err := fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs, %d relinked, %d from the cache), no figures per layout: the bench ended before they were compared\n",
+			len(r.Layouts), r.Seed, r.SetupSeconds, r.Relinked, r.Cached)
+		return err
+	}
 	fmt.Fprintf(w, "%d layouts (seed %d, builds %.1fs, %d relinked, %d from the cache): baseline spread %.1f%%, noise %.1f%%, CI without the best layout from %.3f, without the worst up to %.3f\n",
 		len(r.Layouts), r.Seed, r.SetupSeconds, r.Relinked, r.Cached, r.Spread*100, r.Noise*100, r.WithoutBest, r.WithoutWorst)
 	unit := ""

@@ -229,3 +229,16 @@ func TestSlowerInOneLayoutIsNoChange(t *testing.T) {
 		})
 	}
 }
+
+// A bench ended by a failure has layouts but no figures per layout: the
+// text says so rather than printing zeros as if they were measured.
+func TestLayoutsOfABenchThatEndedEarlySayTheyHaveNoFigures(t *testing.T) {
+	b := &Bench{Metric: "cpu-time", Layout: &LayoutReport{Seed: 7, Layouts: make([]LayoutResult, 4)}}
+	var out strings.Builder
+	if err := writeLayouts(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "no figures per layout") || strings.Contains(s, "0.000x") {
+		t.Errorf("%s", s)
+	}
+}
