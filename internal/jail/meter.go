@@ -140,8 +140,14 @@ func measure(path string, p plan, pid1 bool) report {
 		defer t.Stop()
 	}
 	ws := waitFor(pid)
-	left := descendants(false)
-	r := report{WallNS: int64(time.Since(start)), Leftover: len(left), Lingering: lingering(left)}
+	wall := time.Since(start)
+	left, born := leftovers(pid1)
+	r := report{WallNS: int64(wall), Leftover: len(left), Lingering: lingering(left)}
+	if born {
+		// A process of the run forked after its command had exited, though
+		// no listing caught one alive: something was left running.
+		r.Leftover = max(r.Leftover, 1)
+	}
 	killAndReap(pid1)
 	r.Tasks = tasks.done()
 	var ru unix.Rusage
@@ -297,6 +303,65 @@ func killAll(pid1 bool) {
 	}
 }
 
+// maxScans bounds how many times leftovers lists /proc.
+const maxScans = 64
+
+// leftovers lists the run's processes still alive once its command has
+// exited, and reports whether one was seen being born though none could be
+// listed.
+//
+// One listing of /proc is not enough: a process that is listed, then forks
+// and exits before its stat is read, is skipped as gone, and the child it
+// forked came too late for the listing. The double-fork daemon does just
+// that, and one listing missed it a few runs in a hundred. A listing is
+// complete when no process was born while it ran: whatever is alive at its
+// end was alive at its start, so it was listed, and its stat read. As PID 1
+// of its own namespace the meter can tell: the namespace's last pid handed
+// out (ns_last_pid) did not move. The meter's own new threads draw from it
+// too, so a moved counter means only a rescan; but pids beyond the meter's
+// new threads went to processes of the run, which after the command's exit
+// are leftovers even when no listing caught one alive. Nothing in the run
+// can undo this check (in the bwrap jail it has no capability to set
+// ns_last_pid), whereas a SIGSTOP walk is undone by a SIGCONT the run
+// arranged (a timer, a parent-death signal), and freezing the run's cgroup
+// would freeze the meter in it too, and the run, under the meter's uid,
+// could thaw it.
+//
+// Without a PID namespace (the weakest isolation levels) the counter is the
+// host's, which never stands still on a busy machine; there the meter lists
+// until two listings agree, which catches the double fork (a listing that
+// missed the daemon is followed by two that see it) but not a run that
+// keeps forking through every listing.
+func leftovers(pid1 bool) (live []int, born bool) {
+	var prev []int
+	for i := 0; i < maxScans; i++ {
+		threads := ownThreads()
+		last, counted := 0, false
+		if pid1 {
+			last, counted = readCount(nsLastPid)
+		}
+		live = descendants(false)
+		slices.Sort(live)
+		if counted {
+			now, ok := readCount(nsLastPid)
+			handed := now - last
+			if ok && handed == 0 {
+				return live, born
+			}
+			// Threads the meter started between the two counts are at most
+			// those it started between its two thread counts, so the rest
+			// are the run's.
+			born = born || ok && handed > ownThreads()-threads
+			continue
+		}
+		if i > 0 && slices.Equal(live, prev) {
+			return live, born
+		}
+		prev = live
+	}
+	return live, born
+}
+
 // descendants lists the meter's live descendants, zombies too when asked.
 // /proc/self names the meter in whatever procfs is mounted, so this works
 // inside the jail's own /proc and on the host's.
@@ -348,10 +413,7 @@ func lingering(pids []int) []Lingering {
 	fmt.Sscan(string(up), &uptime)
 	var out []Lingering
 	for _, pid := range pids[:min(len(pids), MaxLingering)] {
-		l := Lingering{PID: pid}
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-			l.Command = strings.TrimSpace(strings.ReplaceAll(string(b[:min(len(b), 200)]), "\x00", " "))
-		}
+		l := Lingering{PID: pid, Command: commandName(pid)}
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
 			// Field 22, starttime, in clock ticks since boot (USER_HZ,
 			// 100 on Linux), counted from after comm's parenthesis.
@@ -365,6 +427,23 @@ func lingering(pids []int) []Lingering {
 		out = append(out, l)
 	}
 	return out
+}
+
+// commandName is pid's command line, or, when it has none, its comm in
+// brackets, as ps shows it: a process inside its exec or its exit, or one
+// that blanked its arguments to hide, reads as an empty command line, but
+// the kernel keeps a comm for every process.
+func commandName(pid int) string {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
+		if s := strings.TrimSpace(strings.ReplaceAll(string(b[:min(len(b), 200)]), "\x00", " ")); s != "" {
+			return s
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return ""
+	}
+	return "[" + strings.TrimSpace(string(b)) + "]"
 }
 
 func closeOnExecAll() error {

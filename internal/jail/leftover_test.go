@@ -1,0 +1,110 @@
+package jail
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hone-perf/hone/internal/tier"
+)
+
+// leftoverC is a candidate that leaves a process running: "daemon" is the
+// classic double fork (fork, setsid, fork, and both parents exit at once),
+// whose middle process forks its daemon while the meter may be listing
+// /proc; "blank" leaves a child that has zeroed its own command line, as a
+// process may to hide what it runs.
+const leftoverC = `#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+	int p[2];
+	if (argc < 2) return 2;
+	if (strcmp(argv[1], "daemon") == 0) {
+		if (fork() != 0) return 0;
+		setsid();
+		if (fork() != 0) return 0;
+		for (;;) pause();
+	}
+	if (pipe(p) != 0) return 1;
+	if (fork() == 0) {
+		char *end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+		memset(argv[0], 0, end - argv[0]);
+		write(p[1], "x", 1);
+		for (;;) pause();
+	}
+	char c;
+	return read(p[0], &c, 1) == 1 ? 0 : 1;
+}
+`
+
+func buildLeftover(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "leftover.c", leftoverC, 0o644)
+	cmd := exec.Command("cc", "-O2", "-o", filepath.Join(dir, "leftover"), filepath.Join(dir, "leftover.c"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// A daemon forked by a process that exits at once is still found, every
+// time: the middle process may fork it and exit while the meter lists
+// /proc, and a single listing then sees neither (it did in 1 to 36 runs of
+// 200). The meter's scan is complete by construction, so one miss fails.
+func TestDoubleForkedDaemonIsAlwaysFound(t *testing.T) {
+	tier.Jail(t)
+	dir := buildLeftover(t)
+	for _, iso := range []string{"full", "weak"} {
+		t.Run(iso, func(t *testing.T) {
+			const runs = 200
+			missed := 0
+			for i := 0; i < runs; i++ {
+				res := run(t, Spec{Command: "./leftover daemon", Dir: "/prog", Isolation: iso,
+					Mounts:  []Mount{{Host: dir, Jail: "/prog", Mode: ReadOnly}},
+					Timeout: time.Minute}) // a guard against a hang, not a timing assertion
+				if !res.Success() {
+					t.Fatalf("%s: %s", res.Describe(), res.Stderr.Tail(1000))
+				}
+				// The middle process too is counted when a listing caught it
+				// before its exit, and named by its comm when caught in it.
+				named := len(res.Lingering) > 0 && len(res.Lingering) == res.Leftover
+				for _, l := range res.Lingering {
+					named = named && strings.Contains(l.Command, "leftover")
+				}
+				if !named {
+					missed++
+					t.Errorf("run %d: leftover %d, lingering %+v; want the daemon, named", i, res.Leftover, res.Lingering)
+				}
+			}
+			if missed > 0 {
+				t.Errorf("%d of %d runs missed the daemon", missed, runs)
+			}
+		})
+	}
+}
+
+// A leftover that blanked its command line is still named, by the name
+// the kernel keeps for it (comm), bracketed as ps shows it.
+func TestLeftoverWithoutCommandLineIsNamed(t *testing.T) {
+	tier.Jail(t)
+	dir := buildLeftover(t)
+	for _, iso := range []string{"full", "weak"} {
+		t.Run(iso, func(t *testing.T) {
+			res := run(t, Spec{Command: "./leftover blank", Dir: "/prog", Isolation: iso,
+				Mounts:  []Mount{{Host: dir, Jail: "/prog", Mode: ReadOnly}},
+				Timeout: time.Minute}) // a guard against a hang, not a timing assertion
+			if !res.Success() || res.Leftover != 1 || len(res.Lingering) != 1 {
+				t.Fatalf("%s, leftover %d, lingering %+v; want one", res.Describe(), res.Leftover, res.Lingering)
+			}
+			if got := res.Lingering[0].Command; got != "[leftover]" {
+				t.Errorf("named %q; want [leftover], its comm", got)
+			}
+		})
+	}
+}
