@@ -218,7 +218,10 @@ const MaxLingering = 5
 type Lingering struct {
 	PID int `json:"pid"`
 	// Command is its command line as the process shows it (a process may
-	// rename itself: it names, it does not prove), cut to 200 bytes.
+	// rename itself: it names, it does not prove), cut to 200 bytes; for
+	// one that shows none (inside its exec, or blanked), its comm in
+	// brackets, as ps shows it. It is empty only for a process on its way
+	// out, its memory already released.
 	Command string `json:"command"`
 	// Seconds is how long it had been running.
 	Seconds float64 `json:"seconds"`

@@ -14,12 +14,32 @@ import (
 // classic double fork (fork, setsid, fork, and both parents exit at once),
 // whose middle process forks its daemon while the meter may be listing
 // /proc; "blank" leaves a child that has zeroed its own command line, as a
-// process may to hide what it runs.
-const leftoverC = `#include <string.h>
+// process may to hide what it runs; "thread" leaves a child whose main
+// thread has exited, a zombie in /proc/PID/stat, while another thread runs
+// on. The command exits only once its child is as described.
+const leftoverC = `#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
+static int p[2];
+
+static void *run(void *arg) {
+	char st[512];
+	for (;;) {
+		FILE *f = fopen("/proc/self/stat", "r");
+		size_t n = f ? fread(st, 1, sizeof st - 1, f) : 0;
+		if (f) fclose(f);
+		st[n] = 0;
+		char *r = strrchr(st, ')');
+		if (r && r[1] == ' ' && r[2] == 'Z') break;
+	}
+	write(p[1], "x", 1);
+	for (;;) pause();
+	return arg;
+}
+
 int main(int argc, char **argv) {
-	int p[2];
 	if (argc < 2) return 2;
 	if (strcmp(argv[1], "daemon") == 0) {
 		if (fork() != 0) return 0;
@@ -29,6 +49,11 @@ int main(int argc, char **argv) {
 	}
 	if (pipe(p) != 0) return 1;
 	if (fork() == 0) {
+		if (strcmp(argv[1], "thread") == 0) {
+			pthread_t t;
+			pthread_create(&t, 0, run, 0);
+			pthread_exit(0);
+		}
 		char *end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
 		memset(argv[0], 0, end - argv[0]);
 		write(p[1], "x", 1);
@@ -46,7 +71,7 @@ func buildLeftover(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	writeFile(t, dir, "leftover.c", leftoverC, 0o644)
-	cmd := exec.Command("cc", "-O2", "-o", filepath.Join(dir, "leftover"), filepath.Join(dir, "leftover.c"))
+	cmd := exec.Command("cc", "-O2", "-pthread", "-o", filepath.Join(dir, "leftover"), filepath.Join(dir, "leftover.c"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
@@ -55,7 +80,7 @@ func buildLeftover(t *testing.T) string {
 
 // A daemon forked by a process that exits at once is still found, every
 // time: the middle process may fork it and exit while the meter lists
-// /proc, and a single listing then sees neither (it did in 1 to 36 runs of
+// /proc, and a single listing then sees neither (it did in 1 to 50 runs of
 // 200). The meter's scan is complete by construction, so one miss fails.
 func TestDoubleForkedDaemonIsAlwaysFound(t *testing.T) {
 	tier.Jail(t)
@@ -71,12 +96,15 @@ func TestDoubleForkedDaemonIsAlwaysFound(t *testing.T) {
 				if !res.Success() {
 					t.Fatalf("%s: %s", res.Describe(), res.Stderr.Tail(1000))
 				}
-				// The middle process too is counted when a listing caught it
-				// before its exit, and named by its comm when caught in it.
-				named := len(res.Lingering) > 0 && len(res.Lingering) == res.Leftover
+				// The middle process may be counted too (stopped before it
+				// could exit). Either way one process listed bears the
+				// daemon's command line: the daemon, or the middle process
+				// if the listings caught it inside the fork (see leftovers).
+				named := false
 				for _, l := range res.Lingering {
-					named = named && strings.Contains(l.Command, "leftover")
+					named = named || strings.Contains(l.Command, "leftover daemon")
 				}
+				named = named && len(res.Lingering) == res.Leftover
 				if !named {
 					missed++
 					t.Errorf("run %d: leftover %d, lingering %+v; want the daemon, named", i, res.Leftover, res.Lingering)
@@ -104,6 +132,24 @@ func TestLeftoverWithoutCommandLineIsNamed(t *testing.T) {
 			}
 			if got := res.Lingering[0].Command; got != "[leftover]" {
 				t.Errorf("named %q; want [leftover], its comm", got)
+			}
+		})
+	}
+}
+
+// A process whose main thread has exited shows as a zombie in its stat,
+// but a thread of it runs on: it is a leftover, named by its command line
+// as that thread reads it.
+func TestLeftoverWithAnExitedMainThreadIsFound(t *testing.T) {
+	tier.Jail(t)
+	dir := buildLeftover(t)
+	for _, iso := range []string{"full", "weak"} {
+		t.Run(iso, func(t *testing.T) {
+			res := run(t, Spec{Command: "./leftover thread", Dir: "/prog", Isolation: iso,
+				Mounts:  []Mount{{Host: dir, Jail: "/prog", Mode: ReadOnly}},
+				Timeout: time.Minute}) // a guard against a hang, not a timing assertion
+			if !res.Success() || res.Leftover != 1 || len(res.Lingering) != 1 || res.Lingering[0].Command != "./leftover thread" {
+				t.Fatalf("%s, leftover %d, lingering %+v; want one, named", res.Describe(), res.Leftover, res.Lingering)
 			}
 		})
 	}

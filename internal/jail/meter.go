@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -298,7 +299,8 @@ func killAll(pid1 bool) {
 		_ = unix.Kill(-1, unix.SIGKILL)
 		return
 	}
-	for _, pid := range descendants(true) {
+	live, dead := tree()
+	for _, pid := range append(live, dead...) {
 		_ = unix.Kill(pid, unix.SIGKILL)
 	}
 }
@@ -313,95 +315,102 @@ const maxScans = 64
 // One listing of /proc is not enough: a process that is listed, then forks
 // and exits before its stat is read, is skipped as gone, and the child it
 // forked came too late for the listing. The double-fork daemon does just
-// that, and one listing missed it a few runs in a hundred. A listing is
-// complete when no process was born while it ran: whatever is alive at its
-// end was alive at its start, so it was listed, and its stat read. As PID 1
-// of its own namespace the meter can tell: the namespace's last pid handed
-// out (ns_last_pid) did not move. The meter's own new threads draw from it
-// too, so a moved counter means only a rescan; but pids beyond the meter's
-// new threads went to processes of the run, which after the command's exit
-// are leftovers even when no listing caught one alive. Nothing in the run
-// can undo this check (in the bwrap jail it has no capability to set
-// ns_last_pid), whereas a SIGSTOP walk is undone by a SIGCONT the run
-// arranged (a timer, a parent-death signal), and freezing the run's cgroup
-// would freeze the meter in it too, and the run, under the meter's uid,
-// could thaw it.
+// that, and one listing missed it a few runs in a hundred. So the meter
+// lists until two listings in a row find the same processes alive and, as
+// PID 1 of its own namespace, no pid was handed out (ns_last_pid stood
+// still) from the start of the first to the end of the second. A process
+// alive after them yet in neither can then only be a child whose pid was
+// handed out before the first and whose fork was still under way during
+// the second's listing; its parent, inside that fork all the while, was
+// listed alive by both. So a run that leaves anything running is always
+// seen to, though such a child goes uncounted. The meter's own new threads
+// draw pids too, so a moved counter only means another listing; but pids
+// beyond the meter's new threads went to the run's processes, which after
+// its command's exit are leftovers even if no listing caught one alive (a
+// run that forks through every listing).
+//
+// First the meter stops every process of the namespace with one kill(-1,
+// SIGSTOP): a signal to many processes reaches a child whose fork is under
+// way too, so none slips past it, and a stopped parent can neither fork
+// again nor exit from under its name (an exiting process has no command
+// line left). The listings do not rely on it, as the run could undo it with
+// a SIGCONT it arranged (a timer, a parent-death signal); nothing in the
+// run can move ns_last_pid back (in the bwrap jail it has no capability to
+// set it). Freezing the run's cgroup would not serve: the meter is in that
+// cgroup, and the run, under the meter's uid, could thaw it.
 //
 // Without a PID namespace (the weakest isolation levels) the counter is the
-// host's, which never stands still on a busy machine; there the meter lists
-// until two listings agree, which catches the double fork (a listing that
-// missed the daemon is followed by two that see it) but not a run that
-// keeps forking through every listing.
+// host's, which never stands still on a busy machine, and kill(-1) would
+// reach the user's every process; there the two agreeing listings catch the
+// double fork, but not a run that keeps forking through every listing.
 func leftovers(pid1 bool) (live []int, born bool) {
+	if pid1 {
+		_ = unix.Kill(-1, unix.SIGSTOP)
+	}
 	var prev []int
+	prevStart, havePrev := 0, false
 	for i := 0; i < maxScans; i++ {
 		threads := ownThreads()
-		last, counted := 0, false
+		start, counted := 0, false
 		if pid1 {
-			last, counted = readCount(nsLastPid)
+			start, counted = readCount(nsLastPid)
 		}
-		live = descendants(false)
-		slices.Sort(live)
+		l, _ := tree()
+		still := true
 		if counted {
 			now, ok := readCount(nsLastPid)
-			handed := now - last
-			if ok && handed == 0 {
-				return live, born
-			}
+			still = ok && now == prevStart
 			// Threads the meter started between the two counts are at most
 			// those it started between its two thread counts, so the rest
 			// are the run's.
-			born = born || ok && handed > ownThreads()-threads
-			continue
+			born = born || ok && now-start > ownThreads()-threads
 		}
-		if i > 0 && slices.Equal(live, prev) {
-			return live, born
+		if havePrev && still && slices.Equal(l, prev) {
+			return l, born
 		}
-		prev = live
+		live = l
+		prev, prevStart, havePrev = l, start, true
 	}
 	return live, born
 }
 
-// descendants lists the meter's live descendants, zombies too when asked.
-// /proc/self names the meter in whatever procfs is mounted, so this works
-// inside the jail's own /proc and on the host's.
-func descendants(zombies bool) []int {
+// tree lists the meter's descendants, alive and dead (zombies), each in
+// order. /proc/self names the meter in whatever procfs is mounted, so this
+// works inside the jail's own /proc and on the host's.
+func tree() (live, dead []int) {
 	self, err := os.Readlink("/proc/self")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	ents, _ := os.ReadDir("/proc")
 	parent := map[string]string{}
-	live := map[string]bool{}
+	alive := map[string]bool{}
 	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold anything, so parse
-		// from its closing parenthesis.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		f := statFields("/proc/" + e.Name() + "/stat")
 		if len(f) < 2 {
 			continue
 		}
 		parent[e.Name()] = f[1]
-		live[e.Name()] = zombies || f[0] != "Z"
+		// A process whose main thread has exited shows as a zombie while
+		// its other threads run on.
+		alive[e.Name()] = f[0] != "Z" || len(liveTasks(e.Name())) > 0
 	}
-	var out []int
 	for pid := range parent {
-		if !live[pid] {
-			continue
-		}
 		for p := parent[pid]; p != "" && p != "0"; p = parent[p] {
 			if p == self {
-				var n int
-				fmt.Sscan(pid, &n)
-				out = append(out, n)
+				n, _ := strconv.Atoi(pid)
+				if alive[pid] {
+					live = append(live, n)
+				} else {
+					dead = append(dead, n)
+				}
 				break
 			}
 		}
 	}
-	return out
+	slices.Sort(live)
+	slices.Sort(dead)
+	return live, dead
 }
 
 // lingering names the first MaxLingering of pids, read before they are
@@ -414,15 +423,12 @@ func lingering(pids []int) []Lingering {
 	var out []Lingering
 	for _, pid := range pids[:min(len(pids), MaxLingering)] {
 		l := Lingering{PID: pid, Command: commandName(pid)}
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-			// Field 22, starttime, in clock ticks since boot (USER_HZ,
-			// 100 on Linux), counted from after comm's parenthesis.
-			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-			if len(f) > 19 {
-				var ticks float64
-				fmt.Sscan(f[19], &ticks)
-				l.Seconds = max(uptime-ticks/100, 0)
-			}
+		// Field 22, starttime, in clock ticks since boot (USER_HZ, 100 on
+		// Linux).
+		if f := statFields(fmt.Sprintf("/proc/%d/stat", pid)); len(f) > 19 {
+			var ticks float64
+			fmt.Sscan(f[19], &ticks)
+			l.Seconds = max(uptime-ticks/100, 0)
 		}
 		out = append(out, l)
 	}
@@ -430,20 +436,71 @@ func lingering(pids []int) []Lingering {
 }
 
 // commandName is pid's command line, or, when it has none, its comm in
-// brackets, as ps shows it: a process inside its exec or its exit, or one
-// that blanked its arguments to hide, reads as an empty command line, but
-// the kernel keeps a comm for every process.
+// brackets, as ps shows it. A process inside its exec, or one that blanked
+// its arguments to hide, has none; nor has a main thread that exited while
+// other threads run on, whose command line is read through one of those.
+// Only a process on its way out (every thread exiting, its memory
+// released) stays unnamed: Lingering.Command says so.
 func commandName(pid int) string {
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-		if s := strings.TrimSpace(strings.ReplaceAll(string(b[:min(len(b), 200)]), "\x00", " ")); s != "" {
+	dir := fmt.Sprintf("/proc/%d", pid)
+	if s := cmdline(dir); s != "" {
+		return s
+	}
+	tasks := liveTasks(strconv.Itoa(pid))
+	for _, t := range tasks {
+		if s := cmdline(dir + "/task/" + t); s != "" {
 			return s
 		}
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	exiting := true
+	for _, t := range tasks {
+		// Field 9, the task's flags; PF_EXITING is 0x4.
+		var flags uint64
+		f := statFields(dir + "/task/" + t + "/stat")
+		exiting = exiting && len(f) > 6 && scanUint(f[6], &flags) && flags&0x4 != 0
+	}
+	if exiting {
+		return ""
+	}
+	b, err := os.ReadFile(dir + "/comm")
 	if err != nil {
 		return ""
 	}
 	return "[" + strings.TrimSpace(string(b)) + "]"
+}
+
+// cmdline reads the command line of the process or task at dir, NULs as
+// spaces, cut to 200 bytes.
+func cmdline(dir string) string {
+	b, err := os.ReadFile(dir + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(b[:min(len(b), 200)]), "\x00", " "))
+}
+
+// liveTasks lists the threads of process pid that are neither zombies nor
+// dead.
+func liveTasks(pid string) []string {
+	ents, _ := os.ReadDir("/proc/" + pid + "/task")
+	var out []string
+	for _, e := range ents {
+		if f := statFields("/proc/" + pid + "/task/" + e.Name() + "/stat"); len(f) > 0 && f[0] != "Z" && f[0] != "X" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// statFields reads a stat file's fields from the third, the state, on:
+// "pid (comm) state ppid ...", where comm may hold anything, so it is cut
+// at its last closing parenthesis.
+func statFields(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 }
 
 func closeOnExecAll() error {
@@ -523,6 +580,11 @@ func lookPath(name string, env []string) (string, int) {
 }
 
 func scanInt(s string, v *int64) bool {
+	_, err := fmt.Sscan(s, v)
+	return err == nil
+}
+
+func scanUint(s string, v *uint64) bool {
 	_, err := fmt.Sscan(s, v)
 	return err == nil
 }
