@@ -341,8 +341,11 @@ const maxScans = 64
 //
 // Without a PID namespace (the weakest isolation levels) the counter is the
 // host's, which never stands still on a busy machine, and kill(-1) would
-// reach the user's every process; there the two agreeing listings catch the
-// double fork, but not a run that keeps forking through every listing.
+// reach the user's every process. There the meter stops each process a
+// listing finds (a fork under way completes, and the next listing finds its
+// child), which with two agreeing listings catches the double fork, but not
+// a run that undoes its stops and keeps forking through every listing. As
+// with killAll there, a listed pid could in principle be reused by then.
 func leftovers(pid1 bool) (live []int, born bool) {
 	if pid1 {
 		_ = unix.Kill(-1, unix.SIGSTOP)
@@ -356,6 +359,11 @@ func leftovers(pid1 bool) (live []int, born bool) {
 			start, counted = readCount(nsLastPid)
 		}
 		l, _ := tree()
+		if !pid1 {
+			for _, pid := range l {
+				_ = unix.Kill(pid, unix.SIGSTOP)
+			}
+		}
 		still := true
 		if counted {
 			now, ok := readCount(nsLastPid)
