@@ -448,7 +448,7 @@ func lingering(pids []int) []Lingering {
 // its arguments to hide, has none; nor has a main thread that exited while
 // other threads run on, whose command line is read through one of those.
 // Only a process on its way out (every thread exiting, its memory
-// released) stays unnamed: Lingering.Command says so.
+// released) stays unnamed, as Lingering.Command promises its readers.
 func commandName(pid int) string {
 	dir := fmt.Sprintf("/proc/%d", pid)
 	if s := cmdline(dir); s != "" {
