@@ -179,12 +179,13 @@ func gamingCases() []game {
 			e, _ := a.Judge("leave a helper behind", a.fast(
 				"#include <string.h>", "#include <string.h>\n#include <unistd.h>",
 				"\tunsigned long long r = 0;", "\tif (fork() == 0) { setsid(); if (fork() == 0) { sleep(100); } _exit(0); }\n\tunsigned long long r = 0;"))
-			// The golden gate's run is the first to leave it behind; on a
-			// loaded machine that gate once counted none left (cause not
-			// yet found) and the bench gate's runs caught it instead.
+			// The golden gate's run is the first to leave it behind, and
+			// the meter's scan misses no double fork (the listing that
+			// once let it slip by, a parent exiting between two reads of
+			// /proc, is internal/jail's TestDoubleForkedDaemonIsAlwaysFound).
 			notAccepted(t, e, ledger.VerdictRejectedGate)
-			if g := e.Gates[len(e.Gates)-1]; (g.Name != "golden" && g.Name != "bench") || !strings.Contains(g.Message, "processes running after it exited") {
-				t.Errorf("failed gate %s: %q; want golden or bench: a process left running", g.Name, g.Message)
+			if g := e.Gates[len(e.Gates)-1]; g.Name != "golden" || !strings.Contains(g.Message, "processes running after it exited") {
+				t.Errorf("failed gate %s: %q; want golden: a process left running", g.Name, g.Message)
 			}
 		}},
 		game{"a child the kernel reaps does the work", func(t *testing.T, a *arena) {
