@@ -1,7 +1,6 @@
 package verdict
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -138,7 +137,7 @@ func TestFamilyRuleHoldsTheFalseAcceptRateInSimulation(t *testing.T) {
 		t.Errorf("with the rates shared among %d benchmarks, %.2f%% of verdicts called one faster, above %.1f%%", members, 100*shared, 100*bound)
 	}
 	if whole <= bound {
-		t.Error(fmt.Sprintf("without sharing the rates only %.2f%% were: this simulation cannot tell the rules apart", 100*whole))
+		t.Errorf("without sharing the rates only %.2f%% were: this simulation cannot tell the rules apart", 100*whole)
 	}
 }
 
