@@ -84,6 +84,11 @@ type launch struct {
 	cgroup *cgroup
 }
 
+// reportWait is how long a run that has ended may take to deliver the
+// meter's report, which it writes before it exits: as long as Wait lets
+// stdout and stderr drain.
+const reportWait = 2 * time.Second
+
 // firstFD is the child's fd number of launch.files[0].
 const firstFD = reportFD + 1
 
@@ -114,7 +119,7 @@ func (l *launch) run(ctx context.Context, s Spec, res *Result) (*Result, error) 
 		l.cmd.Env = []string{}
 	}
 	// Pipes held open by anything that escaped must not hang Wait forever.
-	l.cmd.WaitDelay = 2 * time.Second
+	l.cmd.WaitDelay = reportWait
 
 	if l.cgroup != nil {
 		l.cmd.SysProcAttr.UseCgroupFD, l.cmd.SysProcAttr.CgroupFD = true, int(l.cgroup.fd.Fd())
@@ -157,7 +162,19 @@ func (l *launch) run(ctx context.Context, s Spec, res *Result) (*Result, error) 
 	waitErr := l.cmd.Wait()
 	close(done)
 	res.JailWall = time.Since(start)
-	raw := <-reported
+	var raw []byte
+	select {
+	case raw = <-reported:
+	case <-time.After(reportWait):
+		// Something outside the process group still holds the report
+		// pipe: bwrap's child, orphaned when a cancel killed bwrap before
+		// it handed the run to the meter, waits forever for a parent that
+		// is gone (seen once under load: a verdict cancelled at that
+		// moment hung for good). The run is over either way, and the
+		// cgroup's removal kills what is left in it.
+		repR.Close()
+		raw = <-reported
+	}
 
 	rep, perr := parseReport(raw)
 	switch {
