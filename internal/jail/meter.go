@@ -347,6 +347,7 @@ const maxScans = 64
 // a run that undoes its stops and keeps forking through every listing. As
 // with killAll there, a listed pid could in principle be reused by then.
 func leftovers(pid1 bool) (live []int, born bool) {
+	settle()
 	if pid1 {
 		_ = unix.Kill(-1, unix.SIGSTOP)
 	}
@@ -380,6 +381,24 @@ func leftovers(pid1 bool) (live []int, born bool) {
 		prev, prevStart, havePrev = l, start, true
 	}
 	return live, born
+}
+
+// exitGrace is how long a process on its way out (every thread exiting,
+// its memory released) gets to finish once the command has exited: a
+// helper that ends when its parent does (Go's build cache program when go
+// test exits) is often still exiting then, and the listing counted it,
+// which made an honest Go gate's verdict an error. Nothing else waits:
+// a process that is not exiting is stopped and listed at once.
+const exitGrace = 500 * time.Millisecond
+
+// settle waits up to exitGrace while any of the meter's descendants is on
+// its way out (commandName is empty for those alone).
+func settle() {
+	for deadline := time.Now().Add(exitGrace); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if l, _ := tree(); !slices.ContainsFunc(l, func(pid int) bool { return commandName(pid) == "" }) {
+			return
+		}
+	}
 }
 
 // tree lists the meter's descendants, alive and dead (zombies), each in
