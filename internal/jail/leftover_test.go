@@ -87,6 +87,15 @@ func isolate(t *testing.T, iso string) string {
 	return "weak"
 }
 
+// runLeftover runs the leftover program built in dir in mode, under the
+// given isolation. The minute's timeout guards against a hang; it is no
+// timing assertion.
+func runLeftover(t *testing.T, dir, mode, isolation string) *Result {
+	t.Helper()
+	return run(t, Spec{Command: "./leftover " + mode, Dir: "/prog", Isolation: isolation,
+		Mounts: []Mount{{Host: dir, Jail: "/prog", Mode: ReadOnly}}, Timeout: time.Minute})
+}
+
 func buildLeftover(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("cc"); err != nil {
@@ -113,9 +122,7 @@ func TestDoubleForkedDaemonIsAlwaysFound(t *testing.T) {
 			const runs = 200
 			missed, isolation := 0, isolate(t, iso)
 			for i := 0; i < runs; i++ {
-				res := run(t, Spec{Command: "./leftover daemon", Dir: "/prog", Isolation: isolation,
-					Mounts:  []Mount{{Host: dir, Jail: "/prog", Mode: ReadOnly}},
-					Timeout: time.Minute}) // a guard against a hang, not a timing assertion
+				res := runLeftover(t, dir, "daemon", isolation)
 				if !res.Success() || iso == "process-group" && res.Isolation != iso {
 					t.Fatalf("%s under %s: %s", res.Describe(), res.Isolation, res.Stderr.Tail(1000))
 				}
@@ -147,9 +154,7 @@ func TestLeftoverWithoutCommandLineIsNamed(t *testing.T) {
 	dir := buildLeftover(t)
 	for _, iso := range isolations {
 		t.Run(iso, func(t *testing.T) {
-			res := run(t, Spec{Command: "./leftover blank", Dir: "/prog", Isolation: isolate(t, iso),
-				Mounts:  []Mount{{Host: dir, Jail: "/prog", Mode: ReadOnly}},
-				Timeout: time.Minute}) // a guard against a hang, not a timing assertion
+			res := runLeftover(t, dir, "blank", isolate(t, iso))
 			if !res.Success() || res.Leftover != 1 || len(res.Lingering) != 1 {
 				t.Fatalf("%s, leftover %d, lingering %+v; want one", res.Describe(), res.Leftover, res.Lingering)
 			}
@@ -168,9 +173,7 @@ func TestLeftoverWithAnExitedMainThreadIsFound(t *testing.T) {
 	dir := buildLeftover(t)
 	for _, iso := range isolations {
 		t.Run(iso, func(t *testing.T) {
-			res := run(t, Spec{Command: "./leftover thread", Dir: "/prog", Isolation: isolate(t, iso),
-				Mounts:  []Mount{{Host: dir, Jail: "/prog", Mode: ReadOnly}},
-				Timeout: time.Minute}) // a guard against a hang, not a timing assertion
+			res := runLeftover(t, dir, "thread", isolate(t, iso))
 			if !res.Success() || res.Leftover != 1 || len(res.Lingering) != 1 || res.Lingering[0].Command != "./leftover thread" {
 				t.Fatalf("%s, leftover %d, lingering %+v; want one, named", res.Describe(), res.Leftover, res.Lingering)
 			}
