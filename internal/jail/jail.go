@@ -106,6 +106,13 @@ type Spec struct {
 	// OutputCap bounds how many bytes of stdout and of stderr are kept (each);
 	// the rest is still hashed and counted. 0 means DefaultOutputCap.
 	OutputCap int
+	// OneCPU starts the command on one CPU, the last the meter may use: a
+	// runtime that works on idle CPUs (Go's garbage collector marks on
+	// every idle core) otherwise spends CPU time that grows with how idle
+	// the machine is, tens of milliseconds per run that no patch caused.
+	// The command may widen its own affinity; that only adds to its CPU
+	// time.
+	OneCPU bool
 }
 
 // NoLimit, in any Limits field, means no limit at all (for Data: room for

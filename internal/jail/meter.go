@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -119,10 +121,17 @@ func measure(path string, p plan, pid1 bool) report {
 	before, cgOK := sampleCPU(p.CPUStat)
 	tasks := startTaskCount(pid1)
 	start := time.Now()
-	pid, err := syscall.ForkExec(path, p.Argv, attr)
-	if errors.Is(err, syscall.ENOEXEC) {
-		// A script without #!: the shell would run it itself.
-		pid, err = syscall.ForkExec("/bin/sh", append([]string{"/bin/sh", path}, p.Argv[1:]...), attr)
+	pid, err := forkOn(p.OneCPU, func() (int, error) {
+		pid, err := syscall.ForkExec(path, p.Argv, attr)
+		if errors.Is(err, syscall.ENOEXEC) {
+			// A script without #!: the shell would run it itself.
+			pid, err = syscall.ForkExec("/bin/sh", append([]string{"/bin/sh", path}, p.Argv[1:]...), attr)
+		}
+		return pid, err
+	})
+	var affinity *affinityError
+	if errors.As(err, &affinity) {
+		return report{Error: err.Error()}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", meterName, p.Argv[0], err)
@@ -163,6 +172,40 @@ func measure(path string, p plan, pid1 bool) report {
 	r.TimedOut = timedOut.Load()
 	r.ExitCode, r.Signaled = ws.ExitStatus(), ws.Signaled()
 	return r
+}
+
+// forkOn runs fork, on one CPU when one is set: a child inherits the
+// affinity of the thread that forks it, so the meter's thread takes the
+// last CPU it may use for the fork and gets its whole set back after.
+func forkOn(one bool, fork func() (int, error)) (int, error) {
+	if !one {
+		return fork()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		return 0, &affinityError{err}
+	}
+	var last unix.CPUSet
+	for cpu := 8*int(unsafe.Sizeof(all)) - 1; cpu >= 0; cpu-- {
+		if all.IsSet(cpu) {
+			last.Set(cpu)
+			break
+		}
+	}
+	if err := unix.SchedSetaffinity(0, &last); err != nil {
+		return 0, &affinityError{err}
+	}
+	defer func() { _ = unix.SchedSetaffinity(0, &all) }()
+	return fork()
+}
+
+// affinityError is a CPU affinity the meter could not read or set.
+type affinityError struct{ err error }
+
+func (e *affinityError) Error() string {
+	return "cannot start the command on one CPU: " + e.err.Error()
 }
 
 // taskCount counts the threads and processes a run creates. As PID 1 of

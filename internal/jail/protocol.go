@@ -26,6 +26,8 @@ type plan struct {
 	// CPUStat is the cpu.stat file of the run's cgroup, or "" when it has
 	// none (see cgroup.go).
 	CPUStat string `json:"cpu_stat"`
+	// OneCPU forks the command on one CPU (Spec.OneCPU).
+	OneCPU bool `json:"one_cpu"`
 }
 
 type copyOp struct {

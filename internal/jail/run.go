@@ -62,7 +62,7 @@ const backstop = 30 * time.Second
 // with: exec'd directly when the shell would only split words, else under
 // /bin/sh -c.
 func newPlan(s Spec, env []string, dir string) (p plan, shell bool) {
-	p = plan{Env: env, Dir: dir, Rlimits: s.Limits.rlimits(), TimeoutNS: int64(s.Timeout)}
+	p = plan{Env: env, Dir: dir, Rlimits: s.Limits.rlimits(), TimeoutNS: int64(s.Timeout), OneCPU: s.OneCPU}
 	if argv, ok := plainWords(s.Command, lookupIn(env)); ok {
 		p.Argv, p.Lookup = argv, !strings.Contains(argv[0], "/")
 		return p, false
