@@ -172,13 +172,21 @@ type Bench struct {
 	// counts (the CPU time of a run at the smaller, at most); absent in
 	// entries written before the key, which sized for half a second.
 	MaxLoopSeconds float64 `toml:"max_loop_seconds,omitempty" json:"max_loop_seconds,omitempty"`
-	Metric         string  `toml:"metric" json:"metric"` // the deciding metric
-	Pairs          int     `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)
-	BatchSize      int     `toml:"batch_size" json:"batch_size"`
-	MaxPairs       int     `toml:"max_pairs" json:"max_pairs"`
-	Warmup         int     `toml:"warmup" json:"warmup"`
-	Threshold      float64 `toml:"threshold" json:"threshold"`
-	Confidence     float64 `toml:"confidence" json:"confidence"`
+	// NoisierFloor is the spread, as a share of its median, below which a
+	// benchmark's candidate runs are never taken for noisier than the
+	// baseline's (noisier): half the threshold. Absent in entries before
+	// it, which had no floor.
+	NoisierFloor float64 `toml:"noisier_floor,omitempty" json:"noisier_floor,omitempty"`
+	// OneCPU: every run of the harness started on one CPU (jail.Spec.OneCPU),
+	// as harness runs have since the key.
+	OneCPU     bool    `toml:"one_cpu,omitempty" json:"one_cpu,omitempty"`
+	Metric     string  `toml:"metric" json:"metric"` // the deciding metric
+	Pairs      int     `toml:"pairs" json:"pairs"`   // pairs measured (warm-up excluded)
+	BatchSize  int     `toml:"batch_size" json:"batch_size"`
+	MaxPairs   int     `toml:"max_pairs" json:"max_pairs"`
+	Warmup     int     `toml:"warmup" json:"warmup"`
+	Threshold  float64 `toml:"threshold" json:"threshold"`
+	Confidence float64 `toml:"confidence" json:"confidence"`
 	// Seed is the order seed ([bench] order_seed): it orders each pair
 	// (and seeds the bootstrap of entries without a Method). It is not the
 	// input seed (Entry.InputSeed).

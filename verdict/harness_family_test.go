@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/ledger"
+	"github.com/hone-perf/hone/verdict/stats"
 	"github.com/hone-perf/hone/workspace"
 )
 
@@ -166,6 +167,35 @@ func TestACandidateMadeNoisyToHideARegressionIsHeld(t *testing.T) {
 	}
 	if e.Verdict == ledger.VerdictAccepted || !strings.Contains(e.Summary, "noisier: BenchmarkB") {
 		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
+}
+
+// An untouched benchmark whose baseline runs happen to agree to a few
+// tenths of a percent (on one CPU they do) while the candidate's spread a
+// little more is not noisier: its spread is under half the threshold,
+// which hides no regression past it, and an honest patch faster elsewhere
+// is accepted. An xxhash verdict read such a benchmark as 3.4 times as
+// spread (1.6 ns against 0.47 ns of 200) and went on past its decision.
+func TestATightBaselineDoesNotMakeAnUntouchedBenchmarkNoisier(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	answer := func(cand bool, name string, n int) harnessAnswer {
+		cost := 1000 * (1 + 0.0005*rng.NormFloat64())
+		switch {
+		case cand && name == "BenchmarkA":
+			cost /= 2
+		case cand:
+			cost *= 1 + 0.003*rng.NormFloat64()
+		}
+		return harnessAnswer{nsPerOp: cost, checksum: 7}
+	}
+	e := judged(t, harnessOf(&harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: answer}))
+	b := e.Bench
+	r := b.Benchmarks[1]
+	if ratio := stats.MAD(r.CPU.Candidate) / stats.MAD(r.CPU.Baseline); ratio <= noisierFactor {
+		t.Fatalf("BenchmarkB's candidate spread %.1f times the baseline's: the test does not show a tight baseline", ratio)
+	}
+	if e.Verdict != ledger.VerdictAccepted || b.NoisierFloor != b.Threshold/2 {
+		t.Errorf("%s (%s): %s (floor %g)", e.Verdict, e.Reason, e.Summary, b.NoisierFloor)
 	}
 }
 

@@ -54,6 +54,8 @@ type harnessMeter struct {
 	// start-up and loop, by side and asked count: a harness that can tell
 	// which runs size it.
 	burn func(cand bool, count int) float64
+	// unpinned counts the runs not started on one CPU.
+	unpinned int
 }
 
 var (
@@ -92,11 +94,17 @@ func askedCount(command string) int {
 }
 
 func (f *harnessMeter) exec(_ context.Context, spec jail.Spec) (*jail.Result, error) {
+	if !spec.OneCPU {
+		f.unpinned++
+	}
 	out, _ := f.output(spec.Dir == "cand", f.names, 0, askedCount(spec.Command))
 	return result(run{out: out, value: 0.01}), nil
 }
 
 func (f *harnessMeter) measure(_ context.Context, spec jail.Spec, _ string) (map[string]float64, *jail.Result, error) {
+	if !spec.OneCPU {
+		f.unpinned++
+	}
 	cand := spec.Dir == "cand"
 	name := oneBenchRE.FindStringSubmatch(spec.Command)[1]
 	if f.runs == nil {
@@ -177,6 +185,9 @@ func TestHarnessFasterOnEveryBenchmarkIsAcceptedOnTheGeomean(t *testing.T) {
 	if m.runs["cand BenchmarkA"] <= 2*b.Pairs || m.runs["cand BenchmarkB"] > m.runs["base BenchmarkB"] {
 		t.Errorf("runs %v for %d pairs", m.runs, b.Pairs)
 	}
+	if m.unpinned != 0 || !b.OneCPU {
+		t.Errorf("%d harness runs were not started on one CPU (recorded: %v)", m.unpinned, b.OneCPU)
+	}
 	firsts := map[string]bool{}
 	for i := len(m.order) - 8*b.Pairs; i < len(m.order); i += 8 {
 		firsts[strings.Fields(m.order[i])[1]] = true
@@ -185,7 +196,7 @@ func TestHarnessFasterOnEveryBenchmarkIsAcceptedOnTheGeomean(t *testing.T) {
 		t.Errorf("the same benchmark ran first in every pair: %q", m.order)
 	}
 	var text strings.Builder
-	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "BenchmarkA *") || !strings.Contains(text.String(), "µs") {
+	if err := WriteText(&text, e); err != nil || !strings.Contains(text.String(), "BenchmarkA *") || !strings.Contains(text.String(), "µs") || !strings.Contains(text.String(), "each run on one CPU") {
 		t.Errorf("%v\n%s", err, text.String())
 	}
 }

@@ -99,7 +99,7 @@ func (ls *layoutSet) place(spec jail.Spec, cand bool, k int) jail.Spec {
 		side = 1
 	}
 	l := ls.specs[side][k]
-	l.Command, l.Timeout, l.OutputCap = spec.Command, spec.Timeout, spec.OutputCap
+	l.Command, l.Timeout, l.OutputCap, l.OneCPU = spec.Command, spec.Timeout, spec.OutputCap, spec.OneCPU
 	return l
 }
 

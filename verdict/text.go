@@ -177,6 +177,9 @@ func writeBenchmarks(w io.Writer, b *Bench) error {
 	if b.MaxLoopSeconds > 0 {
 		loop = fmt.Sprintf("; counts sized for runs of at most %v at the smaller", time.Duration(b.MaxLoopSeconds*float64(time.Second)).Round(time.Millisecond))
 	}
+	if b.OneCPU {
+		loop += "; each run on one CPU"
+	}
 	alone := ""
 	if b.Family == FamilyBonferroni {
 		alone = "; FASTER ALONE: decided faster at its share of the rates"
