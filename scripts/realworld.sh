@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Judges real projects as a new user would (docs/development.md, "Real
-# projects, on demand"): an idle machine, the real meter, about an hour.
+# projects, on demand"): an idle machine, the real meter, a quarter of an hour.
 #
 #   bash scripts/realworld.sh [go test flags]
 set -euo pipefail
