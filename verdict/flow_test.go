@@ -44,6 +44,11 @@ type fakeMeter struct {
 
 var errHarness = errors.New("the harness failed")
 
+// untimedMeter is a fakeMeter that reads no clock, as the work meter.
+type untimedMeter struct{ *fakeMeter }
+
+func (untimedMeter) untimed() {}
+
 func result(r run) *jail.Result {
 	return &jail.Result{ExitCode: r.exit, Stdout: jail.OutputOf([]byte(r.out)), Stderr: jail.OutputOf(nil),
 		Leftover: r.leftover, Wall: time.Duration(r.value * float64(time.Second)), UserTime: time.Duration(r.value * float64(time.Second))}
@@ -262,6 +267,20 @@ func TestFlowSlowCandidateIsStoppedAtSlowFactor(t *testing.T) {
 	m = &fakeMeter{bench: steady(3)}
 	if _, fail, err := benchOf(m, p).run(context.Background()); err != nil || fail != nil {
 		t.Errorf("%v %+v", err, fail)
+	}
+	// Under a meter that reads no clock (the work meter of hone's test
+	// builds) nothing is cut by the clock: a run that stalls on a busy
+	// machine is not the candidate's fault there.
+	m = &fakeMeter{bench: func(cand bool, n int) run {
+		if cand {
+			return run{out: "42\n", value: 30}
+		}
+		return run{out: "42\n", value: 0.2}
+	}}
+	br := benchOf(m, p)
+	br.meter = untimedMeter{m}
+	if _, fail, err := br.run(context.Background()); err != nil || fail != nil {
+		t.Errorf("under an untimed meter: %v %+v", err, fail)
 	}
 }
 
