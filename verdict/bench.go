@@ -341,8 +341,7 @@ func (br *benchRun) newSetup(warm bool) (PairSetup, error) {
 // would otherwise be cut as the candidate's fault.
 func (br *benchRun) slowLimit(timeout time.Duration) (limit time.Duration, cut bool) {
 	f := br.protocol.SlowFactor
-	_, untimed := br.meter.(interface{ untimed() })
-	if f <= 0 || len(br.baseWalls) == 0 || untimed {
+	if f <= 0 || len(br.baseWalls) == 0 || readsNoClock(br.meter) {
 		return timeout, false
 	}
 	limit = max(time.Duration(f*stats.QuantileSorted(br.baseWalls, 0.5)*float64(time.Second)), time.Second)

@@ -153,10 +153,10 @@ func (b *Bench) mayHaveRegressed(s Samples, speedup float64, m int) bool {
 	return iv.Bounded && iv.High < 1
 }
 
-// noisier reports a benchmark whose candidate runs are noisierFactor
-// times as spread as the baseline's, in the same pairs on the same
-// machine, and spread by at least floor of their median (Bench.NoisierFloor;
-// none when 0): the median absolute deviation of each side's cost per
+// noisier reports, under FamilyBonferroni, a benchmark whose candidate
+// runs are noisierFactor times as spread as the baseline's, in the same
+// pairs on the same machine, and spread by at least NoisierFloor of their
+// median (none when 0): the median absolute deviation of each side's cost per
 // iteration, in absolute terms, since the machine's noise (the start-up's
 // and set-up's) is the same number of nanoseconds however fast the loop.
 // A patch can make a benchmark noisy to keep a regression from being
@@ -168,13 +168,13 @@ func (b *Bench) mayHaveRegressed(s Samples, speedup float64, m int) bool {
 // ns of 200 and its candidate 1.6 ns, 3.4 times as much by chance in an
 // honest verdict, and a spread that small hides no regression past the
 // threshold.
-func noisier(s Samples, floor float64) bool {
+func (b *Bench) noisier(s Samples) bool {
 	n := min(len(s.Baseline), len(s.Candidate))
-	if n == 0 {
+	if b.Family != FamilyBonferroni || n == 0 {
 		return false
 	}
 	base, cand := stats.MAD(s.Baseline[:n]), stats.MAD(s.Candidate[:n])
-	return base > 0 && cand > noisierFactor*base && cand >= floor*stats.Median(s.Candidate[:n])
+	return base > 0 && cand > noisierFactor*base && cand >= b.NoisierFloor*stats.Median(s.Candidate[:n])
 }
 
 // settled reports whether the harness bench has measured enough at the
@@ -204,7 +204,7 @@ func settled(b *Bench, benches []*harnessBenchmark, geomean bool) bool {
 			return true
 		}
 		all = all && d != decMeasureMore
-		doubt = doubt || d == decSlower || b.mayHaveRegressed(r.CPU, st.Speedup, m) || b.Family == FamilyBonferroni && noisier(r.CPU, b.NoisierFloor)
+		doubt = doubt || d == decSlower || b.mayHaveRegressed(r.CPU, st.Speedup, m) || b.noisier(r.CPU)
 		familyFaster = familyFaster || familyDecision(b, &r.CPU, m) == decFaster
 	}
 	return geomean && all || familyFaster && !doubt
@@ -297,7 +297,7 @@ func judgeHarness(e *Entry) {
 		e.Summary = e.Reason + ": " + figures + "; too small to measure: " + strings.Join(un, ", ")
 		return
 	}
-	if loud := b.benchmarksWhere(func(r *BenchmarkResult) bool { return b.Family == FamilyBonferroni && noisier(r.CPU, b.NoisierFloor) }); len(loud) > 0 {
+	if loud := b.benchmarksWhere(func(r *BenchmarkResult) bool { return b.noisier(r.CPU) }); len(loud) > 0 {
 		e.setVerdict(ledger.VerdictRejectedBench, ReasonInconclusive, fmt.Sprintf(
 			"the candidate's runs of %s are more than %d times as spread as the baseline's in the same pairs, which the machine's noise does not do: no figure is read from them, whatever the geometric mean", strings.Join(loud, ", "), noisierFactor))
 		e.Summary = e.Reason + ": " + figures + "; noisier: " + strings.Join(loud, ", ")

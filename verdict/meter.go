@@ -48,6 +48,14 @@ type measurer interface {
 	counters(ctx context.Context, spec jail.Spec) (map[string]float64, time.Duration)
 }
 
+// readsNoClock reports a meter whose figures come from no clock (the work
+// meter of hone's test builds): what guards against time (the machine's
+// bench turn, the slow cut) has nothing to guard there.
+func readsNoClock(m measurer) bool {
+	_, untimed := m.(interface{ untimed() })
+	return untimed
+}
+
 // meter runs one bench command in the jail and turns it into metric
 // values. In the time tiers the jail's own meter gives the CPU time of the
 // command's whole process tree and its wall time, never the jail's start-up.

@@ -546,7 +546,7 @@ func protocol(t *workspace.Target, opts Options) (workspace.BenchConfig, *Overri
 // benchTurn waits for the machine's turn to measure, which a meter that
 // reads no clock (the work meter of hone's test builds) does not need.
 func (j *judging) benchTurn(ctx context.Context) (*lock.Lock, error) {
-	if _, untimed := j.m.(interface{ untimed() }); untimed {
+	if readsNoClock(j.m) {
 		return nil, nil
 	}
 	return benchTurn(ctx, j.progress)
