@@ -150,32 +150,29 @@ func TestDoubleForkedDaemonIsAlwaysFound(t *testing.T) {
 // A leftover that blanked its command line is still named, by the name
 // the kernel keeps for it (comm), bracketed as ps shows it.
 func TestLeftoverWithoutCommandLineIsNamed(t *testing.T) {
-	tier.Jail(t)
-	dir := buildLeftover(t)
-	for _, iso := range isolations {
-		t.Run(iso, func(t *testing.T) {
-			res := runLeftover(t, dir, "blank", isolate(t, iso))
-			if !res.Success() || res.Leftover != 1 || len(res.Lingering) != 1 {
-				t.Fatalf("%s, leftover %d, lingering %+v; want one", res.Describe(), res.Leftover, res.Lingering)
-			}
-			if got := res.Lingering[0].Command; got != "[leftover]" {
-				t.Errorf("named %q; want [leftover], its comm", got)
-			}
-		})
-	}
+	oneLeftoverNamed(t, "blank", "[leftover]")
 }
 
 // A process whose main thread has exited shows as a zombie in its stat,
 // but a thread of it runs on: it is a leftover, named by its command line
 // as that thread reads it.
 func TestLeftoverWithAnExitedMainThreadIsFound(t *testing.T) {
+	oneLeftoverNamed(t, "thread", "./leftover thread")
+}
+
+// oneLeftoverNamed runs the leftover program in mode under every isolation
+// and wants exactly one process left behind, named want.
+func oneLeftoverNamed(t *testing.T, mode, want string) {
 	tier.Jail(t)
 	dir := buildLeftover(t)
 	for _, iso := range isolations {
 		t.Run(iso, func(t *testing.T) {
-			res := runLeftover(t, dir, "thread", isolate(t, iso))
-			if !res.Success() || res.Leftover != 1 || len(res.Lingering) != 1 || res.Lingering[0].Command != "./leftover thread" {
-				t.Fatalf("%s, leftover %d, lingering %+v; want one, named", res.Describe(), res.Leftover, res.Lingering)
+			res := runLeftover(t, dir, mode, isolate(t, iso))
+			if !res.Success() || res.Leftover != 1 || len(res.Lingering) != 1 {
+				t.Fatalf("%s, leftover %d, lingering %+v; want one", res.Describe(), res.Leftover, res.Lingering)
+			}
+			if got := res.Lingering[0].Command; got != want {
+				t.Errorf("named %q; want %q", got, want)
 			}
 		})
 	}

@@ -420,10 +420,9 @@ func leftovers(pid1 bool) (live []int, born bool) {
 		if havePrev && still && slices.Equal(l, prev) {
 			return l, born
 		}
-		live = l
 		prev, prevStart, havePrev = l, start, true
 	}
-	return live, born
+	return prev, born
 }
 
 // exitGrace is how long a process on its way out (every thread exiting,
@@ -525,9 +524,9 @@ func commandName(pid int) string {
 	exiting := true
 	for _, t := range tasks {
 		// Field 9, the task's flags; PF_EXITING is 0x4.
-		var flags uint64
+		var flags int64
 		f := statFields(dir + "/task/" + t + "/stat")
-		exiting = exiting && len(f) > 6 && scanUint(f[6], &flags) && flags&0x4 != 0
+		exiting = exiting && len(f) > 6 && scanInt(f[6], &flags) && flags&0x4 != 0
 	}
 	if exiting {
 		return ""
@@ -650,11 +649,6 @@ func lookPath(name string, env []string) (string, int) {
 }
 
 func scanInt(s string, v *int64) bool {
-	_, err := fmt.Sscan(s, v)
-	return err == nil
-}
-
-func scanUint(s string, v *uint64) bool {
 	_, err := fmt.Sscan(s, v)
 	return err == nil
 }
