@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // recordC compiles testdata/name.c with cc -O2 -g, runs it with args under
@@ -15,7 +17,7 @@ import (
 // the profile and the path of the profile written as a pprof file.
 func recordC(t *testing.T, name string, args ...string) (string, *profile.Profile, string) {
 	t.Helper()
-	need(t, "perf", "cc")
+	tier.Need(t, "perf", "cc")
 	dir := t.TempDir()
 	src := readTestdata(t, name+".c")
 	if err := os.WriteFile(filepath.Join(dir, name+".c"), []byte(src), 0o644); err != nil {

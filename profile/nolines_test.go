@@ -27,7 +27,7 @@ func TestProfileWithoutLinesSaysToBuildWithDebugInfo(t *testing.T) {
 // the profile says what to add.
 func TestProfileOfABuildWithoutDebugInfoHintsAtDashG(t *testing.T) {
 	tier.Jail(t)
-	need(t, "perf", "cc")
+	tier.Need(t, "perf", "cc")
 	ws := newWorkspace(t, `
 [targets.c]
 build = "cc -O2 -o $HONE_OUT/w w.c"

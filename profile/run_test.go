@@ -19,15 +19,6 @@ import (
 	"github.com/hone-perf/hone/workspace"
 )
 
-func need(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-}
-
 // newWorkspace makes a git repository holding files and hone.toml, commits
 // it, and opens it as a workspace.
 func newWorkspace(t *testing.T, honeToml string, files map[string]string) *workspace.Workspace {
@@ -94,7 +85,7 @@ build = "cc -O2 -g -fomit-frame-pointer -o $HONE_OUT/w w.c"
 // tier's (TestMeasureProfileSharesFollowTheWork).
 func TestRunC(t *testing.T) {
 	tier.Jail(t)
-	need(t, "perf", "cc", "go")
+	tier.Need(t, "perf", "cc", "go")
 	ws, src := cWorkspace(t)
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "c.pb.gz")
@@ -175,7 +166,7 @@ func readFile(t *testing.T, name string) []byte {
 // keeps them; and hone.toml's call_graph still forces a mode.
 func TestCodeWithoutFramePointersGetsRealCallers(t *testing.T) {
 	tier.Jail(t)
-	need(t, "perf", "cc")
+	tier.Need(t, "perf", "cc")
 	cases := []struct {
 		target, cflags, callGraph string // how hone.toml builds and profiles it
 		mode, reason              string // what the profile must say it used and why
@@ -233,7 +224,7 @@ func TestCodeWithoutFramePointersGetsRealCallers(t *testing.T) {
 // stands in for such a perf, which this machine does not have.
 func TestPerfWithoutDWARFKeepsFramePointerStacks(t *testing.T) {
 	tier.Jail(t)
-	need(t, "perf", "cc")
+	tier.Need(t, "perf", "cc")
 	real, _ := exec.LookPath("perf")
 	bin := t.TempDir()
 	wrapper := "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = --call-graph=dwarf ]; then echo 'this perf has no DWARF unwinding' >&2; exit 1; fi\ndone\nexec " + real + " \"$@\"\n"
@@ -321,7 +312,7 @@ build = "go build -o $HONE_OUT/gowork ."
 // (TestMeasureProfileSharesFollowTheWork).
 func TestRunGo(t *testing.T) {
 	tier.Jail(t)
-	need(t, "perf", "go")
+	tier.Need(t, "perf", "go")
 	ws, src := goWorkspace(t, "600000000")
 	ctx := context.Background()
 	for _, target := range []string{"gp", "gperf"} {
@@ -378,7 +369,7 @@ func TestMeasureProfileSharesFollowTheWork(t *testing.T) {
 		"8 points is 2.5 of them at the floor and over 4.5 at the counts these programs give, and the turns keep "+
 		"the machine's drift out of the shares; the Go runtime's own share on an idle machine is a few per cent, "+
 		"where heavy's inclusive share would fall below 50 only if it took over a quarter")
-	need(t, "perf", "cc", "go")
+	tier.Need(t, "perf", "cc", "go")
 	ctx := context.Background()
 	check := func(t *testing.T, e *Entry, heavy, light float64) {
 		t.Helper()

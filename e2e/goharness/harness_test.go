@@ -99,11 +99,7 @@ func TestMeasureGoHarnessJudgesARealModule(t *testing.T) {
 		"A/A false accept, held under 0.1% by verdict's simulation) or as a point more than 1.7 half-widths "+
 		"of its own interval from 1 (3.3 standard errors: under 0.1% two-sided) with 1 outside that interval "+
 		"and outside it without its worst layout")
-	for _, tool := range []string{"go", "bwrap", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not installed", tool)
-		}
-	}
+	tier.Need(t, "go", "bwrap", "git")
 	dir := e2e.FetchModule(t, humanizeModule)
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {

@@ -122,11 +122,7 @@ func newWorkspace(t *testing.T, maxPairs int) *workspace {
 	if testing.Short() {
 		t.Skip("judges real patches in the jail: skipped under -short")
 	}
-	for _, tool := range []string{"go", "bwrap", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	tier.Need(t, "go", "bwrap", "git")
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		t.Fatal(err)

@@ -40,11 +40,7 @@ func newWorkspace(t *testing.T) *workspace { return openWorkspace(t, nil) }
 // hone.toml rewritten by edit.
 func openWorkspace(t *testing.T, files map[string]string, edits ...func(string) string) *workspace {
 	tier.Jail(t)
-	for _, tool := range []string{"cc", "bwrap"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	tier.Need(t, "cc", "bwrap")
 	dir := t.TempDir()
 	w := &workspace{t: t, hone: e2e.Hone(t), repo: filepath.Join(dir, "repo")}
 	w.env = append(os.Environ(), "HOME="+dir, "NO_COLOR=1", "GIT_CONFIG_NOSYSTEM=1",

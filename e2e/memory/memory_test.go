@@ -39,11 +39,7 @@ type workspace struct {
 
 func newWorkspace(t *testing.T, toml func(string) string) *workspace {
 	tier.Jail(t)
-	for _, tool := range []string{"cc", "bwrap"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	tier.Need(t, "cc", "bwrap")
 	w := &workspace{t: t, hone: e2e.Hone(t), prog: read(t, "prog.c")}
 	w.repo = testgit.NewRepo(t, map[string]string{
 		"hone.toml":        toml(read(t, "hone.toml")),

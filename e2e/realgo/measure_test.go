@@ -42,11 +42,7 @@ func TestMeasureXXHashInliningIsFasterAndASlowdownRejected(t *testing.T) {
 		"margin makes vanishing; the slowdown doubles the Sum64String benchmarks' work, a regression of up to half, "+
 		"many times their intervals' widths; the independent figures are medians of ten rounds per side, whose own "+
 		"error is a fraction of hone's interval at its family level (99.7% or more)")
-	for _, tool := range []string{"go", "bwrap", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not installed", tool)
-		}
-	}
+	tier.Need(t, "go", "bwrap", "git")
 	w := newWorld(t, nil)
 	// Each subtest judges one patch; they share the repository and run
 	// one after the other, each verdict alone on the machine.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hone-perf/hone/internal/e2e"
+	"github.com/hone-perf/hone/internal/tier"
 )
 
 // workspace runs git and hone in a repository.
@@ -28,11 +29,7 @@ func initProject(t *testing.T, dir string, tools ...string) workspace {
 	if testing.Short() {
 		t.Skip("builds a real project in the jail and runs a verdict")
 	}
-	for _, tool := range append([]string{"cc", "bwrap", "perf"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	tier.Need(t, append([]string{"cc", "bwrap", "perf"}, tools...)...)
 	w := workspace{t: t, dir: dir, bin: e2e.Hone(t)}
 	w.git("init", "-q", "-b", "main")
 	w.git("add", "-A")

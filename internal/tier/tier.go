@@ -16,6 +16,7 @@ package tier
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/hone-perf/hone/internal/testbuild"
@@ -55,5 +56,16 @@ func Jail(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts jails: not in the unit tier (-short)")
+	}
+}
+
+// Need skips t unless every tool is on PATH; in the measurement tier
+// (Measure) the skip fails the test, as every skip there does.
+func Need(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
 	}
 }
