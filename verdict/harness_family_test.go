@@ -168,6 +168,44 @@ func TestACandidateMadeNoisyToHideARegressionIsHeld(t *testing.T) {
 	if e.Verdict == ledger.VerdictAccepted || !strings.Contains(e.Summary, "noisier: BenchmarkB") {
 		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
 	}
+	// An entry that sets a floor of its own, above the noise, and stores
+	// the verdict that floor gives does not recompute to itself.
+	forged := *e
+	fb := *e.Bench
+	fb.NoisierFloor = 1
+	forged.Bench = &fb
+	re := recompute(&forged)
+	forged.Verdict, forged.Reason = re.Verdict, re.Reason
+	if sameVerdict(&forged, re) {
+		t.Errorf("an entry with noisier_floor 1 recomputed to itself: %s (%s)", re.Verdict, re.Reason)
+	}
+}
+
+// Noise kept under the floor hides no regression past the threshold: a
+// benchmark made 4% slower, its runs spread just under half the
+// threshold, is still held by its estimate and interval, not accepted on
+// the gain elsewhere.
+func TestARegressionUnderNoiseBelowTheFloorIsHeld(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	answer := func(cand bool, name string, n int) harnessAnswer {
+		cost := 1000 * (1 + 0.0005*rng.NormFloat64())
+		switch {
+		case cand && name == "BenchmarkA":
+			cost /= 2
+		case cand:
+			cost *= 1.04 * (1 + 0.003*rng.NormFloat64())
+		}
+		return harnessAnswer{nsPerOp: cost, checksum: 7}
+	}
+	e := judged(t, harnessOf(&harnessMeter{names: []string{"BenchmarkA", "BenchmarkB"}, answer: answer}))
+	r := e.Bench.Benchmarks[1]
+	if rel := stats.MAD(r.CPU.Candidate) / stats.Median(r.CPU.Candidate); rel >= e.Bench.NoisierFloor {
+		t.Fatalf("BenchmarkB's candidate spread %.4f of its median, not under the floor %g", rel, e.Bench.NoisierFloor)
+	}
+	t.Logf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	if e.Verdict == ledger.VerdictAccepted || e.Reason != ReasonRegressed && e.Reason != ReasonInconclusive {
+		t.Errorf("%s (%s): %s", e.Verdict, e.Reason, e.Summary)
+	}
 }
 
 // An untouched benchmark whose baseline runs happen to agree to a few

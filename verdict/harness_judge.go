@@ -177,6 +177,13 @@ func (b *Bench) noisier(s Samples) bool {
 	return base > 0 && cand > noisierFactor*base && cand >= b.NoisierFloor*stats.Median(s.Candidate[:n])
 }
 
+// noisierFloorHolds reports whether b's NoisierFloor is the one hone
+// sets, half its threshold, or absent as in entries before the floor: an
+// entry cannot choose a floor of its own that waves its noise through.
+func noisierFloorHolds(b *Bench) bool {
+	return b.NoisierFloor == 0 || b.NoisierFloor == b.Threshold/2
+}
+
 // settled reports whether the harness bench has measured enough at the
 // look just made. A deciding benchmark decided slower past the threshold
 // settles it at once: the patch is rejected whatever the rest show. So

@@ -138,7 +138,7 @@ func sameVerdict(a, b *Entry) bool {
 	if a.Bench == nil {
 		return true
 	}
-	if !exclusionsHold(b.Bench) || !slices.Equal(a.Bench.Decisions, b.Bench.Decisions) || len(a.Bench.Metrics) != len(b.Bench.Metrics) || len(a.Bench.Benchmarks) != len(b.Bench.Benchmarks) {
+	if !exclusionsHold(b.Bench) || !noisierFloorHolds(b.Bench) || !slices.Equal(a.Bench.Decisions, b.Bench.Decisions) || len(a.Bench.Metrics) != len(b.Bench.Metrics) || len(a.Bench.Benchmarks) != len(b.Bench.Benchmarks) {
 		return false
 	}
 	am, bm := slices.Clone(a.Bench.Metrics), slices.Clone(b.Bench.Metrics)
